@@ -1,0 +1,2 @@
+"""privdist: privacy-preserving distributed optimization."""
+__version__ = "0.1.0"

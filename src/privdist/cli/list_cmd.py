@@ -1,0 +1,36 @@
+"""``privdist list``: the experiment catalog."""
+
+from __future__ import annotations
+
+import json
+
+from rich.console import Console
+from rich.table import Table
+
+from ..experiments import catalog, experiments_of_paper
+
+__all__ = ["register"]
+
+
+def register(sub) -> None:
+    p = sub.add_parser("list", help="list the experiments of the catalog")
+    p.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    p.add_argument("--paper", help="only this paper (S0..S4, dzoa, sharing, laadmm, dpdonc)")
+    p.set_defaults(func=_main)
+
+
+def _main(args) -> int:
+    specs = experiments_of_paper(args.paper) if args.paper else list(catalog().values())
+    rows = [{"name": s.name, "paper": s.paper or None, "figure": s.figure, "title": s.title, "trials": s.trials,
+             "estimated_seconds": s.estimated_seconds} for s in specs]
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    table = Table(title="privdist experiments")
+    for col in ("name", "paper", "figure", "trials", "est. runtime", "title"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["name"], r["paper"] or "-", r["figure"], str(r["trials"]),
+                      f"{r['estimated_seconds']:.0f} s", r["title"])
+    Console().print(table)
+    return 0

@@ -1,0 +1,41 @@
+"""``privdist run NAME|FILE.toml``: run one experiment into a results directory."""
+
+from __future__ import annotations
+
+import os
+
+from ..experiments import load_experiment, run_experiment
+from ..runtime import BACKENDS
+from .report import print_results
+
+__all__ = ["register", "add_run_options"]
+
+
+def add_run_options(p) -> None:
+    """Options shared by ``run`` and ``reproduce``."""
+    p.add_argument("--seed", type=int, help="base seed (default: the spec's)")
+    p.add_argument("--backend", default="simulate", choices=sorted(BACKENDS), help="runtime backend")
+    p.add_argument("--jobs", type=int, default=1, help="trials run in parallel processes (default 1)")
+    p.add_argument("--resume", action="store_true", help="continue an interrupted run in the same --out")
+    p.add_argument("--overwrite", action="store_true", help="replace another experiment's results in --out")
+    p.add_argument("--data-dir", default=None, help="data directory (default: $PRIVDIST_DATA_DIR or user cache)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("run", help="run an experiment of the catalog or a TOML spec file")
+    p.add_argument("experiment", help="catalog name (see `privdist list`) or path to a .toml spec")
+    p.add_argument("--trials", type=int, help="number of trials (default: the spec's)")
+    p.add_argument("--out", help="results directory (default: results/NAME)")
+    add_run_options(p)
+    p.set_defaults(func=_main)
+
+
+def _main(args) -> int:
+    spec = load_experiment(args.experiment)
+    spec = spec.with_overrides(trials=args.trials, seed=args.seed)
+    out = args.out or os.path.join("results", spec.name)
+    results = run_experiment(spec, out, jobs=args.jobs, overwrite=args.overwrite, resume=args.resume,
+                             progress=not args.no_progress, data_dir=args.data_dir, backend=args.backend)
+    print_results(results, out)
+    return 0

@@ -1,0 +1,114 @@
+"""Named errors of privdist.
+
+Every user-facing failure raises one of these, with a message that says what was wrong and where
+(STYLE #11). They subclass the matching builtin (``ValueError``, ``LookupError``, ``FileNotFoundError``)
+so that generic handlers still work.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "PrivdistError",
+    "ValidationError",
+    "NonFiniteDataError",
+    "ShapeMismatchError",
+    "NetworkError",
+    "NetworkShapeError",
+    "DisconnectedNetworkError",
+    "NotDoublyStochasticError",
+    "NotBStronglyConnectedError",
+    "UnknownNameError",
+    "UnsupportedEventError",
+    "CalibrationError",
+    "DataFileNotFoundError",
+    "ChecksumError",
+    "DownloadError",
+    "SpecError",
+    "OutputDirError",
+    "CheckpointError",
+]
+
+
+class PrivdistError(Exception):
+    """Base class of every error privdist raises on purpose."""
+
+
+class ValidationError(PrivdistError, ValueError):
+    """A value given by the user is outside its domain (e.g. ``epsilon <= 0``)."""
+
+
+class NonFiniteDataError(ValidationError):
+    """Data or parameters contain NaN or infinity."""
+
+
+class ShapeMismatchError(ValidationError):
+    """Arrays that must agree in shape do not (data vs labels, parties' sample counts, ...)."""
+
+
+class NetworkError(ValidationError):
+    """Base class of invalid communication networks."""
+
+
+class NetworkShapeError(NetworkError):
+    """An adjacency or weight matrix is not square, or does not match the number of agents."""
+
+
+class DisconnectedNetworkError(NetworkError):
+    """An undirected network is not connected."""
+
+
+class NotDoublyStochasticError(NetworkError):
+    """A weight matrix is not doubly stochastic (rows and columns summing to one, entries >= 0)."""
+
+
+class NotBStronglyConnectedError(NetworkError):
+    """A time-varying directed network is not B-strongly connected."""
+
+
+class UnknownNameError(PrivdistError, LookupError):
+    """An algorithm, experiment, accountant, dataset, ... name is not registered.
+
+    ``str(err)`` lists the names that are known.
+    """
+
+    def __init__(self, kind: str, name: str, known: list[str] | tuple[str, ...] = ()):
+        self.kind = kind
+        self.name = name
+        self.known = sorted(known)
+        hint = f"; known: {', '.join(self.known)}" if self.known else ""
+        super().__init__(f"unknown {kind} {name!r}{hint}")
+
+    def __str__(self) -> str:  # LookupError would quote the message
+        return self.args[0]
+
+
+class UnsupportedEventError(PrivdistError, TypeError):
+    """A DP event cannot be handled by the requested accountant."""
+
+
+class CalibrationError(ValidationError):
+    """No noise level meets the requested privacy target (or the target is infeasible)."""
+
+
+class DataFileNotFoundError(PrivdistError, FileNotFoundError):
+    """A data file is missing; the message names the path searched and how to obtain the file."""
+
+
+class ChecksumError(PrivdistError, ValueError):
+    """A shipped or downloaded file does not have the expected checksum (altered or truncated)."""
+
+
+class DownloadError(PrivdistError, OSError):
+    """A download failed (no network, HTTP error, timeout)."""
+
+
+class SpecError(ValidationError):
+    """An experiment specification (TOML) is malformed or has unknown keys."""
+
+
+class OutputDirError(PrivdistError, FileExistsError):
+    """An output directory holds another experiment's results (use ``--overwrite``)."""
+
+
+class CheckpointError(PrivdistError, RuntimeError):
+    """A checkpoint cannot be used to resume this run (missing, corrupt, or from another config)."""

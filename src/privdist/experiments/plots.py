@@ -1,0 +1,74 @@
+"""Figures of an experiment (matplotlib, PNG and SVG), drawn from the aggregated traces."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["draw_plots"]
+
+
+def _setup():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _curves(ax, plot, runs, traces):
+    metric = plot.get("metric")
+    for r in runs:
+        if plot.get("runs") and r["label"] not in plot["runs"] and r.get("group") not in plot["runs"]:
+            continue
+        data = traces[f"{r['label']}::{metric}"]
+        x = np.arange(data.shape[1])
+        mean = data.mean(axis=0)
+        line, = ax.plot(x, mean, label=r["label"], lw=1.6)
+        if data.shape[0] > 1:  # spread over trials: 10-90 % band (positive, unlike mean - std on a log axis)
+            lo, hi = np.quantile(data, [0.1, 0.9], axis=0)
+            ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.15, lw=0)
+    ax.set_xlabel(plot.get("x", "iteration"))
+
+
+def _final_vs_param(ax, plot, runs, traces):
+    metric, param = plot.get("metric"), plot["x"]
+    groups: dict[str, list] = {}
+    for r in runs:
+        if param in r.get("sweep", {}):
+            if plot.get("runs") and r.get("group") not in plot["runs"]:
+                continue
+            data = traces[f"{r['label']}::{metric}"][:, -1]
+            groups.setdefault(r["group"], []).append((r["sweep"][param], data.mean(), data.std()))
+    for group, pts in groups.items():
+        pts.sort()
+        xs, ys, ss = map(np.asarray, zip(*pts))
+        ax.errorbar(xs, ys, yerr=ss if len(pts) else None, marker="o", capsize=3, label=group.split("{")[0].strip())
+    ax.set_xlabel(param)
+
+
+def draw_plots(spec, runs: list[dict], traces: dict[str, np.ndarray], out_dir: Path) -> list[str]:
+    """Draw every ``[[plots]]`` entry of ``spec``; return the file names written (PNG and SVG)."""
+    plt = _setup()
+    files = []
+    for i, plot in enumerate(spec.plots):
+        plot = {"metric": spec.metrics[0], **plot}
+        fig, ax = plt.subplots(figsize=(6.4, 4.4), dpi=120)
+        (_curves if plot["kind"] == "curves" else _final_vs_param)(ax, plot, runs, traces)
+        ax.set_yscale(plot.get("yscale", "log"))
+        ax.set_xscale(plot.get("xscale", "linear"))
+        ax.set_ylabel({"ne": "normalized error (sum over agents)"}.get(plot["metric"], plot["metric"]))
+        ax.set_title(plot.get("title", spec.title), fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        stem = plot.get("file", f"figure_{i + 1}")
+        for ext in ("png", "svg"):
+            tmp = out_dir / f".{stem}.tmp.{ext}"
+            fig.savefig(tmp)
+            tmp.replace(out_dir / f"{stem}.{ext}")
+            files.append(f"{stem}.{ext}")
+        plt.close(fig)
+    return files

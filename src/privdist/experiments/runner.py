@@ -1,0 +1,141 @@
+"""Experiment runner: trials x runs -> results directory (results.json, traces, figures, summary, claims).
+
+The runner knows no particular algorithm: it builds each run with :func:`privdist.algorithms.make_algorithm`
+and executes it with :func:`privdist.run`. Trials are independent (own data stream, spec §7) and can run in
+parallel processes; each finished trial is saved atomically, so an interrupted run keeps its finished trials and
+``resume=True`` continues with the missing ones.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+import numpy as np
+
+from ..algorithms import make_algorithm
+from ..privacy import ACCOUNTANTS, privacy_report
+from ..runtime import run as run_algorithm
+from ..runtime import versions
+from .build import build_trial
+from .claims import check_claims
+from .plots import draw_plots
+from .spec import ExperimentSpec
+from .store import ResultsDir, write_json
+from .summary import write_summary
+
+__all__ = ["run_experiment", "run_trial", "aggregate"]
+
+
+def run_trial(spec: ExperimentSpec, trial: int, data_dir=None, backend="simulate") -> dict:
+    """Run every configured algorithm on one trial's data; return curves, privacy and timings per run."""
+    built = build_trial(spec, trial, data_dir=data_dir)
+    delta = float(spec.privacy.get("delta", 1e-5))
+    accountants = tuple(spec.privacy.get("accountants", ACCOUNTANTS))
+    runs = {}
+    for rs in spec.runs:
+        algorithm = make_algorithm(rs.algorithm, **rs.params)
+        t0 = time.perf_counter()
+        res = run_algorithm(algorithm, built.problem, built.network, spec.rounds, seed=spec.seed, trial=trial,
+                            backend=backend, metrics=built.metrics)
+        seconds = time.perf_counter() - t0
+        runs[rs.label] = {
+            "curves": {m: res.curves[m].tolist() for m in spec.metrics},
+            "privacy": privacy_report(res.ledger, delta, accountants),
+            "seconds": seconds,
+            "transcript_digest": res.transcript.digest,
+        }
+    return {"trial": trial, "runs": runs}
+
+
+def _privacy_max(reports: list[dict]) -> dict:
+    """Per agent, the largest epsilon over trials under each accountant (conservative)."""
+    first = reports[0]
+    per_agent = []
+    for i, entry in enumerate(first["per_agent"]):
+        eps = {}
+        for acc in entry["epsilon"]:
+            vals = [r["per_agent"][i]["epsilon"].get(acc) for r in reports]
+            eps[acc] = None if any(v is None for v in vals) else max(vals)
+        per_agent.append({"agent": entry["agent"], "epsilon": eps})
+    assumptions = []
+    for r in reports:
+        assumptions += [a for a in r.get("assumptions", []) if a not in assumptions]
+    return {"delta": first["delta"], "paper_delta": first.get("paper_delta"), "per_agent": per_agent,
+            "assumptions": assumptions}
+
+
+def aggregate(spec: ExperimentSpec, trials: dict[int, dict]) -> tuple[list[dict], dict[str, np.ndarray]]:
+    """Aggregate finished trials into the ``runs`` list of results.json and the traces arrays."""
+    order = sorted(trials)
+    runs, traces = [], {}
+    for rs in spec.runs:
+        per_trial = [trials[t]["runs"][rs.label] for t in order]
+        metrics = {}
+        for m in spec.metrics:
+            data = np.array([pt["curves"][m] for pt in per_trial], dtype=float)
+            traces[f"{rs.label}::{m}"] = data
+            metrics[m] = {"final_mean": float(data[:, -1].mean()), "final_std": float(data[:, -1].std()),
+                          "curve_mean": data.mean(axis=0), "curve_std": data.std(axis=0)}
+        runs.append({"label": rs.label, "algorithm": rs.algorithm, "params": rs.params, "group": rs.group,
+                     "sweep": rs.sweep, "metrics": metrics,
+                     "privacy": _privacy_max([pt["privacy"] for pt in per_trial]),
+                     "seconds": float(sum(pt["seconds"] for pt in per_trial))})
+    return runs, traces
+
+
+def _results(spec, trials, runs, claims, complete, figures):
+    return {"experiment": spec.name, "title": spec.title, "paper": spec.paper, "figure": spec.figure,
+            "seed": spec.seed, "trials": len(trials), "trials_planned": spec.trials, "complete": complete,
+            "versions": versions(), "config": spec.config(), "runs": runs, "claims": claims, "figures": figures}
+
+
+def run_experiment(spec: ExperimentSpec, out_dir, *, jobs: int = 1, overwrite: bool = False, resume: bool = False,
+                   progress: bool = True, data_dir=None, backend: str = "simulate") -> dict:
+    """Run all trials of ``spec`` into ``out_dir`` and return the results dictionary (also in results.json).
+
+    Args:
+        spec: the experiment.
+        out_dir: results directory (see :mod:`privdist.experiments.store`).
+        jobs: parallel worker processes for trials (1 = in this process).
+        overwrite: replace another experiment's results in ``out_dir``.
+        resume: keep finished trials of the same configuration and run only the missing ones.
+        progress: show a progress bar.
+        data_dir: directory of downloadable data files (svmlight).
+        backend: runtime backend name.
+    """
+    store = ResultsDir(out_dir, spec.name, spec.config(), overwrite=overwrite, resume=resume)
+    done = store.finished_trials() if resume else {}
+    todo = [t for t in range(spec.trials) if t not in done]
+
+    def finished(data):
+        store.save_trial(data)
+        done[data["trial"]] = data
+        runs, _ = aggregate(spec, done)
+        write_json(store.path / "results.json", _results(spec, done, runs, [], False, []))
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    cols = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*cols, disable=not progress, transient=True) as bar:
+        task = bar.add_task(f"{spec.name}: trials", total=spec.trials, completed=len(done))
+        if jobs > 1 and len(todo) > 1:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                futures = [pool.submit(run_trial, spec, t, data_dir, backend) for t in todo]
+                for fut in as_completed(futures):
+                    finished(fut.result())
+                    bar.advance(task)
+        else:
+            for t in todo:
+                finished(run_trial(spec, t, data_dir, backend))
+                bar.advance(task)
+
+    runs, traces = aggregate(spec, done)
+    store.save_traces(traces)
+    claims = check_claims(spec.claims, runs, spec.metrics[0])
+    figures = draw_plots(spec, runs, traces, Path(store.path))
+    results = _results(spec, done, runs, claims, True, figures)
+    write_json(store.path / "results.json", results)
+    write_summary(spec, results, store.path)
+    return results

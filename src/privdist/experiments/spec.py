@@ -1,0 +1,215 @@
+"""Experiment specifications: TOML files describing a figure as data (DESIGN idea 5).
+
+A spec names the data, network, problem, the algorithm runs (with optional per-run sweeps), metrics, plots,
+privacy reporting and the paper's claims in checkable form. Unknown keys are errors, so a typo never silently
+falls back to a default. See ``catalog/quickstart.toml`` for a complete example.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import SpecError
+
+try:  # Python >= 3.11
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = ["ExperimentSpec", "RunSpec", "parse_spec", "load_spec_file", "PAPERS", "PAPER_ALIASES"]
+
+PAPERS = ("S0", "S1", "S2", "S3", "S4")
+PAPER_ALIASES = {"dzoa": ("S0", "S1"), "sharing": ("S2",), "laadmm": ("S3",), "dpdonc": ("S4",)}
+
+_TOP = {"name", "title", "paper", "figure", "description", "trials", "quick_trials", "seed", "rounds",
+        "estimated_seconds",
+        "data", "network", "problem", "metrics", "runs", "privacy", "plots", "claims"}
+_SECTIONS = {
+    "data": {"kind", "params", "partition"},
+    "network": {"kind", "params"},
+    "problem": {"loss", "regularizer", "reg_weight", "reference"},
+    "privacy": {"delta", "accountants"},
+}
+_RUN = {"label", "algorithm", "params", "sweep"}
+_PLOT = {"kind", "metric", "file", "yscale", "xscale", "runs", "x", "title"}
+_CLAIM = {"id", "text", "kind", "metric", "run", "than", "runs", "value", "direction"}
+PLOT_KINDS = ("curves", "final_vs_param")
+CLAIM_KINDS = ("final_below", "below_value", "monotone")
+METRICS = ("ne", "objective_gap")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One algorithm configuration (after sweep expansion).
+
+    Attributes:
+        label: unique label in the experiment.
+        algorithm: registry name; params: its hyperparameters.
+        group: label template of the entry it came from; sweep: the swept values of this run.
+    """
+
+    label: str
+    algorithm: str
+    params: dict[str, Any]
+    group: str
+    sweep: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ExperimentSpec:
+    """A parsed, validated experiment."""
+
+    name: str
+    title: str
+    paper: str
+    figure: str
+    description: str
+    trials: int
+    quick_trials: int
+    seed: int
+    rounds: int
+    estimated_seconds: float
+    data: dict[str, Any]
+    network: dict[str, Any]
+    problem: dict[str, Any]
+    metrics: tuple[str, ...]
+    runs: tuple[RunSpec, ...]
+    privacy: dict[str, Any]
+    plots: tuple[dict[str, Any], ...]
+    claims: tuple[dict[str, Any], ...]
+    raw: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def with_overrides(self, trials: int | None = None, seed: int | None = None) -> "ExperimentSpec":
+        """A copy with ``trials`` and/or ``seed`` replaced."""
+        raw = dict(self.raw)
+        if trials is not None:
+            raw["trials"] = trials
+        if seed is not None:
+            raw["seed"] = seed
+        return parse_spec(raw, source=f"{self.name} (overridden)")
+
+    def config(self) -> dict[str, Any]:
+        """JSON-serialisable configuration (recorded in results.json and fingerprinted)."""
+        return dict(self.raw)
+
+
+def _unknown(keys, allowed, where, source):
+    extra = sorted(set(keys) - set(allowed))
+    if extra:
+        raise SpecError(f"{source}: unknown key(s) {extra} in {where}; allowed: {sorted(allowed)}")
+
+
+def _require(d: dict, key: str, typ, where: str, source: str):
+    if key not in d:
+        raise SpecError(f"{source}: missing required key {key!r} in {where}")
+    val = d[key]
+    if typ is float and isinstance(val, int) and not isinstance(val, bool):
+        val = float(val)
+    if not isinstance(val, typ) or isinstance(val, bool) and typ is not bool:
+        raise SpecError(f"{source}: {where}.{key} must be {typ.__name__}, got {type(val).__name__} {val!r}")
+    return val
+
+
+def _expand_runs(entries, source) -> tuple[RunSpec, ...]:
+    runs: list[RunSpec] = []
+    for i, entry in enumerate(entries):
+        where = f"runs[{i}]"
+        if not isinstance(entry, dict):
+            raise SpecError(f"{source}: {where} must be a table")
+        _unknown(entry, _RUN, where, source)
+        label = _require(entry, "label", str, where, source)
+        algorithm = _require(entry, "algorithm", str, where, source)
+        params = dict(entry.get("params", {}))
+        sweep = entry.get("sweep", {})
+        if not isinstance(sweep, dict) or any(not isinstance(v, list) or not v for v in sweep.values()):
+            raise SpecError(f"{source}: {where}.sweep must map parameter names to non-empty lists")
+        names = sorted(sweep)
+        for values in itertools.product(*(sweep[n] for n in names)) if names else [()]:
+            point = dict(zip(names, values))
+            try:
+                lab = label.format(**{**params, **point})
+            except (KeyError, IndexError) as exc:
+                raise SpecError(f"{source}: {where}.label {label!r} refers to unknown field {exc}") from None
+            runs.append(RunSpec(lab, algorithm, {**params, **point}, label, point))
+    labels = [r.label for r in runs]
+    dup = sorted({lab for lab in labels if labels.count(lab) > 1})
+    if dup:
+        raise SpecError(f"{source}: run labels must be unique, repeated: {dup} (put swept values in the label)")
+    if not runs:
+        raise SpecError(f"{source}: an experiment needs at least one [[runs]] entry")
+    return tuple(runs)
+
+
+def parse_spec(raw: dict[str, Any], source: str = "<spec>") -> ExperimentSpec:
+    """Validate a spec dictionary (as read from TOML) and expand its sweeps.
+
+    Raises:
+        SpecError: unknown or missing keys, wrong types, bad references between claims/plots and runs.
+    """
+    if not isinstance(raw, dict):
+        raise SpecError(f"{source}: a spec must be a TOML table")
+    _unknown(raw, _TOP, "the top level", source)
+    name = _require(raw, "name", str, "spec", source)
+    trials = _require(raw, "trials", int, "spec", source)
+    rounds = _require(raw, "rounds", int, "spec", source)
+    seed = raw.get("seed", 0)
+    if trials < 1 or rounds < 1 or not isinstance(seed, int) or seed < 0:
+        raise SpecError(f"{source}: trials and rounds must be >= 1 and seed a non-negative integer")
+    paper = raw.get("paper", "")
+    if paper and paper not in PAPERS:
+        raise SpecError(f"{source}: paper must be one of {PAPERS} or empty, got {paper!r}")
+    sections = {}
+    for sec, allowed in _SECTIONS.items():
+        val = raw.get(sec, {})
+        if not isinstance(val, dict):
+            raise SpecError(f"{source}: [{sec}] must be a table")
+        _unknown(val, allowed, f"[{sec}]", source)
+        sections[sec] = dict(val)
+    for sec in ("data", "network"):
+        _require(sections[sec], "kind", str, f"[{sec}]", source)
+    metrics = tuple(raw.get("metrics", ["ne"]))
+    bad = [m for m in metrics if m not in METRICS]
+    if bad:
+        raise SpecError(f"{source}: unknown metric(s) {bad}; known: {list(METRICS)}")
+    runs = _expand_runs(raw.get("runs", []), source)
+    labels = {r.label for r in runs} | {r.group for r in runs}
+    plots = []
+    for i, p in enumerate(raw.get("plots", [])):
+        _unknown(p, _PLOT, f"plots[{i}]", source)
+        if p.get("kind") not in PLOT_KINDS:
+            raise SpecError(f"{source}: plots[{i}].kind must be one of {PLOT_KINDS}, got {p.get('kind')!r}")
+        if p.get("metric", metrics[0]) not in metrics:
+            raise SpecError(f"{source}: plots[{i}].metric {p.get('metric')!r} is not among metrics {list(metrics)}")
+        plots.append(dict(p))
+    claims = []
+    for i, c in enumerate(raw.get("claims", [])):
+        _unknown(c, _CLAIM, f"claims[{i}]", source)
+        if c.get("kind") not in CLAIM_KINDS:
+            raise SpecError(f"{source}: claims[{i}].kind must be one of {CLAIM_KINDS}, got {c.get('kind')!r}")
+        refs = [c.get("run")] + list(c.get("than", [])) + list(c.get("runs", []))
+        missing = [r for r in refs if r is not None and r not in labels]
+        if missing:
+            raise SpecError(f"{source}: claims[{i}] refers to unknown run label(s) {missing}")
+        claims.append({"id": c.get("id", f"claim{i + 1}"), **c})
+    return ExperimentSpec(
+        name=name, title=raw.get("title", name), paper=paper, figure=str(raw.get("figure", "")),
+        description=raw.get("description", ""), trials=trials,
+        quick_trials=int(raw.get("quick_trials", min(trials, 5))), seed=seed, rounds=rounds,
+        estimated_seconds=float(raw.get("estimated_seconds", 0.0)), data=sections["data"],
+        network=sections["network"], problem=sections["problem"], metrics=metrics, runs=runs,
+        privacy=sections["privacy"], plots=tuple(plots), claims=tuple(claims), raw=raw)
+
+
+def load_spec_file(path: str | Path) -> ExperimentSpec:
+    """Read and validate a TOML spec file (SpecError on malformed TOML, naming the file and position)."""
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise SpecError(f"no experiment spec file {path}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SpecError(f"{path}: malformed TOML: {exc}") from None
+    return parse_spec(raw, source=str(path))

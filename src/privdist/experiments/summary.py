@@ -1,0 +1,50 @@
+"""``summary.md``: a human-readable account of one experiment's results."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..runtime.checkpoint import atomic_write_bytes
+
+__all__ = ["write_summary", "max_epsilon"]
+
+
+def max_epsilon(privacy: dict, accountant: str):
+    """Largest epsilon over agents under ``accountant`` (None if it does not apply)."""
+    vals = [a["epsilon"].get(accountant) for a in privacy["per_agent"]]
+    return None if not vals or any(v is None for v in vals) else max(vals)
+
+
+def _fmt(x) -> str:
+    return "n/a" if x is None else f"{x:.4g}"
+
+
+def write_summary(spec, results: dict, out_dir: Path) -> None:
+    """Write ``summary.md`` for ``results`` into ``out_dir``."""
+    m = spec.metrics[0]
+    lines = [f"# {spec.title}", "", spec.description.strip(), "",
+             f"Experiment `{spec.name}`" + (f", paper {spec.paper} {spec.figure}" if spec.paper else "")
+             + f": {results['trials']} trials, seed {spec.seed}, {spec.rounds} rounds.", "",
+             f"| run | final {m} (mean ± std) | eps paper | eps RDP | eps PLD | seconds |",
+             "|---|---|---|---|---|---|"]
+    for r in results["runs"]:
+        fm = r["metrics"][m]
+        p = r["privacy"]
+        lines.append(f"| {r['label']} | {fm['final_mean']:.4g} ± {fm['final_std']:.2g} | "
+                     f"{_fmt(max_epsilon(p, 'paper'))} | {_fmt(max_epsilon(p, 'rdp'))} | "
+                     f"{_fmt(max_epsilon(p, 'pld'))} | {r['seconds']:.2f} |")
+    delta = results["runs"][0]["privacy"]["delta"]
+    lines += ["", f"Epsilon: the largest over agents, at delta = {delta} for RDP and PLD; the paper column uses the "
+              "algorithm's own paper formula at its per-release delta. 0 means the run released nothing private.", ""]
+    if results["claims"]:
+        lines += ["## Claims", ""]
+        for c in results["claims"]:
+            lines.append(f"- **{'holds' if c['holds'] else 'does not hold'}** - {c['text']} ({c['evidence']})")
+        lines.append("")
+    assumptions = sorted({a for r in results["runs"] for a in r["privacy"]["assumptions"]})
+    if assumptions:
+        lines += ["## Assumptions of the privacy analyses", ""] + [f"- {a}" for a in assumptions] + [""]
+    if results["figures"]:
+        lines += ["## Figures", ""] + [f"![{f}]({f})" for f in results["figures"] if f.endswith(".png")] + [""]
+    lines += ["## Versions", "", ", ".join(f"{k} {v}" for k, v in results["versions"].items()), ""]
+    atomic_write_bytes(out_dir / "summary.md", "\n".join(lines).encode())

@@ -1,0 +1,48 @@
+"""Privacy layer: noise samplers, releases, the per-agent ledger, accountants and calibration.
+
+Algorithms declare each privacy-costing message as a :class:`Release` (a dp-accounting event plus the paper's
+per-release guarantee); a :class:`PrivacyLedger` collects them per agent; :func:`privacy_report` turns the ledger
+into epsilon per agent under the ``paper``, ``rdp`` and ``pld`` accountants; :func:`calibrate` finds the smallest
+noise that meets a budget (DESIGN idea 3; spec §1.2-§1.3).
+"""
+
+from __future__ import annotations
+
+from .accountants import ACCOUNTANTS, agent_epsilon, clear_accountant_cache, composed_event, privacy_report
+from .calibration import MECHANISMS, calibrate, default_composition, mechanism_release
+from .events import event_from_dict, event_to_dict, freeze_event
+from .ledger import PrivacyLedger
+from .paper import PaperBound, advanced_composition, c0, dzoa_epsilon, moments_epsilon, paper_bound
+from .release import COMPOSITIONS, Release, gaussian_epsilon, gaussian_release, gaussian_sigma, laplace_release
+from .samplers import gamma_norm, gaussian, laplace
+
+__all__ = [
+    "ACCOUNTANTS",
+    "COMPOSITIONS",
+    "MECHANISMS",
+    "PaperBound",
+    "PrivacyLedger",
+    "Release",
+    "advanced_composition",
+    "agent_epsilon",
+    "c0",
+    "calibrate",
+    "clear_accountant_cache",
+    "composed_event",
+    "default_composition",
+    "dzoa_epsilon",
+    "event_from_dict",
+    "event_to_dict",
+    "freeze_event",
+    "gamma_norm",
+    "gaussian",
+    "gaussian_epsilon",
+    "gaussian_release",
+    "gaussian_sigma",
+    "laplace",
+    "laplace_release",
+    "mechanism_release",
+    "moments_epsilon",
+    "paper_bound",
+    "privacy_report",
+]

@@ -1,0 +1,217 @@
+"""A privacy-costing message of one agent in one round, declared as data (DESIGN idea 3, STYLE #6).
+
+An algorithm never computes its own reported epsilon. For every message that costs privacy it declares a
+:class:`Release`: the dp-accounting event that the tight accountants (RDP, PLD) compose, plus the per-release
+``(epsilon, delta)`` guarantee its source paper states and the name of the paper formula that composes it.
+The ledger (:mod:`privdist.privacy.ledger`) collects releases per agent; the accountants
+(:mod:`privdist.privacy.accountants`) turn them into epsilon.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from dp_accounting import dp_event
+
+from .._checks import check_nonnegative, check_positive, check_probability
+from ..errors import UnknownNameError, ValidationError
+from .events import event_from_dict, event_to_dict, freeze_event, walk_events
+
+__all__ = [
+    "COMPOSITIONS",
+    "Release",
+    "gaussian_release",
+    "laplace_release",
+    "gaussian_sigma",
+    "gaussian_epsilon",
+]
+
+#: Paper composition formulas a release can name (spec §1.3): ``"dzoa"`` = S1(25) (§1.3-1), ``"moments"`` =
+#: the moments-accountant bound with constant 2 (§1.3-2), ``"advanced"`` = S2 Cor. 1 (§1.3-3),
+#: ``"basic"`` = the sum of S4 Thm 1 (§1.3-4).
+COMPOSITIONS: tuple[str, ...] = ("dzoa", "moments", "advanced", "basic")
+
+
+@dataclass(frozen=True, eq=True)
+class Release:
+    """One privacy-costing message of one agent in one round.
+
+    Attributes:
+        event: What the tight accountants compose, e.g. ``GaussianDpEvent(noise_multiplier)`` with
+            ``noise_multiplier = sigma / l2_sensitivity`` or ``LaplaceDpEvent(scale / l1_sensitivity)``. Lists
+            inside composed events are stored as tuples so that the release is hashable.
+        epsilon: The per-release epsilon the source paper states (``None`` if it states none).
+        delta: The per-release delta the source paper states (``0`` for pure DP, ``None`` if none).
+        composition: The paper formula that composes this release (one of :data:`COMPOSITIONS`), or ``None``.
+
+    Raises:
+        TypeError: ``event`` is not a dp-accounting ``DpEvent``.
+        UnsupportedEventError: ``event`` is ``UnsupportedDpEvent`` or foreign to dp-accounting.
+        ValidationError: ``epsilon <= 0``, ``delta`` outside ``[0, 1)``, a negative noise multiplier.
+        UnknownNameError: ``composition`` is not one of :data:`COMPOSITIONS`.
+
+    References:
+        Spec §1.3 (paper formulas); DESIGN idea 3; STYLE #6.
+    """
+
+    event: dp_event.DpEvent
+    epsilon: float | None = None
+    delta: float | None = None
+    composition: str | None = None
+
+    def __post_init__(self) -> None:
+        event = freeze_event(self.event)
+        for sub in walk_events(event):
+            z = getattr(sub, "noise_multiplier", None)
+            if z is not None:
+                check_nonnegative(z, f"{type(sub).__name__}.noise_multiplier")
+        eps = None if self.epsilon is None else check_positive(self.epsilon, "release epsilon")
+        delta = self.delta
+        if delta is not None:
+            delta = check_nonnegative(delta, "release delta")
+            if delta >= 1:
+                raise ValidationError(f"release delta must be in [0, 1), got {delta}")
+        if self.composition is not None and self.composition not in COMPOSITIONS:
+            raise UnknownNameError("composition", str(self.composition), COMPOSITIONS)
+        object.__setattr__(self, "event", event)
+        object.__setattr__(self, "epsilon", eps)
+        object.__setattr__(self, "delta", delta)
+        # Releases are hashed once per agent and round by the ledger and the accountants' cache: cache it.
+        object.__setattr__(self, "_hash", hash((event, eps, delta, self.composition)))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __reduce__(self):
+        # Rebuild through __init__ so that the cached hash is recomputed (str hashes differ between processes).
+        return (type(self), (self.event, self.epsilon, self.delta, self.composition))
+
+    def to_dict(self) -> dict:
+        """Return a JSON-safe dictionary (the event serialised by :func:`~privdist.privacy.events.event_to_dict`)."""
+        return {
+            "event": event_to_dict(self.event),
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "composition": self.composition,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Release:
+        """Rebuild a release written by :meth:`to_dict`.
+
+        Raises:
+            ValidationError: ``data`` is malformed.
+            UnsupportedEventError: the event type cannot be restored.
+        """
+        keys = {"event", "epsilon", "delta", "composition"}
+        if not isinstance(data, dict) or set(data) != keys:
+            raise ValidationError(f"a serialised release must be a dict with keys {sorted(keys)}, got {data!r}")
+        return cls(event_from_dict(data["event"]), data["epsilon"], data["delta"], data["composition"])
+
+
+def gaussian_sigma(sensitivity: float, epsilon: float, delta: float, constant: float = 2.0) -> float:
+    """Noise std of the classical Gaussian mechanism, ``sensitivity * sqrt(constant * log(1.25/delta)) / epsilon``.
+
+    Args:
+        sensitivity: The l2 sensitivity (>= 0).
+        epsilon: The per-release epsilon (> 0; the classical bound is proved for epsilon < 1).
+        delta: The per-release delta, in (0, 1).
+        constant: 2 for the classical mechanism; D-ZOA uses 2.1 (S1(20)).
+
+    Returns:
+        The standard deviation sigma.
+
+    Raises:
+        ValidationError: a value outside its domain (the message names it).
+
+    References:
+        Spec §1.2; Dwork & Roth, Thm A.1; S1(20).
+    """
+    sensitivity = check_nonnegative(sensitivity, "sensitivity")
+    epsilon = check_positive(epsilon, "epsilon")
+    delta = check_probability(delta, "delta")
+    constant = check_positive(constant, "constant")
+    return sensitivity * math.sqrt(constant * math.log(1.25 / delta)) / epsilon
+
+
+def gaussian_epsilon(noise_multiplier: float, delta: float, constant: float = 2.0) -> float:
+    """Inverse of :func:`gaussian_sigma`: ``sqrt(constant * log(1.25/delta)) / noise_multiplier``.
+
+    Args:
+        noise_multiplier: sigma / l2 sensitivity (> 0).
+        delta: The per-release delta, in (0, 1).
+        constant: 2 (classical) or 2.1 (D-ZOA, S1(20)).
+
+    Returns:
+        The per-release epsilon the classical Gaussian-mechanism bound certifies.
+
+    Raises:
+        ValidationError: a value outside its domain.
+
+    References:
+        Spec §1.2, §2.7.
+    """
+    noise_multiplier = check_positive(noise_multiplier, "noise_multiplier")
+    delta = check_probability(delta, "delta")
+    constant = check_positive(constant, "constant")
+    return math.sqrt(constant * math.log(1.25 / delta)) / noise_multiplier
+
+
+def gaussian_release(
+    noise_multiplier: float,
+    epsilon: float | None = None,
+    delta: float | None = None,
+    composition: str | None = "moments",
+) -> Release:
+    """A Gaussian-mechanism release with noise ``sigma = noise_multiplier * l2_sensitivity``.
+
+    When ``delta`` is given but ``epsilon`` is not, the per-release epsilon is filled in with
+    :func:`gaussian_epsilon` (constant 2.1 for ``composition="dzoa"``, S1(20); 2 otherwise), so that the paper
+    accountant can compose it.
+
+    Args:
+        noise_multiplier: sigma / l2 sensitivity (>= 0; 0 means the message is released in the clear).
+        epsilon: Per-release epsilon stated by the paper (> 0), if any.
+        delta: Per-release delta stated by the paper, in (0, 1), if any.
+        composition: Paper formula that composes this release (default ``"moments"``, spec §1.3-2).
+
+    Returns:
+        The release, with event ``GaussianDpEvent(noise_multiplier)``.
+
+    Raises:
+        ValidationError: negative noise multiplier, ``epsilon <= 0``, ``delta`` outside (0, 1).
+        UnknownNameError: unknown composition name.
+
+    References:
+        Spec §1.2, §1.3, §2.7, §4.7.
+    """
+    z = check_nonnegative(noise_multiplier, "noise_multiplier")
+    if delta is not None:
+        delta = check_probability(delta, "delta")
+    if epsilon is not None:
+        epsilon = check_positive(epsilon, "epsilon")
+    elif delta is not None and z > 0:
+        epsilon = gaussian_epsilon(z, delta, 2.1 if composition == "dzoa" else 2.0)
+    return Release(dp_event.GaussianDpEvent(z), epsilon, delta, composition)
+
+
+def laplace_release(noise_multiplier: float, composition: str | None = "basic") -> Release:
+    """A Laplace-mechanism release: scale ``b = noise_multiplier * l1_sensitivity``, pure ``(1/noise_multiplier)``-DP.
+
+    Args:
+        noise_multiplier: scale / l1 sensitivity (> 0).
+        composition: Paper formula that composes this release (default ``"basic"``, S4 Thm 1, spec §1.3-4).
+
+    Returns:
+        The release, with event ``LaplaceDpEvent(noise_multiplier)``, epsilon ``1/noise_multiplier`` and delta 0.
+
+    Raises:
+        ValidationError: ``noise_multiplier <= 0``.
+        UnknownNameError: unknown composition name.
+
+    References:
+        Spec §1.2, §5.6-§5.7.
+    """
+    z = check_positive(noise_multiplier, "noise_multiplier")
+    return Release(dp_event.LaplaceDpEvent(z), 1.0 / z, 0.0, composition)

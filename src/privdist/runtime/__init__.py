@@ -1,0 +1,15 @@
+"""Runtime: the algorithm contract, random streams, routing, backends, transcripts, checkpoints, ``run``."""
+
+from .contract import AGENT, COORDINATOR, AgentBlock, Aggregation, Algorithm, MessageSpec
+from .result import RunResult
+from .rng import AgentStreams, data_rng, stream
+from .routing import Router
+from .run import BACKENDS, make_backend, run, versions
+from .simulator import SimulatorBackend
+from .transcript import TRANSCRIPT_MODES, Transcript
+
+__all__ = [
+    "AGENT", "COORDINATOR", "AgentBlock", "Aggregation", "Algorithm", "MessageSpec", "RunResult",
+    "AgentStreams", "data_rng", "stream", "Router", "BACKENDS", "make_backend", "run", "versions",
+    "SimulatorBackend", "TRANSCRIPT_MODES", "Transcript",
+]

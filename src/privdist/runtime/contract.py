@@ -1,0 +1,124 @@
+"""The algorithm contract (DESIGN.md "Core contracts"; STYLE #1, #2, #13).
+
+An algorithm is a small factory object holding hyperparameters. It never touches transport: each round the
+backend calls ``step`` for a *block of agents at once* (leading agent axis; the simulator passes all agents,
+the distributed backend one block per worker), and delivers what ``step`` returns as the outbox.
+
+Round structure (``t = 1..T``), identical on every backend:
+
+1. ``init`` returns the state of the agents and their round-0 outbox (data-independent values, e.g. zeros);
+   an algorithm with a coordinator role also gets ``init_coordinator``.
+2. In round ``t`` every agent block runs ``step(state, inbox, t, rng)``. ``inbox`` holds, per incoming message
+   name, the receiver-side aggregate (:class:`Aggregation`) of the messages sent in round ``t - 1``.
+3. Then the coordinator (if any) runs ``step_coordinator`` on the ``GATHER``-ed agent messages of round ``t``;
+   what it sends reaches the agents in round ``t + 1``.
+
+Every privacy-costing message is declared by ``dp_events(state, t)``: one :class:`privdist.privacy.Release`
+(or ``None``) per agent of the block, for the outbox of round ``t``, computed from hyperparameters and public
+constants only. The runtime records them in the per-agent ledger.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any, Mapping, Protocol, runtime_checkable
+
+import numpy as np
+
+__all__ = ["Aggregation", "MessageSpec", "Algorithm", "AgentBlock", "AGENT", "COORDINATOR"]
+
+AGENT = "agent"
+COORDINATOR = "coordinator"
+
+
+class Aggregation(str, enum.Enum):
+    """How the receiver combines the messages of one name.
+
+    NEIGHBOR_SUM: ``inbox_k = sum_{l in N_k} out_l`` over the undirected network's neighbours (``k`` excluded).
+    MIX: ``inbox_k = sum_l W(t)[k, l] out_l`` with the network's mixing matrix of the receiving round ``t``
+        (Metropolis weights of a static network, ``weights(t)`` of a time-varying one); includes ``k``'s own.
+    GATHER: agent -> coordinator; the coordinator receives every agent's message stacked, shape (K, ...).
+    BROADCAST: coordinator -> agents; one message, every agent receives the same copy.
+    SCATTER: coordinator -> agents; the coordinator sends (K, ...) and agent ``k`` receives row ``k``.
+    """
+
+    NEIGHBOR_SUM = "neighbor_sum"
+    MIX = "mix"
+    GATHER = "gather"
+    BROADCAST = "broadcast"
+    SCATTER = "scatter"
+
+
+_SENDER = {
+    Aggregation.NEIGHBOR_SUM: AGENT,
+    Aggregation.MIX: AGENT,
+    Aggregation.GATHER: AGENT,
+    Aggregation.BROADCAST: COORDINATOR,
+    Aggregation.SCATTER: COORDINATOR,
+}
+
+
+@dataclass(frozen=True)
+class MessageSpec:
+    """Name, per-sender shape and receiver-side aggregation of one message."""
+
+    name: str
+    shape: tuple[int, ...]
+    aggregation: Aggregation
+
+    @property
+    def sender(self) -> str:
+        """``"agent"`` or ``"coordinator"``."""
+        return _SENDER[self.aggregation]
+
+
+@dataclass(frozen=True)
+class AgentBlock:
+    """Which agents a ``step`` call serves, and the public facts about the network they may use.
+
+    Attributes:
+        agents: global agent ids of the block, in order (rows of the state arrays).
+        n_agents: total number of agents ``K``.
+        degrees: ``d_k`` of the block's agents in the undirected network (None for directed networks).
+    """
+
+    agents: np.ndarray
+    n_agents: int
+    degrees: np.ndarray | None = None
+
+    @property
+    def size(self) -> int:
+        return len(self.agents)
+
+
+Outbox = Mapping[str, np.ndarray]
+
+
+@runtime_checkable
+class Algorithm(Protocol):
+    """What every registered algorithm provides (coordinator methods only when ``has_coordinator``)."""
+
+    name: str
+    has_coordinator: bool
+
+    def params(self) -> dict[str, Any]:
+        """Hyperparameters, JSON-serialisable (recorded with results)."""
+
+    def messages(self, problem, network) -> tuple[MessageSpec, ...]:
+        """Every message the algorithm sends, with per-sender shapes for this problem."""
+
+    def init(self, problem, network, block: AgentBlock, rng) -> tuple[Any, Outbox]:
+        """State of the block's agents and their round-0 outbox."""
+
+    def step(self, state, inbox: Mapping[str, np.ndarray], t: int, rng) -> tuple[Any, Outbox]:
+        """One round for the block; returns a new state (the input is not mutated) and the outbox."""
+
+    def dp_events(self, state, t: int) -> list:
+        """One ``Release`` or ``None`` per agent of the block, for the outbox of round ``t``."""
+
+    def estimate(self, state) -> np.ndarray:
+        """The values the agents last released, shape (block size, P) (scored by metrics, AMB-X1)."""
+
+    def assumptions(self) -> list[str]:
+        """Caveats of the privacy analysis to carry into results (spec §1.3)."""

@@ -1,0 +1,62 @@
+"""Random streams as a pure function of (seed, trial, role, agent, round) (DESIGN idea 4, STYLE #3, spec §7).
+
+Every stream is ``Generator(PCG64(SeedSequence([seed, trial, domain, agent, round])))`` with ``domain`` 0 for
+data generation, 1 for an agent's algorithm randomness, 2 for the coordinator. The same (seed, trial, agent,
+round) gives the same draws on every backend, whatever block of agents a worker serves and in whatever order
+rounds are resumed. Algorithms never seed anything: they receive an :class:`AgentStreams`.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from .._checks import check_int
+
+__all__ = ["stream", "data_rng", "AgentStreams", "DATA", "AGENT_DOMAIN", "COORDINATOR_DOMAIN"]
+
+DATA, AGENT_DOMAIN, COORDINATOR_DOMAIN = 0, 1, 2
+
+
+def stream(seed: int, trial: int, domain: int, agent: int = 0, round_: int = 0) -> np.random.Generator:
+    """The generator of one (seed, trial, domain, agent, round) stream."""
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, trial, domain, agent, round_])))
+
+
+def data_rng(seed: int, trial: int) -> np.random.Generator:
+    """Stream for the data (and random network) of one trial: shared by every algorithm of the trial
+    (common random numbers, spec §7)."""
+    check_int(seed, "seed", 0)
+    check_int(trial, "trial", 0)
+    return stream(seed, trial, DATA)
+
+
+class AgentStreams:
+    """Per-agent streams of one round for a block of agents.
+
+    Draw helpers return arrays with a leading block axis whose row ``i`` comes from agent ``agents[i]``'s own
+    stream, so a block split differently across workers produces identical numbers. Generators are created
+    lazily: a non-private algorithm that draws nothing pays nothing.
+    """
+
+    def __init__(self, seed: int, trial: int, agents, round_: int, domain: int = AGENT_DOMAIN):
+        self.seed, self.trial, self.round, self.domain = int(seed), int(trial), int(round_), domain
+        self.agents = np.asarray(agents, dtype=np.int64)
+        self._gens: list[np.random.Generator] | None = None
+
+    def generators(self) -> list[np.random.Generator]:
+        """One generator per agent of the block (created on first use)."""
+        if self._gens is None:
+            self._gens = [stream(self.seed, self.trial, self.domain, int(a), self.round) for a in self.agents]
+        return self._gens
+
+    def draw(self, fn: Callable[[np.random.Generator, int], np.ndarray]) -> np.ndarray:
+        """Stack ``fn(generator_i, i)`` over the block's agents (``i`` is the row in the block)."""
+        return np.stack([fn(g, i) for i, g in enumerate(self.generators())])
+
+    def normal(self, shape: tuple[int, ...], scale=1.0) -> np.ndarray:
+        """Gaussian draws of per-agent ``shape``; ``scale`` is a scalar or one std per agent of the block."""
+        out = self.draw(lambda g, i: g.standard_normal(shape))
+        scale = np.asarray(scale, dtype=float)
+        return out * (scale.reshape(-1, *([1] * len(shape))) if scale.ndim else scale)

@@ -1,0 +1,157 @@
+"""``run``: one algorithm on one problem and network, on a backend (DESIGN "runtime"; STYLE #10).
+
+The loop below is the whole protocol of :mod:`privdist.runtime.contract`; a backend only decides where
+``step`` runs. The CLI, the experiment runner and the estimators are thin adapters over this function.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Callable, Mapping
+
+import numpy as np
+
+from .._checks import check_int
+from ..errors import ShapeMismatchError, UnknownNameError
+from .checkpoint import fingerprint, load_checkpoint, save_checkpoint
+from .contract import AGENT, COORDINATOR
+from .result import RunResult
+from .routing import Router
+from .simulator import SimulatorBackend
+from .transcript import Transcript
+
+__all__ = ["run", "BACKENDS", "make_backend", "versions"]
+
+BACKENDS: dict[str, Callable[[], object]] = {"simulate": SimulatorBackend}
+
+
+def make_backend(backend) -> object:
+    """A backend instance from a name in :data:`BACKENDS` or an object with the backend methods."""
+    if isinstance(backend, str):
+        if backend not in BACKENDS:
+            raise UnknownNameError("backend", backend, list(BACKENDS))
+        return BACKENDS[backend]()
+    return backend
+
+
+def versions() -> dict[str, str]:
+    """Versions of privdist and of the libraries that shape results."""
+    import importlib.metadata as md
+
+    out = {}
+    for pkg in ("privdist", "numpy", "scipy", "scikit-learn", "cvxpy", "dp-accounting", "networkx"):
+        try:
+            out[pkg] = md.version(pkg)
+        except md.PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int = 0, backend="simulate",
+        metrics: Mapping[str, Callable[[np.ndarray], float]] | None = None, keep_iterates: bool = False,
+        transcript: str = "digest", checkpoint: str | Path | None = None, checkpoint_every: int = 0,
+        resume: bool = False) -> RunResult:
+    """Run ``algorithm`` for ``rounds`` rounds.
+
+    Args:
+        algorithm: an object following :class:`privdist.runtime.contract.Algorithm`.
+        problem: the problem object the algorithm expects (e.g. :class:`privdist.problems.HorizontalERM`).
+        network: a ``Network`` or ``TimeVaryingNetwork`` with as many agents as the problem.
+        rounds: number of rounds ``T >= 1``.
+        seed, trial: randomness coordinates; streams are derived per (seed, trial, agent, round).
+        backend: ``"simulate"`` (default) or a backend object.
+        metrics: ``name -> f(estimates (K, P)) -> float`` evaluated after init and after every round.
+        keep_iterates: also return every round's released values.
+        transcript: ``"full"``, ``"digest"`` or ``"none"``.
+        checkpoint: file to save progress to every ``checkpoint_every`` rounds (and at the end).
+        resume: continue from ``checkpoint`` if it exists (the continuation is identical to an
+            uninterrupted run, because randomness depends only on (seed, trial, agent, round)).
+
+    Returns:
+        :class:`RunResult`.
+
+    Raises:
+        ShapeMismatchError: network and problem disagree on the number of agents, or an outbox does not
+            match the declared messages.
+        CheckpointError: ``resume`` with a checkpoint of another configuration.
+    """
+    from ..privacy import PrivacyLedger
+
+    rounds = check_int(rounds, "rounds", 1)
+    check_int(seed, "seed", 0)
+    check_int(trial, "trial", 0)
+    K = network.n_agents
+    n_prob = getattr(problem, "n_agents", K)
+    if n_prob != K:
+        raise ShapeMismatchError(f"the network has {K} agents but the problem has {n_prob}")
+    metrics = dict(metrics or {})
+    specs = algorithm.messages(problem, network)
+    router = Router(specs, network)
+    be = make_backend(backend)
+    config = {"algorithm": algorithm.name, "params": algorithm.params(), "seed": seed, "trial": trial,
+              "n_agents": K, "backend": getattr(be, "name", type(be).__name__)}
+    fp = fingerprint({k: v for k, v in config.items() if k != "backend"})
+
+    t0 = time.perf_counter()
+    agent_out, coord_out = be.start(algorithm, problem, network, seed, trial)
+    start_round = 1
+    if resume and checkpoint is not None and Path(checkpoint).exists():
+        payload = load_checkpoint(checkpoint, fp)
+        be.restore(payload["snapshot"])
+        agent_out, coord_out = payload["agent_out"], payload["coord_out"]
+        ledger, record, curves, iterates = payload["ledger"], payload["transcript"], payload["curves"], payload["iterates"]
+        start_round = payload["round"] + 1
+    else:
+        ledger, record = PrivacyLedger(K), Transcript(transcript)
+        for text in algorithm.assumptions():
+            ledger.add_assumption(text)
+        router.check_outbox(AGENT, agent_out, K, 0)
+        record.record(0, AGENT, agent_out)
+        if coord_out is not None:
+            router.check_outbox(COORDINATOR, coord_out, K, 0)
+            record.record(0, COORDINATOR, coord_out)
+        est = be.estimate()
+        curves = {name: [float(fn(est))] for name, fn in metrics.items()}
+        iterates = [est.copy()] if keep_iterates else None
+    t_init = time.perf_counter() - t0
+
+    def _save(t):
+        save_checkpoint(checkpoint, {"fingerprint": fp, "round": t, "snapshot": be.snapshot(), "agent_out": agent_out,
+                                     "coord_out": coord_out, "ledger": ledger, "transcript": record,
+                                     "curves": curves, "iterates": iterates})
+
+    agents = np.arange(K)
+    t1 = time.perf_counter()
+    try:
+        for t in range(start_round, rounds + 1):
+            inbox = router.agent_inbox(agent_out, coord_out, t)
+            agent_out = be.step_agents(t, inbox)
+            router.check_outbox(AGENT, agent_out, K, t)
+            record.record(t, AGENT, agent_out)
+            ledger.record_round(agents, be.dp_events(t))
+            if algorithm.has_coordinator:
+                coord_out = be.step_coordinator(t, router.coordinator_inbox(agent_out))
+                router.check_outbox(COORDINATOR, coord_out, K, t)
+                record.record(t, COORDINATOR, coord_out)
+            est = be.estimate()
+            for name, fn in metrics.items():
+                curves[name].append(float(fn(est)))
+            if keep_iterates:
+                iterates.append(est.copy())
+            if checkpoint is not None and checkpoint_every and t % checkpoint_every == 0 and t < rounds:
+                _save(t)
+        if checkpoint is not None:
+            _save(rounds)
+        final = be.snapshot()
+    finally:
+        be.close()
+    t_rounds = time.perf_counter() - t1
+    ran = rounds - start_round + 1
+    return RunResult(
+        algorithm=algorithm.name, params=algorithm.params(), rounds=rounds, seed=seed, trial=trial,
+        estimates=be.estimate(), curves={k: np.asarray(v) for k, v in curves.items()}, transcript=record,
+        ledger=ledger, timings={"init": t_init, "rounds": t_rounds, "per_round": t_rounds / max(ran, 1)},
+        final_state=final["state"], final_coordinator_state=final["cstate"],
+        iterates=None if iterates is None else np.stack(iterates), config={**config, "rounds": rounds,
+                                                                          "versions": versions()})
