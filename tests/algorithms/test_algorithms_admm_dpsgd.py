@@ -10,14 +10,14 @@ from privdist.runtime import run
 
 def test_consensus_admm_reaches_ridge_solution(ridge_problem, net5):
     beta_c = reference_solution(ridge_problem)
-    res = run(ConsensusADMM(rho=4.0), ridge_problem, net5, 200, metrics={"ne": lambda B: normalized_error(B, beta_c)})
+    res = run(ConsensusADMM(rho=1.0), ridge_problem, net5, 200, metrics={"ne": lambda B: normalized_error(B, beta_c)})
     assert res.curves["ne"][-1] < 1e-8
     assert res.curves["ne"][0] == pytest.approx(5.0)  # all agents start at 0: NE = K
 
 
 def test_consensus_admm_reaches_lasso_solution(lasso_problem, net5):
     beta_c = reference_solution(lasso_problem)
-    res = run(ConsensusADMM(rho=4.0), lasso_problem, net5, 300, metrics={"ne": lambda B: normalized_error(B, beta_c)})
+    res = run(ConsensusADMM(rho=0.3), lasso_problem, net5, 200, metrics={"ne": lambda B: normalized_error(B, beta_c)})
     assert res.curves["ne"][-1] < 1e-5
 
 

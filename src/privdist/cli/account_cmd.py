@@ -82,6 +82,10 @@ def _calibrate(args, formula: str) -> dict:
             if name != "paper":
                 raise
             z[name], note = None, str(exc)
+    paper_delta = None
+    if z["paper"] is not None:
+        entries = [(mechanism_release(args.mechanism, z["paper"], args.delta, formula), args.count)]
+        paper_delta = paper_bound(entries, args.delta_prime).delta
     return {
         "mechanism": args.mechanism,
         "target_epsilon": target,
@@ -89,6 +93,7 @@ def _calibrate(args, formula: str) -> dict:
         "delta": args.delta,
         "noise_multiplier": z,
         "paper_formula": formula,
+        "paper_delta": paper_delta,
         "paper_note": note,
     }
 
@@ -98,6 +103,8 @@ def _main(args: argparse.Namespace) -> int:
     check_probability(args.delta, "--delta")
     if args.delta_prime is not None:
         check_probability(args.delta_prime, "--delta-prime")
+    else:
+        args.delta_prime = args.delta  # AMB-V6: delta' = delta
     formula = default_composition(args.mechanism) if args.paper_formula == "auto" else args.paper_formula
     if args.calibrate:
         out = _calibrate(args, formula)
@@ -128,7 +135,7 @@ def _print(out: dict, calibrating: bool) -> None:
     table.add_column("delta", justify="right")
     for name in ACCOUNTANTS:
         label = f"paper ({out['paper_formula']})" if name == "paper" else name
-        delta = out.get("paper_delta") if (name == "paper" and not calibrating) else out["delta"]
+        delta = out["paper_delta"] if name == "paper" else out["delta"]
         table.add_row(label, _fmt(values[name]), _fmt(delta))
     console.print(table)
     if out.get("paper_note"):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from rich.console import Console
 from rich.table import Table
 
@@ -16,7 +18,7 @@ def _fmt(x) -> str:
 
 def print_results(results: dict, out_dir, console: Console | None = None) -> None:
     """Print the accuracy/privacy table, per-agent epsilon, claims and where the files are."""
-    console = console or Console()
+    console = console or Console(width=None if sys.stdout.isatty() else 140)
     metric = next(iter(results["runs"][0]["metrics"]))
     delta = results["runs"][0]["privacy"]["delta"]
     table = Table(title=f"{results['title']}  ({results['trials']} trials)")

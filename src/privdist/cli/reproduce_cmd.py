@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 from rich.console import Console
 
@@ -24,7 +25,7 @@ def register(sub) -> None:
 
 
 def _main(args) -> int:
-    console = Console()
+    console = Console(width=None if sys.stdout.isatty() else 140)
     ids = resolve_paper(args.paper)
     specs = experiments_of_paper(args.paper)
     if not specs:

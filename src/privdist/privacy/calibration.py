@@ -88,8 +88,7 @@ def _paper_guess(mechanism, target, delta, count, composition, delta_prime) -> f
     elif composition == "basic":
         eps1 = target / count
     else:  # advanced: eps' = sqrt(2T log(1/d')) e + T e (e^e - 1) is increasing in e; solve it numerically
-        dp = delta_prime if delta_prime is not None else delta
-        a = math.sqrt(2 * count * math.log(1 / dp))
+        a = math.sqrt(2 * count * math.log(1 / delta_prime))
 
         def gap(e: float) -> float:
             return a * e + count * e * math.expm1(e) - target
@@ -167,8 +166,7 @@ def calibrate(
     _check_mechanism(mechanism)
     if accountant not in ACCOUNTANTS:
         raise UnknownNameError("accountant", str(accountant), ACCOUNTANTS)
-    if delta_prime is not None:
-        delta_prime = check_probability(delta_prime, "delta_prime")
+    delta_prime = delta if delta_prime is None else check_probability(delta_prime, "delta_prime")
     if composition == "auto":
         composition = default_composition(mechanism)
     if composition not in COMPOSITIONS:

@@ -49,6 +49,7 @@ class PrivacyLedger:
         self._block_agents: tuple[int, ...] | None = None
         self._block_releases: tuple[Release | None, ...] | None = None
         self._block_count = 0
+        self._valid_agents: tuple[int, ...] | None = None  # last agent tuple that passed validation
 
     # ------------------------------------------------------------------ recording
     @property
@@ -82,9 +83,17 @@ class PrivacyLedger:
         agents, releases, count = self._block_agents, self._block_releases, self._block_count
         self._block_agents = self._block_releases = None
         self._block_count = 0
+        all_runs = self._runs
         for a, r in zip(agents, releases):
-            if r is not None:
-                self._append(a, r, count)
+            if r is None:
+                continue
+            runs = all_runs[a]
+            if runs:
+                last = runs[-1]
+                if last[0] is r or last[0] == r:
+                    last[1] += count
+                    continue
+            runs.append([r, count])
 
     def record(self, agent: int, release: Release, count: int = 1) -> None:
         """Record ``count`` consecutive releases ``release`` of ``agent``.
@@ -129,12 +138,16 @@ class PrivacyLedger:
             raise ShapeMismatchError(
                 f"record_round got {len(agents_t)} agent ids but {len(releases_t)} releases"
             )
-        agents_t = tuple(self._agent(a, f"agents[{j}]") for j, a in enumerate(agents_t))
-        if len(set(agents_t)) != len(agents_t):
-            raise ValidationError("record_round got a repeated agent id in agents")
-        for j, r in enumerate(releases_t):
-            if r is not None:
-                self._release(r, f"releases[{j}]")
+        if agents_t != self._valid_agents:
+            agents_t = tuple(self._agent(a, f"agents[{j}]") for j, a in enumerate(agents_t))
+            if len(set(agents_t)) != len(agents_t):
+                raise ValidationError("record_round got a repeated agent id in agents")
+            self._valid_agents = agents_t
+        else:
+            agents_t = self._valid_agents
+        for r in {id(r): r for r in releases_t}.values():
+            if r is not None and type(r) is not Release:
+                self._release(r, f"releases[{releases_t.index(r)}]")
         self._flush()
         self._block_agents, self._block_releases, self._block_count = agents_t, releases_t, 1
 
@@ -261,12 +274,12 @@ class PrivacyLedger:
                 if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(table):
                     raise ValidationError(f"release index {i!r} of agent {agent} out of range")
                 ledger.record(agent, table[i], c)
-        for text in _iter_strings(data["assumptions"]):
+        for text in _string_list(data["assumptions"]):
             ledger.add_assumption(text)
         return ledger
 
 
-def _iter_strings(values: Iterable) -> Iterable[str]:
+def _string_list(values: Iterable) -> Iterable[str]:
     if not isinstance(values, list):
         raise ValidationError(f"assumptions must be a list of strings, got {type(values).__name__}")
     return values

@@ -5,6 +5,11 @@ the tight RDP and PLD values (DESIGN idea 3). :func:`paper_bound` composes a per
 releases with the formula the releases name; it returns ``epsilon=None`` and a ``reason`` when the formula
 does not apply (a release states no epsilon or no formula, releases name different formulas, or the formula's
 conditions fail).
+
+The formulas are reproduced as published, not endorsed: the moments-style bounds (§1.3-1, §1.3-2) come from a
+heuristic tail bound and can be *smaller* than the exact epsilon of the same Gaussian releases (e.g. 100 releases
+with noise multiplier 5 at delta 1e-5: 9.60 by §1.3-2, 10.00 exact by PLD), i.e. they are not always valid upper
+bounds. That is why the tight ``rdp`` and ``pld`` values are always reported beside them.
 """
 
 from __future__ import annotations
@@ -26,6 +31,12 @@ _MOMENTS_DIVISOR = {"dzoa": 1.05, "moments": 1.0}
 
 def c0(delta: float) -> float:
     """The constant ``c0 = sqrt(log(1/delta) / log(1.25/delta))`` of S3(16) (spec §1.3-2, AMB-H1).
+
+    Args:
+        delta: The delta, in (0, 1).
+
+    Returns:
+        c0 (0.990448 for delta = 1e-5).
 
     Raises:
         ValidationError: ``delta`` outside (0, 1).
@@ -61,6 +72,14 @@ def dzoa_epsilon(epsilon: float, delta: float, rounds: int) -> float:
 def moments_epsilon(epsilon: float, delta: float, rounds: int) -> float:
     """Moments-accountant total with constant 2: ``eps*sqrt(n log(1/d)/log(1.25/d)) = c0(d) sqrt(n) eps``.
 
+    Args:
+        epsilon: Per-release epsilon (> 0) of the classical (constant 2) Gaussian mechanism.
+        delta: Per-release delta, in (0, 1); it is also the total delta.
+        rounds: Number of releases n (>= 1).
+
+    Returns:
+        The total epsilon.
+
     References:
         Spec §1.3-2, §4.7; S3 proof sketch of Thm 2.
     """
@@ -73,7 +92,14 @@ def moments_epsilon(epsilon: float, delta: float, rounds: int) -> float:
 def advanced_composition(epsilon: float, rounds: int, delta_prime: float) -> float:
     """Advanced composition, S2 Cor. 1: ``sqrt(2T log(1/d')) eps + T eps (e^eps - 1)``.
 
-    The total delta is ``T * delta + delta_prime`` for ``T`` releases that are each ``(eps, delta)``-DP.
+    Args:
+        epsilon: Per-release epsilon (> 0).
+        rounds: Number of releases T (>= 1).
+        delta_prime: The slack delta' in (0, 1) (S2 leaves it free; spec default delta' = delta, AMB-V6).
+
+    Returns:
+        The total epsilon; the total delta is ``T * delta + delta_prime`` for releases that are each
+        ``(eps, delta)``-DP.
 
     References:
         Spec §1.3-3, §3.7, AMB-V6; S2 Cor. 1; Dwork & Roth Thm 3.20.

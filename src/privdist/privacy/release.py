@@ -33,7 +33,32 @@ __all__ = [
 COMPOSITIONS: tuple[str, ...] = ("dzoa", "moments", "advanced", "basic")
 
 
-@dataclass(frozen=True, eq=True)
+_SIMPLE_EVENTS = (dp_event.GaussianDpEvent, dp_event.LaplaceDpEvent)
+
+
+def _nonnegative(v: float) -> bool:
+    return v >= 0
+
+
+def _positive(v: float) -> bool:
+    return v > 0
+
+
+def _probability(v: float) -> bool:
+    return 0 < v < 1
+
+
+_CHECKS = {_nonnegative: check_nonnegative, _positive: check_positive, _probability: check_probability}
+
+
+def _fast(ok, value, name: str) -> float:
+    """``float(value)`` if it is a finite float/int accepted by ``ok``; else the named error of ``_checks``."""
+    if type(value) in (float, int) and math.isfinite(value) and ok(value):
+        return float(value)
+    return _CHECKS[ok](value, name)
+
+
+@dataclass(frozen=True, eq=False)
 class Release:
     """One privacy-costing message of one agent in one round.
 
@@ -61,24 +86,40 @@ class Release:
     composition: str | None = None
 
     def __post_init__(self) -> None:
-        event = freeze_event(self.event)
-        for sub in walk_events(event):
-            z = getattr(sub, "noise_multiplier", None)
-            if z is not None:
-                check_nonnegative(z, f"{type(sub).__name__}.noise_multiplier")
-        eps = None if self.epsilon is None else check_positive(self.epsilon, "release epsilon")
+        event = self.event
+        if type(event) in _SIMPLE_EVENTS:  # fast path: called for every agent of every round
+            z = event.noise_multiplier
+            if not (type(z) in (float, int) and math.isfinite(z) and z >= 0):
+                check_nonnegative(z, f"{type(event).__name__}.noise_multiplier")
+        else:
+            event = freeze_event(event)
+            for sub in walk_events(event):
+                z = getattr(sub, "noise_multiplier", None)
+                if z is not None:
+                    check_nonnegative(z, f"{type(sub).__name__}.noise_multiplier")
+        eps = None if self.epsilon is None else _fast(_positive, self.epsilon, "release epsilon")
         delta = self.delta
         if delta is not None:
-            delta = check_nonnegative(delta, "release delta")
+            delta = _fast(_nonnegative, delta, "release delta")
             if delta >= 1:
                 raise ValidationError(f"release delta must be in [0, 1), got {delta}")
         if self.composition is not None and self.composition not in COMPOSITIONS:
             raise UnknownNameError("composition", str(self.composition), COMPOSITIONS)
-        object.__setattr__(self, "event", event)
-        object.__setattr__(self, "epsilon", eps)
-        object.__setattr__(self, "delta", delta)
-        # Releases are hashed once per agent and round by the ledger and the accountants' cache: cache it.
-        object.__setattr__(self, "_hash", hash((event, eps, delta, self.composition)))
+        # Frozen: write the normalised values (and the cached hash; releases are hashed for every agent and
+        # round by the ledger and the accountants' cache) straight into the instance dict.
+        self.__dict__.update(event=event, epsilon=eps, delta=delta, _hash=hash((event, eps, delta, self.composition)))
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._hash == other._hash and (self.event, self.epsilon, self.delta, self.composition) == (
+            other.event,
+            other.epsilon,
+            other.delta,
+            other.composition,
+        )
 
     def __hash__(self) -> int:
         return self._hash
@@ -186,13 +227,13 @@ def gaussian_release(
     References:
         Spec §1.2, §1.3, §2.7, §4.7.
     """
-    z = check_nonnegative(noise_multiplier, "noise_multiplier")
+    z = _fast(_nonnegative, noise_multiplier, "noise_multiplier")
     if delta is not None:
-        delta = check_probability(delta, "delta")
+        delta = _fast(_probability, delta, "delta")
     if epsilon is not None:
-        epsilon = check_positive(epsilon, "epsilon")
+        epsilon = _fast(_positive, epsilon, "epsilon")
     elif delta is not None and z > 0:
-        epsilon = gaussian_epsilon(z, delta, 2.1 if composition == "dzoa" else 2.0)
+        epsilon = math.sqrt((2.1 if composition == "dzoa" else 2.0) * math.log(1.25 / delta)) / z
     return Release(dp_event.GaussianDpEvent(z), epsilon, delta, composition)
 
 

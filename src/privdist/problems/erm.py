@@ -184,11 +184,14 @@ class HorizontalERM:
         return val
 
     def _newton(self, q, v, B, tol, max_iter):
+        """Damped Newton, vectorised over agents; stops at ``||grad|| <= tol (1 + ||v||)`` or when the step
+        no longer changes the iterate (quadratic convergence makes 50 iterations ample)."""
         eye = np.eye(self.n_features)
-        for _ in range(max_iter):
+        scale = 1.0 + np.linalg.norm(v, axis=1)
+        for _ in range(min(max_iter, 50)):
             Z = self._margins(B)
             g = self.local_grads(B) + 2.0 * q[:, None] * B - v
-            if np.max(np.linalg.norm(g, axis=1)) < tol:
+            if np.all(np.linalg.norm(g, axis=1) <= tol * scale):
                 break
             h = self.loss.d2z(Z, self.y) * self.w
             H = np.einsum("kn,knp,knq->kpq", h, self.X, self.X)
@@ -197,11 +200,14 @@ class HorizontalERM:
             f0, t = self._smooth_value(q, v, B), np.ones(self.n_agents)
             slope = (g * step).sum(1)
             for _ in range(40):  # vectorised backtracking (Armijo)
-                bad = self._smooth_value(q, v, B + t[:, None] * step) > f0 + 1e-4 * t * slope
+                bad = self._smooth_value(q, v, B + t[:, None] * step) > f0 + 1e-4 * t * slope + 1e-15 * np.abs(f0)
                 if not bad.any():
                     break
                 t = np.where(bad, t / 2.0, t)
-            B = B + t[:, None] * step
+            B_new = B + t[:, None] * step
+            if np.all(np.abs(B_new - B) <= 1e-15 * (1.0 + np.abs(B))):
+                return B_new
+            B = B_new
         return B
 
     @cached_property
