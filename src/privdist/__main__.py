@@ -1,0 +1,7 @@
+"""``python -m privdist``: the same as the ``privdist`` command."""
+
+import sys
+
+from .cli.main import main
+
+sys.exit(main())

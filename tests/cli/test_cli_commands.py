@@ -1,0 +1,60 @@
+import json
+import subprocess
+import sys
+
+from privdist.cli.main import main
+
+
+def test_list_json(capsys):
+    assert main(["list", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    qs = next(r for r in rows if r["name"] == "quickstart")
+    assert set(qs) >= {"name", "paper", "figure", "estimated_seconds"}
+
+
+def test_run_quickstart_small(tmp_path, capsys):
+    out = tmp_path / "qs"
+    assert main(["run", "quickstart", "--trials", "2", "--out", str(out), "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "DPSGD eps=0.15" in text and "claim admm_exact" in text and "epsilon per agent" in text
+    assert json.loads((out / "results.json").read_text())["trials"] == 2
+    assert (out / "ne_vs_iteration.png").exists()
+
+
+def test_errors_are_one_line_with_exit_2(tmp_path, capsys):
+    assert main(["run", "nosuch"]) == 2
+    assert "unknown experiment 'nosuch'" in capsys.readouterr().err
+    assert main(["reproduce", "S9"]) == 2
+    bad = tmp_path / "bad.toml"
+    bad.write_text("name = 'x'\ntrials = 1\nrounds = 2\nbogus = 1\n[data]\nkind='dzoa_synthetic'\n[network]\nkind='dzoa5'\n")
+    assert main(["run", str(bad)]) == 2
+    assert "unknown key(s) ['bogus']" in capsys.readouterr().err
+
+
+def test_console_script_entry_point():
+    proc = subprocess.run([sys.executable, "-m", "privdist.cli.main", "--version"], capture_output=True, text=True)
+    assert proc.returncode == 0 and "privdist" in proc.stdout
+
+
+def test_killed_run_keeps_finished_trials_and_resumes(tmp_path):
+    import os
+    import signal
+    import time
+
+    out = tmp_path / "k"
+    cmd = [sys.executable, "-m", "privdist", "run", "quickstart", "--trials", "40", "--out", str(out), "--no-progress"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline and len(list((out / "trials").glob("trial_*.json"))) < 3:
+        time.sleep(0.1)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    finished = sorted((out / "trials").glob("trial_*.json"))
+    assert 3 <= len(finished) < 40
+    for f in finished:
+        json.loads(f.read_text())  # every finished trial is complete JSON
+    partial = json.loads((out / "results.json").read_text())
+    assert partial["complete"] is False and partial["trials"] >= 2
+    assert main(["run", "quickstart", "--trials", "40", "--out", str(out), "--resume", "--no-progress"]) == 0
+    final = json.loads((out / "results.json").read_text())
+    assert final["complete"] is True and final["trials"] == 40

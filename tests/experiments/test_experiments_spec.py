@@ -1,0 +1,60 @@
+import pytest
+
+from privdist.errors import SpecError, UnknownNameError
+from privdist.experiments import catalog, experiments_of_paper, load_experiment, load_spec_file, parse_spec, resolve_paper
+
+BASE = {
+    "name": "t", "trials": 2, "rounds": 5, "data": {"kind": "dzoa_synthetic"}, "network": {"kind": "dzoa5"},
+    "runs": [{"label": "a", "algorithm": "consensus_admm"}],
+}
+
+
+def test_catalog_quickstart_parses():
+    spec = catalog()["quickstart"]
+    assert [r.label for r in spec.runs] == ["consensus ADMM (non-private)", "DPSGD eps=0.15", "DPSGD eps=0.95"]
+    assert spec.runs[1].sweep == {"epsilon": 0.15} and spec.runs[1].group == "DPSGD eps={epsilon}"
+
+
+def test_unknown_top_level_and_section_keys():
+    with pytest.raises(SpecError, match=r"unknown key\(s\) \['trails'\]"):
+        parse_spec({**BASE, "trails": 3})
+    with pytest.raises(SpecError, match=r"\[network\]"):
+        parse_spec({**BASE, "network": {"kind": "ring", "size": 3}})
+    with pytest.raises(SpecError, match="runs\\[0\\]"):
+        parse_spec({**BASE, "runs": [{"label": "a", "algorithm": "x", "prams": {}}]})
+
+
+def test_missing_and_mistyped_keys():
+    bad = dict(BASE)
+    del bad["rounds"]
+    with pytest.raises(SpecError, match="missing required key 'rounds'"):
+        parse_spec(bad)
+    with pytest.raises(SpecError, match="trials must be int"):
+        parse_spec({**BASE, "trials": "many"})
+
+
+def test_duplicate_labels_and_bad_claim_refs():
+    with pytest.raises(SpecError, match="unique"):
+        parse_spec({**BASE, "runs": [{"label": "a", "algorithm": "dpsgd", "sweep": {"epsilon": [0.1, 0.2]}}]})
+    with pytest.raises(SpecError, match="unknown run label"):
+        parse_spec({**BASE, "claims": [{"kind": "below_value", "run": "zzz", "value": 1.0}]})
+    with pytest.raises(SpecError, match="kind must be one of"):
+        parse_spec({**BASE, "claims": [{"kind": "vibes", "run": "a"}]})
+
+
+def test_malformed_toml_file(tmp_path):
+    f = tmp_path / "bad.toml"
+    f.write_text("name = 'x'\ntrials = [1, \n")
+    with pytest.raises(SpecError, match="malformed TOML"):
+        load_spec_file(f)
+    with pytest.raises(SpecError, match="no experiment spec file"):
+        load_spec_file(tmp_path / "absent.toml")
+
+
+def test_unknown_experiment_and_paper_names():
+    with pytest.raises(UnknownNameError, match="quickstart"):
+        load_experiment("quickstrat")
+    with pytest.raises(UnknownNameError, match="paper"):
+        resolve_paper("S9")
+    assert resolve_paper("dzoa") == ("S0", "S1") and resolve_paper("s3") == ("S3",)
+    assert experiments_of_paper("sharing") == [] or all(s.paper == "S2" for s in experiments_of_paper("sharing"))
