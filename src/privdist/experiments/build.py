@@ -1,61 +1,100 @@
-"""Turn a spec into the objects of one trial: data, network, problem, reference solution, metrics.
+"""Turn a spec into the objects of one trial: problem, network and metric functions.
 
-Everything random comes from the trial's data stream (spec §7: common random numbers, so every algorithm of a
-trial sees the same data and network).
+The ``[problem]`` table's ``kind`` selects a *builder* from :data:`PROBLEM_KINDS` (default ``horizontal_erm``).
+A builder declares the keys it accepts and the metrics it offers, and builds one trial from the trial's data
+stream (spec §7: common random numbers, so every algorithm of a trial sees the same data and network). New problem
+families (vertical ERM, online problems) register a :class:`ProblemKind` with :func:`register_problem_kind`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import numpy as np
 
-from ..data import horizontal_partition, load_dataset
-from ..errors import SpecError
-from ..network import make_network
-from ..problems import (HorizontalERM, literal_reference, make_loss, make_regularizer, normalized_error,
-                        objective_gap, reference_solution)
+from ..errors import SpecError, UnknownNameError
 from ..runtime import data_rng
 
-__all__ = ["Trial", "build_trial"]
+__all__ = ["Trial", "ProblemKind", "PROBLEM_KINDS", "register_problem_kind", "problem_kind", "build_trial"]
 
 
 @dataclass
 class Trial:
-    """Objects shared by every run of one trial."""
+    """Objects shared by every run of one trial.
 
-    problem: HorizontalERM
-    network: object
-    beta_c: np.ndarray
+    Attributes:
+        problem, network: what ``privdist.run`` receives.
+        metrics: ``name -> f(estimates) -> float`` evaluated every round.
+        extras: anything else a builder wants to keep (reference solutions, ...).
+    """
+
+    problem: Any
+    network: Any
     metrics: dict[str, Callable[[np.ndarray], float]]
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ProblemKind:
+    """A family of problems an experiment can build.
+
+    Attributes:
+        name: value of ``[problem].kind``.
+        keys: keys accepted in ``[problem]`` besides ``kind``.
+        metrics: metric names it offers (the first is the default).
+        build: ``build(spec, rng, data_dir) -> Trial``.
+    """
+
+    name: str
+    keys: frozenset[str]
+    metrics: tuple[str, ...]
+    build: Callable[..., Trial]
+
+
+PROBLEM_KINDS: dict[str, ProblemKind] = {}
+
+
+def register_problem_kind(kind: ProblemKind) -> ProblemKind:
+    """Add (or replace) a problem kind; returns it."""
+    PROBLEM_KINDS[kind.name] = kind
+    return kind
+
+
+def problem_kind(name: str) -> ProblemKind:
+    """The registered problem kind ``name`` (UnknownNameError otherwise)."""
+    _load_builtin_kinds()
+    if name not in PROBLEM_KINDS:
+        raise UnknownNameError("problem kind", name, list(PROBLEM_KINDS))
+    return PROBLEM_KINDS[name]
+
+
+def _load_builtin_kinds() -> None:
+    """Import ``kinds.py`` and every ``kinds_*.py`` module of this package: each registers its problem kinds
+    (and any plot or claim kinds it needs) at import."""
+    import importlib
+    import pkgutil
+
+    from . import kinds  # noqa: F401
+
+    for mod in pkgutil.iter_modules(_package_path()):
+        if mod.name.startswith("kinds_"):
+            importlib.import_module(f"{__package__}.{mod.name}")
+
+
+def _package_path():
+    from pathlib import Path
+
+    return [str(Path(__file__).parent)]
 
 
 def build_trial(spec, trial: int, seed: int | None = None, data_dir=None) -> Trial:
-    """Build data, network, problem, reference and metric functions of ``trial``."""
+    """Build problem, network and metric functions of ``trial`` of ``spec``."""
     rng = data_rng(spec.seed if seed is None else seed, trial)
-    data_params = dict(spec.data.get("params", {}))
-    dataset = load_dataset(spec.data["kind"], rng=rng, data_dir=data_dir, **data_params)
-    network = make_network(spec.network["kind"], rng=rng, **spec.network.get("params", {}))
-    partition = spec.data.get("partition", "contiguous")
-    if partition not in ("contiguous", "shuffle"):
-        raise SpecError(f"[data].partition must be 'contiguous' or 'shuffle', got {partition!r}")
-    parts = horizontal_partition(dataset.X, dataset.y, n_agents=network.n_agents,
-                                 rng=rng if partition == "shuffle" else None)
-    prob = spec.problem
-    loss, reg = make_loss(prob.get("loss", "squared")), make_regularizer(prob.get("regularizer", "l2"))
-    problem = HorizontalERM(parts, loss, reg, prob.get("reg_weight", 0.0))
-    reference = prob.get("reference", "distributed")
-    if reference == "distributed":  # AMB-D12 default: minimiser of the distributed objective S1(1)
-        beta_c = reference_solution(problem)
-    elif reference == "literal":  # S1(30)/(31) on the pooled data
-        X = dataset.X.toarray() if hasattr(dataset.X, "toarray") else dataset.X
-        beta_c = literal_reference(X, dataset.y, loss, reg, prob.get("reg_weight", 0.0))
-    else:
-        raise SpecError(f"[problem].reference must be 'distributed' or 'literal', got {reference!r}")
-    f_star = problem.objective(beta_c)
-    available = {
-        "ne": lambda est: normalized_error(est, beta_c),
-        "objective_gap": lambda est: objective_gap(problem, est, f_star),
-    }
-    return Trial(problem, network, beta_c, {m: available[m] for m in spec.metrics})
+    kind = problem_kind(spec.problem.get("kind", "horizontal_erm"))
+    built = kind.build(spec, rng, data_dir)
+    missing = [m for m in spec.metrics if m not in built.metrics]
+    if missing:
+        raise SpecError(f"problem kind {kind.name!r} does not provide metric(s) {missing}")
+    built.metrics = {m: built.metrics[m] for m in spec.metrics}
+    return built

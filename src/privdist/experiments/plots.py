@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["draw_plots"]
+__all__ = ["draw_plots", "PLOTTERS", "register_plotter"]
 
 
 def _setup():
@@ -49,6 +49,15 @@ def _final_vs_param(ax, plot, runs, traces):
     ax.set_xlabel(param)
 
 
+#: ``kind -> (draw(ax, plot, runs, traces), extra keys accepted in the [[plots]] table)``.
+PLOTTERS: dict = {"curves": (_curves, frozenset()), "final_vs_param": (_final_vs_param, frozenset())}
+
+
+def register_plotter(kind: str, draw, keys=frozenset()) -> None:
+    """Add a plot kind: ``draw(ax, plot, runs, traces)`` draws one panel on a matplotlib axis."""
+    PLOTTERS[kind] = (draw, frozenset(keys))
+
+
 def draw_plots(spec, runs: list[dict], traces: dict[str, np.ndarray], out_dir: Path) -> list[str]:
     """Draw every ``[[plots]]`` entry of ``spec``; return the file names written (PNG and SVG)."""
     plt = _setup()
@@ -56,7 +65,7 @@ def draw_plots(spec, runs: list[dict], traces: dict[str, np.ndarray], out_dir: P
     for i, plot in enumerate(spec.plots):
         plot = {"metric": spec.metrics[0], **plot}
         fig, ax = plt.subplots(figsize=(6.4, 4.4), dpi=120)
-        (_curves if plot["kind"] == "curves" else _final_vs_param)(ax, plot, runs, traces)
+        PLOTTERS[plot["kind"]][0](ax, plot, runs, traces)
         ax.set_yscale(plot.get("yscale", "log"))
         ax.set_xscale(plot.get("xscale", "linear"))
         ax.set_ylabel({"ne": "normalized error (sum over agents)"}.get(plot["metric"], plot["metric"]))

@@ -30,15 +30,11 @@ _TOP = {"name", "title", "paper", "figure", "description", "trials", "quick_tria
 _SECTIONS = {
     "data": {"kind", "params", "partition"},
     "network": {"kind", "params"},
-    "problem": {"loss", "regularizer", "reg_weight", "reference"},
     "privacy": {"delta", "accountants"},
 }
 _RUN = {"label", "algorithm", "params", "sweep"}
 _PLOT = {"kind", "metric", "file", "yscale", "xscale", "runs", "x", "title"}
 _CLAIM = {"id", "text", "kind", "metric", "run", "than", "runs", "value", "direction"}
-PLOT_KINDS = ("curves", "final_vs_param")
-CLAIM_KINDS = ("final_below", "below_value", "monotone")
-METRICS = ("ne", "objective_gap")
 
 
 @dataclass(frozen=True)
@@ -170,17 +166,28 @@ def parse_spec(raw: dict[str, Any], source: str = "<spec>") -> ExperimentSpec:
         sections[sec] = dict(val)
     for sec in ("data", "network"):
         _require(sections[sec], "kind", str, f"[{sec}]", source)
-    metrics = tuple(raw.get("metrics", ["ne"]))
-    bad = [m for m in metrics if m not in METRICS]
+    problem = raw.get("problem", {})
+    if not isinstance(problem, dict):
+        raise SpecError(f"{source}: [problem] must be a table")
+    from .build import problem_kind  # the problem kind decides which keys and metrics exist
+
+    kind = problem_kind(problem.get("kind", "horizontal_erm"))
+    _unknown(problem, kind.keys | {"kind"}, f"[problem] (kind {kind.name!r})", source)
+    sections["problem"] = dict(problem)
+    metrics = tuple(raw.get("metrics", [kind.metrics[0]]))
+    bad = [m for m in metrics if m not in kind.metrics]
     if bad:
-        raise SpecError(f"{source}: unknown metric(s) {bad}; known: {list(METRICS)}")
+        raise SpecError(f"{source}: unknown metric(s) {bad} for problem kind {kind.name!r}; known: {list(kind.metrics)}")
     runs = _expand_runs(raw.get("runs", []), source)
     labels = {r.label for r in runs} | {r.group for r in runs}
+    from .claims import CLAIM_KINDS
+    from .plots import PLOTTERS
+
     plots = []
     for i, p in enumerate(raw.get("plots", [])):
-        _unknown(p, _PLOT, f"plots[{i}]", source)
-        if p.get("kind") not in PLOT_KINDS:
-            raise SpecError(f"{source}: plots[{i}].kind must be one of {PLOT_KINDS}, got {p.get('kind')!r}")
+        if p.get("kind") not in PLOTTERS:
+            raise SpecError(f"{source}: plots[{i}].kind must be one of {sorted(PLOTTERS)}, got {p.get('kind')!r}")
+        _unknown(p, _PLOT | PLOTTERS[p["kind"]][1], f"plots[{i}]", source)
         if p.get("metric", metrics[0]) not in metrics:
             raise SpecError(f"{source}: plots[{i}].metric {p.get('metric')!r} is not among metrics {list(metrics)}")
         plots.append(dict(p))
@@ -188,7 +195,7 @@ def parse_spec(raw: dict[str, Any], source: str = "<spec>") -> ExperimentSpec:
     for i, c in enumerate(raw.get("claims", [])):
         _unknown(c, _CLAIM, f"claims[{i}]", source)
         if c.get("kind") not in CLAIM_KINDS:
-            raise SpecError(f"{source}: claims[{i}].kind must be one of {CLAIM_KINDS}, got {c.get('kind')!r}")
+            raise SpecError(f"{source}: claims[{i}].kind must be one of {sorted(CLAIM_KINDS)}, got {c.get('kind')!r}")
         refs = [c.get("run")] + list(c.get("than", [])) + list(c.get("runs", []))
         missing = [r for r in refs if r is not None and r not in labels]
         if missing:

@@ -6,6 +6,7 @@ The loop below is the whole protocol of :mod:`privdist.runtime.contract`; a back
 
 from __future__ import annotations
 
+import functools
 import time
 from pathlib import Path
 from typing import Callable, Mapping
@@ -35,8 +36,8 @@ def make_backend(backend) -> object:
     return backend
 
 
-def versions() -> dict[str, str]:
-    """Versions of privdist and of the libraries that shape results."""
+@functools.lru_cache(maxsize=1)
+def _versions() -> tuple[tuple[str, str], ...]:
     import importlib.metadata as md
 
     out = {}
@@ -45,7 +46,12 @@ def versions() -> dict[str, str]:
             out[pkg] = md.version(pkg)
         except md.PackageNotFoundError:
             out[pkg] = "not installed"
-    return out
+    return tuple(out.items())
+
+
+def versions() -> dict[str, str]:
+    """Versions of privdist and of the libraries that shape results."""
+    return dict(_versions())
 
 
 def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int = 0, backend="simulate",
