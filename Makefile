@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed-privdist
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,ray]'
 	touch $(STAMP)
 
 demo: $(STAMP)

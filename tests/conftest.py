@@ -29,3 +29,28 @@ def lasso_problem():
 @pytest.fixture
 def net5():
     return dzoa5()
+
+
+@pytest.fixture(scope="session")
+def ray_session():
+    """One local Ray (2 CPUs, no dashboard) shared by every Ray test of the session; skips without Ray."""
+    import logging
+
+    ray = pytest.importorskip("ray")
+    started = not ray.is_initialized()
+    if started:
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
+                 logging_level=logging.WARNING)
+    yield ray
+    if started:
+        ray.shutdown()
+
+
+def make_vertical_problem(seed=0, n_parties=5, n_samples=120, reg_weight=0.1):
+    """Small vertically partitioned logistic problem (S2 shape: parties hold columns, labels +/-1)."""
+    from privdist.data import dzoa_regression
+    from privdist.problems.vertical import VerticalProblem
+
+    ds = dzoa_regression(np.random.default_rng(seed), n_agents=1, samples_per_agent=n_samples, n_features=10)
+    X, y = np.asarray(ds.X), np.where(ds.y > 0, 1.0, -1.0)
+    return VerticalProblem(np.array_split(X, n_parties, axis=1), y, reg_weight=reg_weight)

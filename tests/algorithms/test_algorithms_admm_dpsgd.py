@@ -68,5 +68,5 @@ def test_bad_hyperparameters_are_named():
         DPSGD(delta=1.5)
     with pytest.raises(ValidationError, match="unknown parameter"):
         make_algorithm("dpsgd", learning_rate=1.0)
-    with pytest.raises(UnknownNameError, match="known: consensus_admm, dpsgd"):
+    with pytest.raises(UnknownNameError, match="known: .*consensus_admm, .*dpsgd"):
         make_algorithm("sgd")

@@ -15,7 +15,7 @@ from privdist.errors import UnknownNameError
 
 
 def test_registry_names_and_loading(tmp_path):
-    assert set(DATASETS) == {"dzoa_synthetic", "adult", "a9a", "a9a.t"}
+    assert set(DATASETS) >= {"dzoa_synthetic", "adult", "a9a", "a9a.t", "gisette_synthetic"}
     assert all(isinstance(v, str) and v for v in DATASETS.values())
     ds = load_dataset("dzoa_synthetic", rng=np.random.default_rng(1), n_agents=2, samples_per_agent=3)
     assert ds.X.shape == (6, 10)

@@ -6,12 +6,29 @@ import dataclasses
 
 from ..errors import UnknownNameError, ValidationError
 from .consensus_admm import ConsensusADMM
+from .dpadmm import DPADMM
+from .dpdonc import DPDONC
 from .dpsgd import DPSGD
+from .dvp import DVP
+from .dzoa import DZOA
+from .fdml import FDMLSGD
+from .laadmm import LAADMM
+from .orzo import ORZO
+from .pvp import PVP
+from .radmm import RADMM
+from .sharing import ADMMSharing
+from .zooadmm import ZOOADMM
 
 __all__ = ["ALGORITHMS", "make_algorithm"]
 
-ALGORITHMS: dict[str, type] = {"consensus_admm": ConsensusADMM, "dpsgd": DPSGD}
-
+#: Every algorithm by registry name: the foundation's, then by paper (S0/S1, S2, S3, S4).
+ALGORITHMS: dict[str, type] = {
+    "consensus_admm": ConsensusADMM, "dpsgd": DPSGD,
+    "dzoa": DZOA, "dpadmm": DPADMM, "orzo": ORZO, "zooadmm": ZOOADMM, "pvp": PVP, "dvp": DVP,
+    "admm_sharing": ADMMSharing, "fdml_sgd": FDMLSGD,
+    "laadmm": LAADMM, "radmm": RADMM,
+    "dpdonc": DPDONC,
+}
 
 def make_algorithm(name: str, **params):
     """Instantiate the algorithm registered under ``name`` with ``params``.

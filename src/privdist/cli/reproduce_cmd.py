@@ -10,7 +10,7 @@ from rich.console import Console
 from ..errors import UnknownNameError
 from ..experiments import experiments_of_paper, resolve_paper, run_experiment
 from .report import print_results
-from .run_cmd import add_run_options
+from .run_cmd import add_run_options, check_run_options
 
 __all__ = ["register"]
 
@@ -26,6 +26,7 @@ def register(sub) -> None:
 
 def _main(args) -> int:
     console = Console(width=None if sys.stdout.isatty() else 140)
+    check_run_options(args)
     ids = resolve_paper(args.paper)
     specs = experiments_of_paper(args.paper)
     if not specs:
@@ -37,6 +38,7 @@ def _main(args) -> int:
         spec = spec.with_overrides(trials=spec.quick_trials if args.quick else None, seed=args.seed)
         out = os.path.join(args.out, spec.name)
         results = run_experiment(spec, out, jobs=args.jobs, overwrite=args.overwrite, resume=args.resume,
-                                 progress=not args.no_progress, data_dir=args.data_dir, backend=args.backend)
+                                 progress=not args.no_progress, data_dir=args.data_dir, backend=args.backend,
+                                 parallel=args.parallel)
         print_results(results, out, console)
     return 0

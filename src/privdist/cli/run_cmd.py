@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 
+from ..errors import ValidationError
 from ..experiments import load_experiment, run_experiment
 from ..runtime import BACKENDS
 from .report import print_results
 
-__all__ = ["register", "add_run_options"]
+__all__ = ["register", "add_run_options", "check_run_options"]
 
 
 def add_run_options(p) -> None:
@@ -20,6 +21,19 @@ def add_run_options(p) -> None:
     p.add_argument("--overwrite", action="store_true", help="replace another experiment's results in --out")
     p.add_argument("--data-dir", default=None, help="data directory (default: $PRIVDIST_DATA_DIR or user cache)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--ray-address", help="Ray cluster for --backend ray / --parallel ray (default: a local Ray)")
+    p.add_argument("--parallel", choices=["process", "ray"], default="process",
+                   help="spread trials over --jobs processes (default) or over Ray tasks")
+
+
+def check_run_options(args) -> None:
+    """Reject inconsistent backend/parallel/address combinations before anything runs."""
+    if "ray" in (args.backend, args.parallel):
+        from ..runtime.ray_parallel import check_cli_options
+
+        check_cli_options(args.backend, args.parallel, args.jobs, args.ray_address)
+    elif args.ray_address:
+        raise ValidationError("--ray-address needs --backend ray or --parallel ray")
 
 
 def register(sub) -> None:
@@ -35,7 +49,9 @@ def _main(args) -> int:
     spec = load_experiment(args.experiment)
     spec = spec.with_overrides(trials=args.trials, seed=args.seed)
     out = args.out or os.path.join("results", spec.name)
+    check_run_options(args)
     results = run_experiment(spec, out, jobs=args.jobs, overwrite=args.overwrite, resume=args.resume,
-                             progress=not args.no_progress, data_dir=args.data_dir, backend=args.backend)
+                             progress=not args.no_progress, data_dir=args.data_dir, backend=args.backend,
+                             parallel=args.parallel)
     print_results(results, out)
     return 0

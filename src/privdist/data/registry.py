@@ -18,6 +18,7 @@ __all__ = ["DATASETS", "load_dataset"]
 DATASETS: dict[str, str] = {
     "dzoa_synthetic": "D-ZOA synthetic regression (S1 §VI): 100 x 10, seeded",
     "adult": "UCI Adult, one-hot (S3 §5.2): 45,222 x 104, labels +1/-1",
+    "gisette_synthetic": "synthetic gisette-shaped stand-in (S2): 6,000 + 1,000 x 5,000, seeded (not the real data)",
     **{name: info.description for name, info in LIBSVM_FILES.items()},
 }
 
@@ -56,4 +57,10 @@ def load_dataset(
         return load_adult(**params)
     if name in LIBSVM_FILES:
         return load_svmlight(name, data_dir=data_dir, **params)
+    if name == "gisette_synthetic":  # S2 stand-in for gisette (issue 4)
+        if rng is None:
+            raise TypeError("dataset 'gisette_synthetic' is generated at random: pass rng=numpy.random.Generator")
+        from .gisette import gisette_synthetic
+
+        return gisette_synthetic(rng, **params)
     raise UnknownNameError("dataset", name, list(DATASETS))

@@ -92,7 +92,7 @@ def _results(spec, trials, runs, claims, complete, figures):
 
 
 def run_experiment(spec: ExperimentSpec, out_dir, *, jobs: int = 1, overwrite: bool = False, resume: bool = False,
-                   progress: bool = True, data_dir=None, backend: str = "simulate") -> dict:
+                   progress: bool = True, data_dir=None, backend: str = "simulate", parallel: str = "process") -> dict:
     """Run all trials of ``spec`` into ``out_dir`` and return the results dictionary (also in results.json).
 
     Args:
@@ -104,6 +104,7 @@ def run_experiment(spec: ExperimentSpec, out_dir, *, jobs: int = 1, overwrite: b
         progress: show a progress bar.
         data_dir: directory of downloadable data files (svmlight).
         backend: runtime backend name.
+        parallel: ``"process"`` (``jobs`` worker processes) or ``"ray"`` (one Ray task per trial and run).
     """
     store = ResultsDir(out_dir, spec.name, spec.config(), overwrite=overwrite, resume=resume)
     done = store.finished_trials() if resume else {}
@@ -120,7 +121,13 @@ def run_experiment(spec: ExperimentSpec, out_dir, *, jobs: int = 1, overwrite: b
     cols = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*cols, disable=not progress, transient=True) as bar:
         task = bar.add_task(f"{spec.name}: trials", total=spec.trials, completed=len(done))
-        if jobs > 1 and len(todo) > 1:
+        if parallel == "ray":
+            from ..runtime.ray_parallel import ray_trials
+
+            for data in ray_trials(spec, todo, data_dir, backend):
+                finished(data)
+                bar.advance(task)
+        elif jobs > 1 and len(todo) > 1:
             with ProcessPoolExecutor(max_workers=jobs) as pool:
                 futures = [pool.submit(run_trial, spec, t, data_dir, backend) for t in todo]
                 for fut in as_completed(futures):

@@ -19,12 +19,13 @@ from .checkpoint import fingerprint, load_checkpoint, save_checkpoint
 from .contract import AGENT, COORDINATOR
 from .result import RunResult
 from .routing import Router
+from .ray_backend import RayBackend
 from .simulator import SimulatorBackend
 from .transcript import Transcript
 
 __all__ = ["run", "BACKENDS", "make_backend", "versions"]
 
-BACKENDS: dict[str, Callable[[], object]] = {"simulate": SimulatorBackend}
+BACKENDS: dict[str, Callable[[], object]] = {"simulate": SimulatorBackend, "ray": RayBackend}  # ray: imported lazily
 
 
 def make_backend(backend) -> object:

@@ -1,0 +1,280 @@
+"""D-ZOA: consensus ADMM with a cold-started two-point zeroth-order inner loop (spec §2.4; S1 Alg. 1, S0 Alg. 1).
+
+Outer iteration ``m`` at agent ``k`` (degree ``d_k``; ``nbr = sum_{l in N_k} beta_l^{(m-1)}``):
+
+    gamma_k^{(m-1)} = gamma_k^{(m-2)} + rho (d_k beta_k^{(m-1)} - nbr)                        (S1(5), AMB-D2)
+    F_k(b) = f_k(b) + b^T gamma_k^{(m-1)} + rho sum_l ||b - (beta_k + beta_l)/2||^2
+           = f_k(b) + rho d_k ||b||^2 - v_k^T b + const,  v_k = rho (d_k beta_k^{(m-1)} + nbr) - gamma_k^{(m-1)}
+
+then ``T`` inner steps from ``b_0 = 0`` (cold start, §2.3): ``u_{1,t} = u_1/t``, ``u_{2,t} = u_1/(P^2 t^2)``
+(AMB-D4), ``J_k`` pairs ``nu_1, nu_2 ~ N(0, I_P)``,
+
+    g^{(t)} = 1/J sum_j [F(b_{t-1} + u1 nu1_j + u2 nu2_j) - F(b_{t-1} + u1 nu1_j)] / u2 * nu2_j   (AMB-D5)
+    b_t = b_{t-1} - alpha_t g^{(t)},   alpha_t = alpha_0 R / (L sqrt(t P log 2P))                (AMB-D6)
+
+and the release ``beta_k^{(m)} = b_T`` (last iterate, AMB-D19). ``R = 2 ||beta^c||`` and ``L = L_k^{(m)}`` of
+§2.8 by default. All ``2 J_k`` points of a step are evaluated at once: for the squared loss (the papers' case)
+the differences are formed analytically from ``X nu`` products (no cancellation in ``F(a + u2 h) - F(a)``),
+other losses go through :meth:`HorizontalERM.local_values`; chunks of ``chunk`` pairs bound the memory
+(:mod:`.dzoa_inner`).
+
+Privacy (§2.7, :mod:`.dzoa_calibration`): no noise is added; each release is *declared* as the 2.1-constant
+Gaussian event S1 Thm 1 assumes, with the realised per-agent epsilon of S1(22) after rounding ``J_k``, composed
+by S1(25) (``composition="dzoa"``) and, for the same assumed events, by RDP/PLD. The paper's caveats are
+returned by :meth:`DZOA.assumptions`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .._checks import check_int, check_positive
+from ..errors import ValidationError
+from ..privacy import gaussian_release
+from ..runtime.contract import Aggregation, MessageSpec
+from .base import AlgorithmBase, check_problem_network, degrees_of
+from .dzoa_calibration import GAUSS_CONSTANT, Calibration, check_theorem_range
+from .dzoa_inner import generic_diff, squared_inner_loop, zo_inner_loop
+
+__all__ = ["DZOA", "DZOAState", "ProbeSink"]
+
+_CAVEATS = (
+    "dzoa: no noise is added; each release is declared as the Gaussian mechanism S1 Thm 1 assumes "
+    "(Gaussianity and per-entry independence of the inner-loop error are assumptions, S1 Lemma 1, AMB-D20)",
+    "dzoa: the variance upper bound S1(17) is used as if it were the variance (AMB-D9)",
+    "dzoa: the calibration uses ||beta^c|| and R, data-dependent quantities of all agents (AMB-D20)",
+    "dzoa: ||l'|| <= c1 (S1 Ass. 1) does not hold globally for the squared loss (AMB-D8)",
+)
+
+
+class ProbeSink:
+    """Receives probed inner-loop gradient entries (S1 Figs 2-3 Gaussianity check; in-process backends only).
+
+    ``values[i]`` is the last probed entry for the ``i``-th inner step of ``DZOA.probe_inner``.
+    """
+
+    def __init__(self, n: int = 2):
+        self.values = [float("nan")] * n
+
+    def pop(self, i: int) -> float:
+        """The value recorded for slot ``i`` since the last pop (NaN if none)."""
+        v, self.values[i] = self.values[i], float("nan")
+        return v
+
+
+@dataclass(frozen=True)
+class DZOAState:
+    """Agents' D-ZOA state: released ``beta`` (K, P), duals ``gamma`` (K, P), calibration and local data."""
+
+    beta: np.ndarray
+    gamma: np.ndarray
+    degrees: np.ndarray
+    problem: Any
+    calib: Calibration
+    lip_const: np.ndarray  # (K,) data part of L_k: 2/N (||X||^2 R + ||X^T y||) + eta/K G_R
+    agent_ids: np.ndarray
+    sink: Any = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class DZOA(AlgorithmBase):
+    """Factory: ``DZOA(epsilon=0.15, delta=1e-3)`` (S1 settings by default).
+
+    Args:
+        epsilon, delta: target per-iteration privacy; ``epsilon=None`` (``false`` in TOML) runs with a fixed ``J``
+            and declares no releases (S1 Fig. 1, "non-private").
+        mode: ``"s1"`` (``J_k`` from S1(22), ``alpha0`` fixed), ``"s0"`` (``J`` fixed, ``alpha0`` per agent from
+            S0(27)) or ``"fixed"`` (``J`` and ``alpha0`` as given; the implied epsilon is declared if ``epsilon``
+            is set).
+        J: direction pairs for modes ``s0``/``fixed``.
+        rho: ADMM penalty; T: inner iterations; u1: smoothing; alpha0: step constant; c: S1(17) constant.
+        c1: loss-gradient bound of the calibration (1 for rows of norm <= 1, AMB-D8).
+        R: radius constant (default ``2 ||beta^c||``, §2.8); L: Lipschitz constant (default ``L_k^{(m)}``).
+        step_scale: override of ``alpha_0 R / L`` (then ``L`` is not used).
+        beta_c_norm_sq: ``||beta^c||^2`` override; default computed from the problem per ``reference``.
+        reference: ``"distributed"`` (AMB-D12 default) or ``"literal"`` (S1(30)/(31)).
+        allow_outside_theorem: run with ``epsilon > 1`` or ``delta > 0.01`` (recorded in the assumptions).
+        check_rows: raise if a data row has norm > 1 while ``c1 = 1`` is assumed.
+        inner_output: ``"last"`` (faithful) or ``"average"`` (AMB-D19 option).
+        exact_inner: replace the inner loop by the exact minimiser of ``F_k`` (test oracle: consensus ADMM).
+        chunk: pairs per vectorised batch.
+        probe_agent, probe_inner, probe_entry: record entry ``probe_entry`` of ``g^{(t)}`` at agent
+            ``probe_agent`` for ``t`` in ``probe_inner`` into the problem's ``probe_sink`` (S1 Figs 2-3).
+    """
+
+    epsilon: float | None = 0.15
+    delta: float = 1e-3
+    mode: str = "s1"
+    J: int = 30
+    rho: float = 4.0
+    T: int = 100
+    u1: float = 1.0
+    alpha0: float = 0.54
+    c: float = 0.5
+    c1: float = 1.0
+    R: float | None = None
+    L: float | None = None
+    step_scale: float | None = None
+    beta_c_norm_sq: float | None = None
+    reference: str = "distributed"
+    allow_outside_theorem: bool = False
+    check_rows: bool = True
+    inner_output: str = "last"
+    exact_inner: bool = False
+    chunk: int = 65536
+    probe_agent: int = -1
+    probe_inner: tuple = (100, 50)
+    probe_entry: int = 0
+    name: ClassVar[str] = "dzoa"
+
+    def __post_init__(self):
+        if self.epsilon is False:  # TOML has no null: ``epsilon = false`` means no privacy target
+            object.__setattr__(self, "epsilon", None)
+        for nm in ("rho", "u1", "alpha0", "c", "c1"):
+            check_positive(getattr(self, nm), nm)
+        check_int(self.T, "T", 1)
+        check_int(self.J, "J", 1)
+        check_int(self.chunk, "chunk", 1)
+        for nm in ("R", "L", "step_scale"):
+            if getattr(self, nm) is not None:
+                check_positive(getattr(self, nm), nm)
+        if self.mode not in ("s1", "s0", "fixed"):
+            raise ValidationError(f"mode must be 's1', 's0' or 'fixed', got {self.mode!r}")
+        if self.reference not in ("distributed", "literal"):
+            raise ValidationError(f"reference must be 'distributed' or 'literal', got {self.reference!r}")
+        if self.inner_output not in ("last", "average"):
+            raise ValidationError(f"inner_output must be 'last' or 'average', got {self.inner_output!r}")
+        if self.epsilon is None:
+            if self.mode != "fixed":
+                raise ValidationError(f"epsilon=None (non-private run) needs mode='fixed', got {self.mode!r}")
+        else:
+            check_theorem_range(self.epsilon, self.delta, self.allow_outside_theorem)
+        object.__setattr__(self, "probe_inner", tuple(int(t) for t in self.probe_inner))
+
+    # ------------------------------------------------------------------ setup
+    def messages(self, problem, network):
+        return (MessageSpec("beta", (problem.n_features,), Aggregation.NEIGHBOR_SUM),)
+
+    def _beta_c_norm_sq(self, problem) -> float:
+        if self.beta_c_norm_sq is not None:
+            return float(self.beta_c_norm_sq)
+        from ..problems import literal_reference, reference_solution
+
+        if self.reference == "distributed":
+            bc = reference_solution(problem)
+        else:
+            X = np.concatenate([Xk for Xk, _ in problem.parts()])
+            y = np.concatenate([yk for _, yk in problem.parts()])
+            bc = literal_reference(X, y, problem.loss, problem.regularizer, problem.reg_weight)
+        return float(bc @ bc)
+
+    def init(self, problem, network, block, rng):
+        check_problem_network(problem, network)
+        local = problem.subset(block.agents) if block.size != problem.n_agents else problem
+        if self.check_rows and self.c1 == 1.0:
+            norms = np.linalg.norm(local.X, axis=2).max(axis=1)
+            if np.any(norms > 1 + 1e-9):
+                k = int(np.argmax(norms))
+                raise ValidationError(f"agent {int(block.agents[k])} has a data row of norm {norms[k]:.6g} > 1 while "
+                                      "c1 = 1 is assumed (normalise rows, spec §1.4, or pass check_rows=False)")
+        bsq = self._beta_c_norm_sq(problem)
+        R = self.R if self.R is not None else 2.0 * math.sqrt(bsq)
+        if not R > 0:
+            raise ValidationError("R = 2||beta^c|| is 0 (beta^c = 0); pass R explicitly")
+        P = problem.n_features
+        degrees = degrees_of(block)
+        calib = Calibration.build(self.mode, epsilon=self.epsilon, delta=self.delta, J=self.J, alpha0=self.alpha0,
+                                  degrees=degrees, counts=local.counts, T=self.T, P=P, rho=self.rho, c1=self.c1,
+                                  c=self.c, R=R, beta_c_norm_sq=bsq)
+        reg = local.regularizer.name
+        G_R = math.sqrt(P) if reg == "l1" else (2.0 * R if reg == "l2" else 0.0)
+        lip = np.empty(block.size)
+        for i, (Xk, yk) in enumerate(local.parts()):
+            lip[i] = 2.0 / Xk.shape[0] * (np.linalg.norm(Xk, 2) ** 2 * R + np.linalg.norm(Xk.T @ yk)) \
+                + local.local_reg * G_R
+        zeros = np.zeros((block.size, P))
+        sink = getattr(problem, "probe_sink", None) if self.probe_agent >= 0 else None
+        state = DZOAState(zeros, zeros.copy(), degrees, local, calib, lip, np.asarray(block.agents), sink)
+        return state, {"beta": zeros.copy()}
+
+    # ------------------------------------------------------------------- step
+    def _lipschitz(self, state, i, gamma, d, beta, nbr) -> float:
+        if self.L is not None:
+            return float(self.L)
+        R = state.calib.R
+        return float(state.lip_const[i] + np.linalg.norm(gamma) + 2 * self.rho * (d * R + 0.5 * np.linalg.norm(
+            d * beta + nbr)))
+
+    def step(self, state, inbox, t, rng):
+        d, nbr = state.degrees[:, None], inbox["beta"]
+        gamma = state.gamma + self.rho * (d * state.beta - nbr)
+        v = self.rho * (d * state.beta + nbr) - gamma
+        prob = state.problem
+        if self.exact_inner:
+            beta = prob.prox_solve(self.rho * state.degrees, v, init=state.beta, tol=1e-12)
+            return replace(state, beta=beta, gamma=gamma), {"beta": beta}
+        P = prob.n_features
+        ts = np.arange(1, self.T + 1, dtype=float)
+        beta = np.empty_like(state.beta)
+        squared = getattr(prob.loss, "name", "") == "squared"
+        reg = prob.regularizer.name
+        for i, gen in enumerate(rng.generators()):
+            scale = self.step_scale
+            if scale is None:
+                L = self._lipschitz(state, i, gamma[i], state.degrees[i], state.beta[i], nbr[i])
+                scale = state.calib.alpha0[i] * state.calib.R / L
+            alphas = scale / np.sqrt(ts * P * math.log(2 * P))
+            q = self.rho * state.degrees[i]
+            probe = None
+            if state.sink is not None and int(state.agent_ids[i]) == self.probe_agent:
+                probe = self._probe(state.sink)
+            J, avg = int(state.calib.J[i]), self.inner_output == "average"
+            if squared and reg in ("l1", "l2", "none"):
+                Xk, yk = prob.X[i, : prob.counts[i]], prob.y[i, : prob.counts[i]]
+                beta[i] = squared_inner_loop(Xk, yk, q + (prob.local_reg if reg == "l2" else 0.0), v[i],
+                                             prob.local_reg if reg == "l1" else 0.0, J, self.T, alphas, self.u1, gen,
+                                             self.chunk, probe, avg)
+            else:
+                beta[i] = zo_inner_loop(generic_diff(prob.subset([i]), q, v[i]), P, J, self.T, alphas, self.u1, gen,
+                                        self.chunk, probe, avg)
+        return replace(state, beta=beta, gamma=gamma), {"beta": beta}
+
+    def _probe(self, sink):
+        slots = {t: j for j, t in enumerate(self.probe_inner)}
+        entry = self.probe_entry
+
+        def probe(t, g):
+            if t in slots:
+                sink.values[slots[t]] = float(g[entry])
+
+        return probe
+
+    # ---------------------------------------------------------------- privacy
+    def dp_events(self, state, t):
+        eps = state.calib.epsilon
+        if self.epsilon is None or eps is None:
+            return [None] * state.beta.shape[0]
+        z = math.sqrt(GAUSS_CONSTANT * math.log(1.25 / self.delta))
+        return [gaussian_release(z / float(e), epsilon=float(e), delta=self.delta, composition="dzoa") for e in eps]
+
+    def estimate(self, state):
+        return state.beta
+
+    def assumptions(self):
+        if self.epsilon is None:
+            return ["dzoa: run without a privacy target (fixed J); no releases declared"]
+        out = list(_CAVEATS)
+        out += check_theorem_range(self.epsilon, self.delta, True) if self.allow_outside_theorem else []
+        out.append(f"dzoa: calibration mode {self.mode!r} (J from S1(22), alpha0 from S0(27), or fixed); "
+                   "R = 2||beta^c|| unless given (spec §2.8)")
+        if self.L is not None or self.step_scale is not None:
+            out.append("dzoa: step constant L (or alpha0 R / L) set by the user; S1(17) bounds the variance with L the "
+                       "Lipschitz constant of F_k, so a smaller L than that bound weakens the modelled guarantee")
+        if self.exact_inner:
+            out.append("dzoa: exact_inner=True replaces the zeroth-order loop by the exact minimiser; the declared "
+                       "releases do not hold for it (test oracle)")
+        return out

@@ -1,0 +1,267 @@
+"""DP ADMM sharing over vertically partitioned features, with a coordinator (S2; spec §3.4-§3.7).
+
+Parties ``m = 1..M`` hold feature blocks ``D_m``; the coordinator holds the labels, ``z``, ``y`` and
+``s = sum_m Q_m``. Runtime round ``t`` is the spec's iteration ``t - 1`` (S2(17); S2(7)-(9) with ``xi = 0``):
+
+1. party ``m`` receives ``r = s - z`` and ``y`` (broadcast), forms ``v_m = r - Q_m`` and solves in closed form
+   (Cholesky factor of ``2 lambda I + rho D_m^T D_m`` computed once at init)
+
+       (2 lambda I + rho D_m^T D_m) x_m = -D_m^T (y + rho v_m);
+
+2. it perturbs and sends only ``Q_m = D_m x~_m`` (an N-vector, ``GATHER``):
+   ``paper_precision``: ``x~ = x + xi``, ``xi ~ N(0, sigma^2 (D_m^T D_m)^+)`` (pseudo-inverse; eigenvalues below
+   ``1e-10 lambda_max`` dropped and counted in ``state.dropped``, AMB-V2); ``output``: ``Q_m = D_m x_m + e``,
+   ``e ~ N(0, sigma^2 I_N)`` (what the proof of S2 Thm 3 analyses, AMB-V3); ``variable_isotropic``:
+   ``xi ~ N(0, s^2 I)`` (the authors' noise-level sweep [CODE]); ``computed_heuristic``: the authors' data-dependent
+   ``C`` (not DP-sound; warned);
+3. the coordinator sets ``s = sum_m Q_m``, solves the ``N`` scalar problems
+   ``z_i = argmin w l_i(z) - y_i z + rho/2 (s_i - z)^2`` by a vectorised safeguarded Newton (spec §1.6), updates
+   ``y <- y + rho (s - z)`` (so ``y = grad l(z)``, S2 Lemma 2) and broadcasts ``r = s - z`` and ``y``.
+
+No ``x_m``, feature or label leaves its owner. DP event per party and round (``paper_precision`` and ``output``
+with ``epsilon`` given): ``GaussianDpEvent(sqrt(2 log(1.25/delta)) / epsilon)`` with the paper's per-release
+``(epsilon, delta)``, composed by advanced composition (S2 Cor. 1, ``composition="advanced"``); the sensitivity
+``C`` (:mod:`privdist.privacy.sharing_calibration`) rests on the assumed bound ``b1`` (AMB-V4), recorded in
+``assumptions()``. Adopts AMB-V1 (loss scale from the problem), V2, V3, V6 (``delta' = delta``), V11.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, replace
+from typing import ClassVar
+
+import numpy as np
+import scipy.linalg as sla
+from scipy.special import expit
+
+from .._checks import check_nonnegative, check_positive, check_probability
+from ..errors import ValidationError
+from ..privacy import gaussian_release
+from ..privacy.sharing_calibration import (computed_sensitivity, sharing_noise_multiplier, sharing_sensitivity)
+from ..runtime.contract import Aggregation, MessageSpec
+from .base import AlgorithmBase
+
+__all__ = ["check_vertical", "ADMMSharing", "SharingPartyState", "SharingCoordinatorState", "logistic_prox", "NOISE_MODES"]
+
+NOISE_MODES = ("variable_isotropic", "paper_precision", "output", "computed_heuristic")
+
+
+def check_vertical(problem, name: str) -> None:
+    """Raise :class:`ValidationError` unless ``problem`` is a vertical problem (parties + coordinator roles)."""
+    if not hasattr(problem, "coordinator_data"):
+        raise ValidationError(f"{name} needs a VerticalProblem, got {type(problem).__name__}")
+
+
+def logistic_prox(s: np.ndarray, y: np.ndarray, labels: np.ndarray, w: float, rho: float,
+                  tol: float = 1e-10, max_iter: int = 100) -> np.ndarray:
+    """Vectorised safeguarded Newton for ``argmin_z w log(1+e^{-Yz}) - y z + rho/2 (z - s)^2`` (spec §1.6).
+
+    The root of ``h'(z) = -w Y sigma(-Y z) - y + rho (z - s)`` lies in ``[s + (y - w)/rho, s + (y + w)/rho]``;
+    Newton steps leaving the (shrinking) bracket are replaced by bisection. Stops when ``max |h'| < tol``.
+    """
+    lo, hi = s + (y - w) / rho, s + (y + w) / rho
+    z = s.copy()
+    for _ in range(max_iter):
+        sig = expit(-labels * z)
+        g = -w * labels * sig - y + rho * (z - s)
+        if np.max(np.abs(g), initial=0.0) < tol:
+            break
+        lo = np.where(g < 0, z, lo)
+        hi = np.where(g > 0, z, hi)
+        z_new = z - g / (w * sig * (1.0 - sig) + rho)
+        z = np.where((z_new > lo) & (z_new < hi), z_new, 0.5 * (lo + hi))
+    return z
+
+
+@dataclass(frozen=True)
+class SharingPartyState:
+    """Parties of one block: ``x`` (b, d) noise-free ``x_m`` embedded at their offsets, ``Q`` (b, N) last shares,
+    ``chol``/``noise_factor`` per party (Cholesky factor; pseudo-inverse square root or None), ``dropped`` the
+    number of null directions removed from ``D_m^T D_m`` (``paper_precision``), ``data`` the blocks."""
+
+    x: np.ndarray
+    Q: np.ndarray
+    chol: tuple
+    noise_factor: tuple
+    dropped: tuple
+    sigma: np.ndarray
+    data: object
+
+
+@dataclass(frozen=True)
+class SharingCoordinatorState:
+    """Coordinator: labels (private), ``z``, ``y``, ``s`` (N,)."""
+
+    labels: np.ndarray
+    loss_weight: float
+    z: np.ndarray
+    y: np.ndarray
+    s: np.ndarray
+
+
+@dataclass(frozen=True)
+class ADMMSharing(AlgorithmBase):
+    """Factory: ``ADMMSharing(rho=1.0, mode="variable_isotropic", noise_std=0.0)``.
+
+    Args:
+        rho: ADMM penalty (> 0); 1 in the experiments [CODE].
+        mode: one of :data:`NOISE_MODES` (spec §3.6).
+        noise_std: the noise std ``s`` (``variable_isotropic``) or ``sigma`` (other modes) when ``epsilon`` is
+            None; 0 runs without noise.
+        epsilon, delta: per-iteration privacy; when ``epsilon`` is set, ``sigma = sqrt(2 log(1.25/delta)) C/eps``.
+        b1: assumed bound on ``||x||, ||y||, ||z||`` (required with ``epsilon`` except in ``computed_heuristic``).
+        c1: bound on ``|R''|`` (2 for ``||x||^2``).
+
+    Raises:
+        ValidationError: bad values, unknown mode, ``epsilon`` without ``b1``, ``computed_heuristic`` without
+            ``epsilon``.
+    """
+
+    rho: float = 1.0
+    mode: str = "variable_isotropic"
+    noise_std: float = 0.0
+    epsilon: float | None = None
+    delta: float = 0.01
+    b1: float | None = None
+    c1: float = 2.0
+    name: ClassVar[str] = "admm_sharing"
+    has_coordinator: ClassVar[bool] = True
+
+    def __post_init__(self):
+        check_positive(self.rho, "rho")
+        check_nonnegative(self.noise_std, "noise_std")
+        check_probability(self.delta, "delta")
+        check_nonnegative(self.c1, "c1")
+        if self.mode not in NOISE_MODES:
+            raise ValidationError(f"mode must be one of {NOISE_MODES}, got {self.mode!r}")
+        if self.epsilon is not None:
+            check_positive(self.epsilon, "epsilon")
+            if self.b1 is None and self.mode != "computed_heuristic":
+                raise ValidationError(f"mode {self.mode!r} with epsilon needs the assumed bound b1 (AMB-V4)")
+        elif self.mode == "computed_heuristic":
+            raise ValidationError("mode 'computed_heuristic' needs epsilon")
+        if self.b1 is not None:
+            check_nonnegative(self.b1, "b1")
+        if self.mode == "computed_heuristic":
+            warnings.warn("admm_sharing mode 'computed_heuristic' calibrates noise with private iterates: "
+                          "it is NOT differentially private (spec §3.6)", stacklevel=3)
+
+    # --- protocol -----------------------------------------------------------------------------------------
+    def messages(self, problem, network):
+        check_vertical(problem, self.name)
+        n = problem.n_samples
+        return (MessageSpec("Q", (n,), Aggregation.GATHER), MessageSpec("r", (n,), Aggregation.BROADCAST),
+                MessageSpec("y", (n,), Aggregation.BROADCAST))
+
+    def _sigma(self, d_m: int, lam: float, M: int) -> float:
+        if self.epsilon is None or self.mode == "computed_heuristic":
+            return self.noise_std
+        C = sharing_sensitivity(d_m, self.rho, lam, self.c1, self.b1, M)
+        return sharing_noise_multiplier(self.epsilon, self.delta) * C
+
+    def init(self, problem, network, block, rng):
+        check_vertical(problem, self.name)
+        data = problem.subset(block.agents)
+        lam = data.reg_weight
+        chol, factors, dropped, sigmas = [], [], [], []
+        for i, D in enumerate(data.blocks):
+            G = data.gram(i)
+            A = self.rho * G + 2.0 * lam * np.eye(G.shape[0])
+            try:
+                chol.append(sla.cho_factor(A, lower=True))
+            except np.linalg.LinAlgError:
+                raise ValidationError(f"party {int(block.agents[i])}: 2 lambda I + rho D^T D is singular; "
+                                      "use reg_weight > 0 or a full-column-rank block") from None
+            F, k = None, 0
+            if self.mode in ("paper_precision", "computed_heuristic"):
+                ev, V = np.linalg.eigh(G)
+                keep = ev > 1e-10 * max(ev.max(), 0.0)
+                k = int((~keep).sum())
+                F = V[:, keep] / np.sqrt(ev[keep])  # F F^T = (D^T D)^+
+                if k:
+                    warnings.warn(f"party {int(block.agents[i])}: D_m^T D_m is rank-deficient; {k} null "
+                                  "direction(s) dropped from the noise covariance (pseudo-inverse, AMB-V2)",
+                                  stacklevel=2)
+            factors.append(F)
+            dropped.append(k)
+            sigmas.append(self._sigma(D.shape[1], lam, data.n_parties))
+        zeros = np.zeros((block.size, data.n_samples))
+        state = SharingPartyState(np.zeros((block.size, data.n_features)), zeros, tuple(chol), tuple(factors),
+                                  tuple(dropped), np.asarray(sigmas), data)
+        return state, {"Q": zeros.copy()}
+
+    def init_coordinator(self, problem, network, rng):
+        cd = problem.coordinator_data()
+        n = cd.labels.shape[0]
+        zeros = np.zeros(n)
+        cstate = SharingCoordinatorState(cd.labels, cd.loss_weight, zeros, zeros.copy(), zeros.copy())
+        return cstate, {"r": zeros.copy(), "y": zeros.copy()}
+
+    def step(self, state, inbox, t, rng):
+        data, rho = state.data, self.rho
+        x, Q = np.zeros_like(state.x), np.empty_like(state.Q)
+        gens = None
+        for i, D in enumerate(data.blocks):
+            r, y = inbox["r"][i], inbox["y"][i]
+            v = r - state.Q[i]
+            x_m = sla.cho_solve(state.chol[i], -np.asarray(D.T @ (y + rho * v)).ravel())
+            o = data.offsets[i]
+            x[i, o:o + x_m.shape[0]] = x_m
+            sigma = state.sigma[i]
+            if self.mode == "computed_heuristic":
+                C = computed_sensitivity(D.shape[1], rho, data.reg_weight, float(np.linalg.norm(y)),
+                                         float(np.linalg.norm(v)))
+                sigma = sharing_noise_multiplier(self.epsilon, self.delta) * C
+            if sigma > 0:
+                gens = gens or rng.generators()
+                g = gens[i]
+                if self.mode == "output":
+                    Q[i] = np.asarray(D @ x_m).ravel() + sigma * g.standard_normal(data.n_samples)
+                    continue
+                if self.mode == "variable_isotropic":
+                    xi = sigma * g.standard_normal(x_m.shape[0])
+                else:
+                    F = state.noise_factor[i]
+                    xi = sigma * (F @ g.standard_normal(F.shape[1]))
+                Q[i] = np.asarray(D @ (x_m + xi)).ravel()
+            else:
+                Q[i] = np.asarray(D @ x_m).ravel()
+        return replace(state, x=x, Q=Q), {"Q": Q}
+
+    def step_coordinator(self, cstate, inbox, t, rng):
+        s = inbox["Q"].sum(axis=0)
+        z = logistic_prox(s, cstate.y, cstate.labels, cstate.loss_weight, self.rho)
+        y = cstate.y + self.rho * (s - z)
+        return replace(cstate, z=z, y=y, s=s), {"r": s - z, "y": y}
+
+    # --- privacy and scoring ------------------------------------------------------------------------------
+    def _release(self):
+        if self.epsilon is None or self.mode not in ("paper_precision", "output"):
+            return None
+        z = sharing_noise_multiplier(self.epsilon, self.delta)
+        return gaussian_release(z, epsilon=self.epsilon, delta=self.delta, composition="advanced")
+
+    def dp_events(self, state, t):
+        return [self._release()] * state.x.shape[0]
+
+    def estimate(self, state):
+        return state.x
+
+    def assumptions(self):
+        out = []
+        if self.mode in ("paper_precision", "output") and self.epsilon is not None:
+            out.append(f"admm_sharing ({self.mode}): per-release (epsilon={self.epsilon}, delta={self.delta}) "
+                       f"rests on the sensitivity bound C of S2 Lemma 1 with the ASSUMED bound b1={self.b1} on "
+                       "||x||, ||y||, ||z|| (not enforced), ||(D_m^T D_m)^-1|| = 1/d_m and unit-norm rows "
+                       "(S2 Ass. 2.3, not enforced) (AMB-V4, AMB-V5)")
+            if self.mode == "paper_precision":
+                out.append("admm_sharing (paper_precision): S2 Thm 3 treats D_m xi as a scalar N(0, sigma^2); "
+                           "it is an N-vector with covariance sigma^2 Pi_m (AMB-V3)")
+        elif self.mode == "computed_heuristic":
+            out.append("admm_sharing (computed_heuristic): noise calibrated with private iterates; "
+                       "NO differential-privacy guarantee (spec §3.6)")
+        elif self.noise_std > 0 or self.epsilon is not None:
+            out.append(f"admm_sharing ({self.mode}): noise without an a-priori sensitivity bound; "
+                       "no differential-privacy guarantee is claimed")
+        return out

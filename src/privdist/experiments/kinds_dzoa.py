@@ -1,0 +1,174 @@
+"""Experiment pieces for the D-ZOA papers (S0, S1; spec §2.11, §7): epsilon-bar axes, the Gaussianity check,
+a "comparable" claim and the baselines' grid search on disjoint seeds.
+
+* Problem kind ``dzoa_probe``: the ``horizontal_erm`` problem with a :class:`~privdist.algorithms.dzoa.ProbeSink`
+  attached; metrics ``ne``, ``probe1``, ``probe2`` (the entry of ``g_k^{(t)}`` that D-ZOA's ``probe_*``
+  parameters select, recorded in every outer round; NaN when nothing was probed). In-process backends only.
+* Plot kinds ``final_vs_epsbar`` (final metric vs the total epsilon of S1(25), read from each run's privacy report,
+  i.e. the *realised* epsilon after rounding ``J``), ``probe_hist`` and ``probe_qq`` (S1 Figs 2-3; column
+  ``round`` of the probe trace across trials, with Shapiro-Wilk and Anderson-Darling statistics printed on the
+  axes).
+* Claim kind ``within_factor``: the final metric of ``run`` is within a factor ``value`` of every run in
+  ``than`` (S1 Fig. 1, "comparable").
+* :func:`grid_search`: final metric of each grid point on seeds disjoint from the evaluation seed (the papers
+  tune baselines "for best accuracy"; the grid and the choice are written into the catalog entries, which
+  results.json records as ``config``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from ..algorithms.dzoa import ProbeSink
+from .build import ProblemKind, Trial, register_problem_kind
+from .claims import _final, register_claim_kind
+from .kinds import build_horizontal_erm
+from .plots import register_plotter
+
+__all__ = ["build_dzoa_probe", "normality_stats", "grid_search", "paper_epsilon_bar"]
+
+
+def build_dzoa_probe(spec, rng, data_dir) -> Trial:
+    """``horizontal_erm`` trial whose problem carries a probe sink read by the ``probe1``/``probe2`` metrics."""
+    trial = build_horizontal_erm(spec, rng, data_dir)
+    sink = ProbeSink(2)
+    trial.problem.probe_sink = sink
+    trial.metrics["probe1"] = lambda est: sink.pop(0)
+    trial.metrics["probe2"] = lambda est: sink.pop(1)
+    return trial
+
+
+register_problem_kind(ProblemKind("dzoa_probe", frozenset({"loss", "regularizer", "reg_weight", "reference"}),
+                                  ("ne", "probe1", "probe2"), build_dzoa_probe))
+
+
+def paper_epsilon_bar(run: dict) -> float | None:
+    """The largest per-agent total epsilon of a run under the paper accountant (S1(25) for 2.1-Gaussians)."""
+    vals = [a["epsilon"].get("paper") for a in run.get("privacy", {}).get("per_agent", [])]
+    vals = [v for v in vals if v is not None]
+    return max(vals) if vals else None
+
+
+def _final_vs_epsbar(ax, plot, runs, traces):
+    metric = plot.get("metric")
+    groups: dict[str, list] = {}
+    for r in runs:
+        if plot.get("runs") and r.get("group") not in plot["runs"] and r["label"] not in plot["runs"]:
+            continue
+        eb = paper_epsilon_bar(r)
+        if eb is None:
+            continue
+        data = traces[f"{r['label']}::{metric}"][:, -1]
+        groups.setdefault(r["group"], []).append((eb, data.mean(), data.std()))
+    for group, pts in groups.items():
+        pts.sort()
+        xs, ys, ss = map(np.asarray, zip(*pts))
+        ax.errorbar(xs, ys, yerr=ss if len(pts) > 1 else None, marker="o", capsize=3,
+                    label=group.replace("{epsilon}", "").replace("eps=", "").strip(" ,="))
+    ax.set_xlabel("total epsilon-bar (S1(25), realised)")
+
+
+def normality_stats(x) -> dict:
+    """Shapiro-Wilk ``W`` and Anderson-Darling ``A^2`` with their p-values (``n`` finite values used)."""
+    from scipy import stats
+
+    x = np.asarray(x, dtype=float)
+    x = x[np.isfinite(x)]
+    if x.size < 3:
+        return {"n": int(x.size)}
+    w, p = stats.shapiro(x)
+    ad = stats.anderson(x, dist="norm", method="interpolate")
+    return {"n": int(x.size), "shapiro_w": float(w), "shapiro_p": float(p), "anderson": float(ad.statistic),
+            "anderson_p": float(ad.pvalue)}
+
+
+def _probe_values(plot, runs, traces):
+    label = plot.get("runs", [runs[0]["label"]])[0]
+    data = traces[f"{label}::{plot['metric']}"]
+    col = int(plot.get("round", data.shape[1] - 1))
+    return data[:, col], label, col
+
+
+def _stats_text(x) -> str:
+    s = normality_stats(x)
+    if "shapiro_w" not in s:
+        return f"n = {s['n']} (too few for a test)"
+    return (f"n = {s['n']}\nShapiro-Wilk W = {s['shapiro_w']:.3f}, p = {s['shapiro_p']:.3g}\n"
+            f"Anderson-Darling A2 = {s['anderson']:.3f}, p = {s['anderson_p']:.3g} (tabulated, clipped to [0.01, 0.15])")
+
+
+def _probe_hist(ax, plot, runs, traces):
+    x, label, col = _probe_values(plot, runs, traces)
+    x = x[np.isfinite(x)]
+    ax.hist(x, bins=max(5, int(np.sqrt(x.size)) + 2), color="C0", alpha=0.8, label=f"{label}, m={col}")
+    ax.text(0.02, 0.97, _stats_text(x), transform=ax.transAxes, va="top", fontsize=7,
+            bbox={"facecolor": "white", "alpha": 0.8, "lw": 0})
+    ax.set_xlabel("entry of g_k^(t) (agent 2)")
+
+
+def _probe_qq(ax, plot, runs, traces):
+    from scipy import stats
+
+    x, label, col = _probe_values(plot, runs, traces)
+    x = x[np.isfinite(x)]
+    (osm, osr), (slope, icpt, _) = stats.probplot(x, dist="norm")
+    ax.plot(osm, osr, "o", ms=3, label=f"{label}, m={col}")
+    ax.plot(osm, slope * osm + icpt, "r-", lw=1, label="normal fit")
+    ax.text(0.02, 0.97, _stats_text(x), transform=ax.transAxes, va="top", fontsize=7,
+            bbox={"facecolor": "white", "alpha": 0.8, "lw": 0})
+    ax.set_xlabel("standard normal quantiles")
+
+
+register_plotter("final_vs_epsbar", _final_vs_epsbar)
+register_plotter("probe_hist", _probe_hist, frozenset({"round"}))
+register_plotter("probe_qq", _probe_qq, frozenset({"round"}))
+
+
+def _within_factor(c, by_label, metric):
+    a = _final(by_label, c["run"], metric)
+    others = {lab: _final(by_label, lab, metric) for lab in c["than"]}
+    ratios = {lab: max(a / v, v / a) if a > 0 and v > 0 else math.inf for lab, v in others.items()}
+    evidence = f"{metric} {c['run']}: {a:.4g}; " + "; ".join(
+        f"{lab}: {others[lab]:.4g} (ratio {ratios[lab]:.3g})" for lab in others) + f" (allowed factor {c['value']})"
+    return all(r <= c["value"] for r in ratios.values()), evidence
+
+
+register_claim_kind("within_factor", _within_factor)
+
+
+def grid_search(spec, label: str, grid: dict, *, seed: int = 1000, trials: int = 5, rounds: int | None = None,
+                metric: str = "ne") -> list[dict]:
+    """Mean final ``metric`` of run ``label`` of ``spec`` for every point of ``grid`` on trials of ``seed``.
+
+    Args:
+        spec: an :class:`~privdist.experiments.spec.ExperimentSpec`.
+        label: the run (after sweep expansion) whose parameters are varied.
+        grid: ``{param: [values]}``; every combination is run.
+        seed: base seed of the tuning trials (use one disjoint from the evaluation seed).
+        trials: tuning trials per grid point; rounds: override of the spec's rounds.
+
+    Returns:
+        ``[{"params": {...}, "final_mean": float}]`` sorted best first.
+    """
+    from ..algorithms import make_algorithm
+    from ..runtime import run as run_algorithm
+    from .build import build_trial
+
+    base = next(r for r in spec.runs if r.label == label)
+    names = sorted(grid)
+    out = []
+    built = [build_trial(spec, t, seed=seed) for t in range(trials)]
+    for values in itertools.product(*(grid[n] for n in names)):
+        params = {**base.params, **dict(zip(names, values))}
+        finals = []
+        for t, b in enumerate(built):
+            res = run_algorithm(make_algorithm(base.algorithm, **params), b.problem, b.network,
+                                rounds or spec.rounds, seed=seed, trial=t, metrics={metric: b.metrics[metric]},
+                                transcript="none")
+            finals.append(res.curves[metric][-1])
+        val = float(np.mean(finals))
+        out.append({"params": dict(zip(names, values)), "final_mean": val if np.isfinite(val) else math.inf})
+    return sorted(out, key=lambda r: r["final_mean"])

@@ -1,0 +1,61 @@
+"""D-ZOA experiment pieces: catalog entries parse, probe kind, epsilon-bar plot, within_factor claim, tuning."""
+
+import numpy as np
+import pytest
+
+from privdist.experiments import run_experiment
+from privdist.experiments.catalog import catalog
+from privdist.experiments.claims import check_claims
+from privdist.experiments.kinds_dzoa import grid_search, normality_stats, paper_epsilon_bar
+from privdist.experiments.spec import load_spec_file, parse_spec
+
+DZOA_SPECS = ["s0_fig2", "s0_fig3", "s1_fig1", "s1_fig2_3", "s1_fig4", "s1_fig5", "s1_fig6", "s1_fig7"]
+
+
+def _catalog():
+    return catalog()
+
+
+def test_every_dzoa_figure_has_a_parsing_catalog_entry():
+    cat = _catalog()
+    for name in DZOA_SPECS:
+        spec = cat[name]
+        assert spec.paper in ("S0", "S1") and spec.trials == 100 and spec.quick_trials < spec.trials
+        assert spec.claims or name == "s1_fig2_3"
+
+
+def test_probe_experiment_runs_and_draws_normality_plots(tmp_path):
+    raw = dict(_catalog()["s1_fig2_3"].raw)
+    raw.update(trials=3, rounds=4)
+    raw["runs"] = [{**raw["runs"][0], "params": {**raw["runs"][0]["params"], "T": 6, "probe_inner": [6, 3]}}]
+    raw["plots"] = [{**p, "round": 2 if p["metric"] == "probe1" else 4} for p in raw["plots"]]
+    spec = parse_spec(raw)
+    res = run_experiment(spec, tmp_path / "out", progress=False)
+    assert "fig2_qq_t100_m50.png" in res["figures"] and (tmp_path / "out" / "fig3_histogram_t50_m150.png").exists()
+    traces = np.load(tmp_path / "out" / "traces.npz")
+    probe = traces["D-ZOA eps=0.15::probe1"]
+    assert probe.shape == (3, 5) and np.all(np.isfinite(probe[:, 1:]))
+    assert np.all(np.isnan(probe[:, 0]))  # nothing is probed before the first round
+
+
+def test_normality_stats_tell_gaussian_from_exponential():
+    rng = np.random.default_rng(0)
+    g, e = normality_stats(rng.standard_normal(200)), normality_stats(rng.exponential(size=200))
+    assert g["shapiro_p"] > 0.01 > e["shapiro_p"]
+    assert g["anderson_p"] >= 0.05 and e["anderson_p"] <= 0.01 and g["anderson"] < e["anderson"]
+
+
+def test_within_factor_claim_and_epsilon_bar():
+    runs = [{"label": "a", "metrics": {"ne": {"final_mean": 0.1}}}, {"label": "b", "metrics": {"ne": {"final_mean": 0.5}}},
+            {"label": "c", "metrics": {"ne": {"final_mean": 5.0}}}]
+    out = check_claims([{"id": "x", "kind": "within_factor", "run": "a", "than": ["b"], "value": 10.0},
+                        {"id": "y", "kind": "within_factor", "run": "a", "than": ["b", "c"], "value": 10.0}], runs, "ne")
+    assert [c["holds"] for c in out] == [True, False] and "ratio 50" in out[1]["evidence"]
+    run = {"privacy": {"per_agent": [{"epsilon": {"paper": 1.0}}, {"epsilon": {"paper": 2.5}}]}}
+    assert paper_epsilon_bar(run) == 2.5 and paper_epsilon_bar({"privacy": {"per_agent": []}}) is None
+
+
+def test_grid_search_ranks_points_on_disjoint_seed():
+    spec = _catalog()["s0_fig2"]
+    out = grid_search(spec, "DP-ADMM eps=0.95 delta=0.001", {"eta0": [0.01, 1.0]}, seed=1000, trials=2, rounds=40)
+    assert [r["params"]["eta0"] for r in out] == [1.0, 0.01] and out[0]["final_mean"] < out[1]["final_mean"]
