@@ -47,9 +47,11 @@ def test_build_metrics_and_baselines():
     assert trial.metrics["test_log_loss"](est) == pytest.approx(np.log(2))
     assert trial.metrics["train_objective"](est) == pytest.approx(np.log(2))
     assert trial.metrics["n_train"](est) == 300
-    sgd = [trial.metrics["sgd_test_log_loss"](est) for _ in range(13)]
-    assert sgd[0] == pytest.approx(np.log(2), abs=0.05) and sgd[-1] < sgd[0]  # epoch t at call t
-    assert trial.metrics["sgd_test_log_loss"](est) == sgd[0]  # next run starts over
+    metric = trial.metrics["sgd_test_log_loss"]
+    assert metric.with_round
+    sgd = [metric(est, t) for t in range(13)]
+    assert sgd[0] == pytest.approx(np.log(2), abs=0.05) and sgd[-1] < sgd[0]  # epoch t at round t
+    assert metric(est, 0) == sgd[0]
     assert 0 < trial.metrics["sklearn_all_test_log_loss"](est) < np.log(2)
 
 

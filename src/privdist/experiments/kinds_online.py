@@ -9,11 +9,9 @@ Problem kinds (``[problem].kind``):
 ``[network]`` kinds for these problems: ``s4`` (A_1, A_2, A_3 of spec §5.8; params ``schedule`` = "cyclic" |
 "random", ``seed``) and ``random_time_varying`` (params ``n``, ``n_matrices``, ``density``, ``schedule``).
 
-Metrics. The regret needs the round ``t`` (to know ``f_t``) but a metric only receives the decisions. The
-runner (through :func:`privdist.run`) evaluates every metric exactly ``rounds + 1`` times per run, in round
-order (after init, then after each round), so a :class:`RoundClock` metric counts its calls modulo
-``rounds + 1``: call ``k`` scores the decisions ``x_{k+1}`` against ``f_{k+1}`` (the problem is drawn with
-``rounds + 1`` cost functions; the last term is not plotted). Metric ``regret_<i>_<v>`` (1-based) is the round
+Metrics. The regret needs the round (to know ``f_t``): the metrics are round-aware (``with_round``, see
+:func:`privdist.run`), and at round index ``k`` they score the decisions ``x_{k+1}`` against ``f_{k+1}`` (the
+problem is drawn with ``rounds + 1`` cost functions; the last term is not plotted). Metric ``regret_<i>_<v>`` (1-based) is the round
 term ``<sum_j grad f_t^j(x_t^i), x_t^i - v>`` of node ``i`` against vertex ``v`` of Omega; the plot and claims
 average their cumulative sums over trials and then take the max over vertices (spec §5.8, AMB-O8). Metric
 ``regret_rate`` is the single-trial ``max_i R_{k+1}^i / (k+1)`` at index ``k`` (the max inside the expectation,
@@ -47,14 +45,14 @@ class _MetricNames(tuple):
 
 
 class RoundClock:
-    """Round-aware regret terms: call ``k`` (mod ``rounds + 1``) scores the decisions at time ``t = k + 1``.
+    """Round-aware regret terms: round index ``k`` scores the decisions at time ``t = k + 1``.
 
-    One clock is shared by the ``N x V`` metrics of a trial; each metric keeps its own call counter and the
-    clock caches the terms of the last (round, decisions) evaluated.
+    One clock is shared by the ``N x V`` metrics of a trial; it caches the terms of the last (round, decisions)
+    evaluated. ``regret_rate`` accumulates over the rounds of one run, which the runner evaluates in order.
     """
 
     def __init__(self, problem, rounds: int):
-        self.problem, self.period = problem, rounds + 1
+        self.problem = problem
         self._key, self._terms = None, None
 
     def terms(self, k: int, est: np.ndarray) -> np.ndarray:
@@ -65,26 +63,23 @@ class RoundClock:
 
     def rate_metric(self):
         """The metric ``regret_rate``: ``max_{i,v} sum_{t<=k+1} r_t(i, v) / (k + 1)`` within one run."""
-        calls, cum = [0], [None]
+        cum = [None]
 
-        def fn(est):
-            k = calls[0] % self.period
-            calls[0] += 1
+        def fn(est, k):
             terms = self.terms(k, np.asarray(est, dtype=float))
             cum[0] = terms.copy() if k == 0 else cum[0] + terms
             return float(cum[0].max() / (k + 1))
 
+        fn.with_round = True
         return fn
 
     def metric(self, node: int, vertex: int):
-        """The metric ``regret_<node+1>_<vertex+1>`` as a callable ``f(est) -> float``."""
-        calls = [0]
+        """The metric ``regret_<node+1>_<vertex+1>`` as a round-aware callable ``f(est, k) -> float``."""
 
-        def fn(est):
-            k = calls[0] % self.period
-            calls[0] += 1
+        def fn(est, k):
             return float(self.terms(k, np.asarray(est, dtype=float))[node, vertex])
 
+        fn.with_round = True
         return fn
 
 

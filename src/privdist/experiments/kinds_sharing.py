@@ -109,14 +109,12 @@ def _sgd_curves(problem, network, Xtr_full, Xte_full, yte, sgd: dict, epochs: in
 
 
 def _by_round(curve: np.ndarray, rounds: int):
-    """A runner metric returning ``curve[t]`` on its ``t``-th call (mod ``rounds + 1``, one cycle per run)."""
-    count = [0]
+    """A round-aware runner metric returning ``curve[t]`` at round ``t`` (see :func:`privdist.run`)."""
 
-    def metric(est):
-        t = count[0] % (rounds + 1)
-        count[0] += 1
+    def metric(est, t):
         return float(curve[min(t, len(curve) - 1)])
 
+    metric.with_round = True
     return metric
 
 

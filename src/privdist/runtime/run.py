@@ -55,6 +55,11 @@ def versions() -> dict[str, str]:
     return dict(_versions())
 
 
+def _evaluate(fn, est: np.ndarray, t: int) -> float:
+    """A metric value at round ``t`` (round-aware metrics get ``t``)."""
+    return float(fn(est, t) if getattr(fn, "with_round", False) else fn(est))
+
+
 def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int = 0, backend="simulate",
         metrics: Mapping[str, Callable[[np.ndarray], float]] | None = None, keep_iterates: bool = False,
         transcript: str = "digest", checkpoint: str | Path | None = None, checkpoint_every: int = 0,
@@ -68,7 +73,8 @@ def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int =
         rounds: number of rounds ``T >= 1``.
         seed, trial: randomness coordinates; streams are derived per (seed, trial, agent, round).
         backend: ``"simulate"`` (default) or a backend object.
-        metrics: ``name -> f(estimates (K, P)) -> float`` evaluated after init and after every round.
+        metrics: ``name -> f(estimates (K, P)) -> float`` evaluated after init (round 0) and after every round;
+            a function with attribute ``with_round = True`` is called as ``f(estimates, t)``.
         keep_iterates: also return every round's released values.
         transcript: ``"full"``, ``"digest"`` or ``"none"``.
         checkpoint: file to save progress to every ``checkpoint_every`` rounds (and at the end).
@@ -119,7 +125,7 @@ def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int =
             router.check_outbox(COORDINATOR, coord_out, K, 0)
             record.record(0, COORDINATOR, coord_out)
         est = be.estimate()
-        curves = {name: [float(fn(est))] for name, fn in metrics.items()}
+        curves = {name: [_evaluate(fn, est, 0)] for name, fn in metrics.items()}
         iterates = [est.copy()] if keep_iterates else None
     t_init = time.perf_counter() - t0
 
@@ -143,7 +149,7 @@ def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int =
                 record.record(t, COORDINATOR, coord_out)
             est = be.estimate()
             for name, fn in metrics.items():
-                curves[name].append(float(fn(est)))
+                curves[name].append(_evaluate(fn, est, t))
             if keep_iterates:
                 iterates.append(est.copy())
             if checkpoint is not None and checkpoint_every and t % checkpoint_every == 0 and t < rounds:
