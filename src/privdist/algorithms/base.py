@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import ShapeMismatchError, ValidationError
 
-__all__ = ["AlgorithmBase", "check_problem_network"]
+__all__ = ["AlgorithmBase", "check_problem_network", "degrees_of", "per_iteration_gaussian_releases"]
 
 
 class AlgorithmBase:
@@ -38,3 +38,16 @@ def check_problem_network(problem, network, needs_degrees: bool = True) -> None:
 def degrees_of(block) -> np.ndarray:
     """Degrees ``d_k`` of the block's agents as floats."""
     return np.asarray(block.degrees, dtype=float)
+
+
+def per_iteration_gaussian_releases(algo, n: int) -> list:
+    """``n`` copies of the per-iteration Gaussian release of an algorithm with ``epsilon``, ``delta``,
+    ``gaussian_constant`` and ``noise_multiplier`` (none when ``epsilon`` is None): composed by S1(25) for the
+    2.1 constant (D-ZOA comparison mode, AMB-X2) and by the moments bound (spec §1.3-2) for 2."""
+    if algo.epsilon is None:
+        return [None] * n
+    from ..privacy import gaussian_release
+
+    composition = "dzoa" if algo.gaussian_constant == 2.1 else "moments"
+    return [gaussian_release(algo.noise_multiplier, epsilon=algo.epsilon, delta=algo.delta,
+                             composition=composition)] * n

@@ -24,9 +24,8 @@ import numpy as np
 
 from .._checks import check_positive, check_probability
 from ..errors import ValidationError
-from ..privacy import gaussian_release
 from ..runtime.contract import Aggregation, MessageSpec
-from .base import AlgorithmBase, check_problem_network
+from .base import AlgorithmBase, check_problem_network, per_iteration_gaussian_releases
 
 __all__ = ["DPADMM", "DPADMMState", "DPADMMCoordinatorState"]
 
@@ -118,11 +117,7 @@ class DPADMM(AlgorithmBase):
         return replace(cstate, z=z, lam=lam), {"z": z, "lam": lam}
 
     def dp_events(self, state, t):
-        if self.epsilon is None:
-            return [None] * state.w.shape[0]
-        composition = "dzoa" if self.gaussian_constant == 2.1 else "moments"
-        rel = gaussian_release(self.noise_multiplier, epsilon=self.epsilon, delta=self.delta, composition=composition)
-        return [rel] * state.w.shape[0]
+        return per_iteration_gaussian_releases(self, state.w.shape[0])
 
     def estimate(self, state):
         return state.w

@@ -27,9 +27,8 @@ import numpy as np
 
 from .._checks import check_positive, check_probability
 from ..errors import ValidationError
-from ..privacy import gaussian_release
 from ..runtime.contract import Aggregation, MessageSpec
-from .base import AlgorithmBase, check_problem_network
+from .base import AlgorithmBase, check_problem_network, per_iteration_gaussian_releases
 
 __all__ = ["DPSGD", "DPSGDState"]
 
@@ -99,11 +98,7 @@ class DPSGD(AlgorithmBase):
         return replace(state, x=x, q=q), {"q": q}
 
     def dp_events(self, state, t):
-        if self.epsilon is None:
-            return [None] * state.q.shape[0]
-        composition = "dzoa" if self.gaussian_constant == 2.1 else "moments"
-        rel = gaussian_release(self.noise_multiplier, epsilon=self.epsilon, delta=self.delta, composition=composition)
-        return [rel] * state.q.shape[0]
+        return per_iteration_gaussian_releases(self, state.q.shape[0])
 
     def estimate(self, state):
         return state.q

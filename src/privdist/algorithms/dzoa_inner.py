@@ -18,7 +18,7 @@ __all__ = ["zo_gradient", "zo_inner_loop", "squared_diff", "generic_diff", "squa
 
 
 def zo_gradient(value_diff, b: np.ndarray, J: int, u1t: float, u2t: float, gen: np.random.Generator,
-                chunk: int = 65536) -> np.ndarray:
+                chunk: int = 4096) -> np.ndarray:
     """Two-point estimate ``g = 1/J sum_j [F(b + u1t nu1 + u2t nu2) - F(b + u1t nu1)] / u2t nu2`` (S1(8)),
     all pairs of a chunk at once (draws ``(2, P, c)`` standard normals per chunk)."""
     P = b.shape[0]
@@ -32,7 +32,7 @@ def zo_gradient(value_diff, b: np.ndarray, J: int, u1t: float, u2t: float, gen: 
 
 
 def zo_inner_loop(value_diff, P: int, J: int, T: int, alphas: np.ndarray, u1: float, gen: np.random.Generator,
-                  chunk: int = 65536, probe=None, average: bool = False) -> np.ndarray:
+                  chunk: int = 4096, probe=None, average: bool = False) -> np.ndarray:
     """The two-point zeroth-order loop of S1(7)-(9) from ``b_0 = 0`` (also OR-ZO's iteration, spec §6.7).
 
     Args:
@@ -92,7 +92,7 @@ def generic_diff(sub, q, v):
     return diff
 
 
-def squared_inner_loop(X, y, q: float, v, l1w: float, J: int, T: int, alphas, u1: float, gen, chunk: int = 65536,
+def squared_inner_loop(X, y, q: float, v, l1w: float, J: int, T: int, alphas, u1: float, gen, chunk: int = 4096,
                        probe=None, average: bool = False) -> np.ndarray:
     """:func:`zo_inner_loop` for ``F(b) = 1/n ||X b - y||^2 + l1w ||b||_1 + q ||b||^2 - v^T b`` (same draws)."""
     n, P = X.shape

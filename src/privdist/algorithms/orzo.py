@@ -111,7 +111,7 @@ class ORZO(CentralRelay, AlgorithmBase):
     R: float | None = None
     G: float | None = None
     output: str = "average"
-    chunk: int = 65536
+    chunk: int = 4096
     name: ClassVar[str] = "orzo"
 
     def __post_init__(self):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from rich.console import Console
 from rich.table import Table
@@ -32,5 +33,5 @@ def _main(args) -> int:
     for r in rows:
         table.add_row(r["name"], r["paper"] or "-", r["figure"], str(r["trials"]),
                       f"{r['estimated_seconds']:.0f} s", r["title"])
-    Console().print(table)
+    Console(width=None if sys.stdout.isatty() else 160).print(table)
     return 0

@@ -10,6 +10,7 @@ References:
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,7 +21,7 @@ from ..errors import UnknownNameError, ValidationError
 __all__ = ["Loss", "SquaredLoss", "LogisticLoss", "make_loss", "LOSSES"]
 
 
-class Loss:
+class Loss(abc.ABC):
     """Base of per-sample losses ``l(z, y)``; subclasses define ``value``, ``dz`` and ``d2z``.
 
     Attributes:
@@ -33,14 +34,17 @@ class Loss:
     quadratic: bool = False
     curvature_bound: float = np.inf
 
-    def value(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def value(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """``l(z, y)`` elementwise."""
 
-    def dz(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def dz(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """``dl/dz`` elementwise."""
 
-    def d2z(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def d2z(self, z: np.ndarray, y: np.ndarray) -> np.ndarray:
+        """``d2l/dz2`` elementwise."""
 
     def check_labels(self, y: np.ndarray, where: str) -> np.ndarray:
         """Validate labels for this loss; return them as float."""

@@ -20,6 +20,8 @@ calibration stays valid.
 
 from __future__ import annotations
 
+import abc
+
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,7 +33,7 @@ from .constraints import L1Ball, Simplex, check_positive_definite
 __all__ = ["MirrorMap", "EuclideanMirror", "MahalanobisMirror", "EntropyMirror", "MIRROR_MAPS", "make_mirror"]
 
 
-class MirrorMap:
+class MirrorMap(abc.ABC):
     """Base class: ``omega`` (strong-convexity modulus w.r.t. ||.||_2 on Omega) and ``step``."""
 
     name: str = ""
@@ -40,12 +42,13 @@ class MirrorMap:
     def check_domain(self, domain) -> None:
         """Raise ValidationError if this map cannot be used with ``domain``."""
 
-    def step(self, Z: np.ndarray, G: np.ndarray, alpha: float, domain) -> np.ndarray:  # pragma: no cover
-        raise NotImplementedError
+    @abc.abstractmethod
+    def step(self, Z: np.ndarray, G: np.ndarray, alpha: float, domain) -> np.ndarray:
+        """One mirror step from the mixed point ``Z`` along ``G`` with step ``alpha``, onto ``domain``."""
 
-    def divergence(self, X, Y) -> np.ndarray:  # pragma: no cover
+    @abc.abstractmethod
+    def divergence(self, X, Y) -> np.ndarray:
         """``D_phi(x, y)`` per row."""
-        raise NotImplementedError
 
 
 @dataclass(frozen=True)

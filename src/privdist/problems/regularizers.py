@@ -8,6 +8,7 @@ References:
 
 from __future__ import annotations
 
+import abc
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,22 +23,24 @@ def soft_threshold(v: np.ndarray, tau) -> np.ndarray:
     return np.sign(v) * np.maximum(np.abs(v) - tau, 0.0)
 
 
-class Regularizer:
+class Regularizer(abc.ABC):
     """Base of regularizers. ``smooth`` regularizers also define ``hessian_scale`` (``R'' = scale * I``)."""
 
     name: str = ""
     smooth: bool = False
     hessian_scale: float = 0.0
 
-    def value(self, B: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def value(self, B: np.ndarray) -> np.ndarray:
+        """``R`` of every row of ``B``."""
 
-    def subgradient(self, B: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def subgradient(self, B: np.ndarray) -> np.ndarray:
+        """A subgradient of ``R`` at every row of ``B``."""
 
-    def prox(self, V: np.ndarray, tau) -> np.ndarray:  # pragma: no cover - abstract
+    @abc.abstractmethod
+    def prox(self, V: np.ndarray, tau) -> np.ndarray:
         """``argmin_b tau R(b) + 1/2 ||b - v||^2`` row-wise; ``tau`` broadcasts over leading axes."""
-        raise NotImplementedError
 
 
 @dataclass(frozen=True)
