@@ -51,7 +51,7 @@ class RoundClock:
     evaluated. ``regret_rate`` accumulates over the rounds of one run, which the runner evaluates in order.
     """
 
-    def __init__(self, problem, rounds: int):
+    def __init__(self, problem):
         self.problem = problem
         self._key, self._terms = None, None
 
@@ -104,8 +104,8 @@ def make_online_network(spec, rng) -> TimeVaryingNetwork:
     return TimeVaryingNetwork(mats, schedule=schedule, seed=seed, B=len(mats) if schedule == "cyclic" else None)
 
 
-def _metrics(problem, rounds):
-    clock = RoundClock(problem, rounds)
+def _metrics(problem):
+    clock = RoundClock(problem)
     n_vertices = problem.domain.vertices().shape[0]
     out = {"regret_rate": clock.rate_metric()}
     out.update({f"regret_{i + 1}_{v + 1}": clock.metric(i, v) for i in range(problem.n_agents)
@@ -119,7 +119,7 @@ def build_localization(spec, rng, data_dir) -> Trial:
     problem = make_localization(rng, spec.rounds + 1, n_agents=p.get("n_agents", network.n_agents),
                                 layout=p.get("layout", "literal"), radius=p.get("radius", 3.0),
                                 noise=p.get("noise", 1e-3))
-    return Trial(problem, network, _metrics(problem, spec.rounds), {"theta": problem.grad_bound})
+    return Trial(problem, network, _metrics(problem), {"theta": problem.grad_bound})
 
 
 def build_simplex_quadratic(spec, rng, data_dir) -> Trial:
@@ -127,7 +127,7 @@ def build_simplex_quadratic(spec, rng, data_dir) -> Trial:
     network = make_online_network(spec, rng)
     problem = make_simplex_quadratic(rng, spec.rounds + 1, n_agents=p.get("n_agents", network.n_agents),
                                      dim=p.get("dim", 3))
-    return Trial(problem, network, _metrics(problem, spec.rounds), {"theta": problem.grad_bound})
+    return Trial(problem, network, _metrics(problem), {"theta": problem.grad_bound})
 
 
 _NAMES = _MetricNames(["regret_rate"] + [f"regret_{i}_{v}" for i in range(1, 7) for v in range(1, 5)])

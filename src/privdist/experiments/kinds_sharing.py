@@ -108,7 +108,7 @@ def _sgd_curves(problem, network, Xtr_full, Xte_full, yte, sgd: dict, epochs: in
     return np.asarray(train_obj), np.asarray(test)
 
 
-def _by_round(curve: np.ndarray, rounds: int):
+def _by_round(curve: np.ndarray):
     """A round-aware runner metric returning ``curve[t]`` at round ``t`` (see :func:`privdist.run`)."""
 
     def metric(est, t):
@@ -157,8 +157,8 @@ def build_vertical(spec, rng, data_dir) -> Trial:
         sgd = dict(prob.get("sgd", {}))
         tr_curve, te_curve = _sgd_curves(problem, network, Xtr, Xte, Yte, sgd, spec.rounds, spec.seed,
                                          int(rng.integers(2**31)))
-        metrics["sgd_train_objective"] = _by_round(tr_curve, spec.rounds)
-        metrics["sgd_test_log_loss"] = _by_round(te_curve, spec.rounds)
+        metrics["sgd_train_objective"] = _by_round(tr_curve)
+        metrics["sgd_test_log_loss"] = _by_round(te_curve)
     return Trial(problem, network, metrics, extras)
 
 
