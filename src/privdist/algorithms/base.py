@@ -9,7 +9,8 @@ import numpy as np
 
 from ..errors import ShapeMismatchError, ValidationError
 
-__all__ = ["AlgorithmBase", "check_problem_network", "degrees_of", "per_iteration_gaussian_releases"]
+__all__ = ["AlgorithmBase", "PerIterationGaussian", "check_problem_network", "degrees_of",
+           "per_iteration_gaussian_releases"]
 
 
 class AlgorithmBase:
@@ -23,6 +24,27 @@ class AlgorithmBase:
 
     def assumptions(self) -> list[str]:
         return []
+
+
+class PerIterationGaussian:
+    """Mixin for algorithms whose every release is a Gaussian with per-iteration ``(epsilon, delta)`` and
+    ``sigma_t / Delta_t = sqrt(C log(1.25/delta)) / epsilon`` (C = ``gaussian_constant``: 2.1 in the D-ZOA
+    comparison mode, S1(20), AMB-X2; 2 native). Needs fields ``epsilon``, ``delta``, ``c1``, ``gaussian_constant``."""
+
+    def _check_gaussian_privacy(self) -> None:
+        from .._checks import check_positive, check_probability
+
+        check_positive(self.c1, "c1")
+        check_probability(self.delta, "delta")
+        if self.epsilon is not None:
+            check_positive(self.epsilon, "epsilon")
+        if self.gaussian_constant not in (2.0, 2.1):
+            raise ValidationError(f"gaussian_constant must be 2 or 2.1, got {self.gaussian_constant}")
+
+    @property
+    def noise_multiplier(self) -> float:
+        """``sigma_t / Delta_t``, the same every round."""
+        return float(np.sqrt(self.gaussian_constant * np.log(1.25 / self.delta)) / self.epsilon)
 
 
 def check_problem_network(problem, network, needs_degrees: bool = True) -> None:

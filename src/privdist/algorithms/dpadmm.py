@@ -22,10 +22,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._checks import check_positive, check_probability
-from ..errors import ValidationError
+from .._checks import check_positive
 from ..runtime.contract import Aggregation, MessageSpec
-from .base import AlgorithmBase, check_problem_network, per_iteration_gaussian_releases
+from .base import AlgorithmBase, PerIterationGaussian, check_problem_network, per_iteration_gaussian_releases
 
 __all__ = ["DPADMM", "DPADMMState", "DPADMMCoordinatorState"]
 
@@ -48,7 +47,7 @@ class DPADMMCoordinatorState:
 
 
 @dataclass(frozen=True)
-class DPADMM(AlgorithmBase):
+class DPADMM(PerIterationGaussian, AlgorithmBase):
     """Factory: ``DPADMM(rho=1.0, eta0=1.0, epsilon=0.15, delta=1e-3)``.
 
     Args:
@@ -73,17 +72,7 @@ class DPADMM(AlgorithmBase):
     def __post_init__(self):
         check_positive(self.rho, "rho")
         check_positive(self.eta0, "eta0")
-        check_positive(self.c1, "c1")
-        check_probability(self.delta, "delta")
-        if self.epsilon is not None:
-            check_positive(self.epsilon, "epsilon")
-        if self.gaussian_constant not in (2.0, 2.1):
-            raise ValidationError(f"gaussian_constant must be 2 or 2.1, got {self.gaussian_constant}")
-
-    @property
-    def noise_multiplier(self) -> float:
-        """``sigma_t / Delta_t`` (the same every round)."""
-        return float(np.sqrt(self.gaussian_constant * np.log(1.25 / self.delta)) / self.epsilon)
+        self._check_gaussian_privacy()
 
     def messages(self, problem, network):
         P = (problem.n_features,)

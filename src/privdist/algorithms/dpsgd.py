@@ -25,10 +25,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._checks import check_positive, check_probability
-from ..errors import ValidationError
+from .._checks import check_positive
 from ..runtime.contract import Aggregation, MessageSpec
-from .base import AlgorithmBase, check_problem_network, per_iteration_gaussian_releases
+from .base import AlgorithmBase, PerIterationGaussian, check_problem_network, per_iteration_gaussian_releases
 
 __all__ = ["DPSGD", "DPSGDState"]
 
@@ -44,7 +43,7 @@ class DPSGDState:
 
 
 @dataclass(frozen=True)
-class DPSGD(AlgorithmBase):
+class DPSGD(PerIterationGaussian, AlgorithmBase):
     """Factory: ``DPSGD(alpha0=0.5, epsilon=0.15, delta=1e-3)``.
 
     Args:
@@ -65,17 +64,7 @@ class DPSGD(AlgorithmBase):
 
     def __post_init__(self):
         check_positive(self.alpha0, "alpha0")
-        check_positive(self.c1, "c1")
-        check_probability(self.delta, "delta")
-        if self.epsilon is not None:
-            check_positive(self.epsilon, "epsilon")
-        if self.gaussian_constant not in (2.0, 2.1):
-            raise ValidationError(f"gaussian_constant must be 2 or 2.1, got {self.gaussian_constant}")
-
-    @property
-    def noise_multiplier(self) -> float:
-        """``sigma_t / Delta_t``, the same every round."""
-        return np.sqrt(self.gaussian_constant * np.log(1.25 / self.delta)) / self.epsilon
+        self._check_gaussian_privacy()
 
     def messages(self, problem, network):
         return (MessageSpec("q", (problem.n_features,), Aggregation.MIX),)

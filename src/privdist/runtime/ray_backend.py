@@ -36,6 +36,7 @@ from .._checks import check_int, check_positive
 from ..errors import CheckpointError, PrivdistError
 from .contract import AgentBlock
 from .rng import COORDINATOR_DOMAIN, AgentStreams
+from .simulator import join_outboxes
 
 __all__ = ["RayBackend", "RayUnavailableError", "RayConnectionError", "AgentFailedError", "connect", "INSTALL_HINT"]
 
@@ -265,7 +266,7 @@ class RayBackend:
         results = self._get(refs, 0)
         self._events, self._est = None, [est for _, est in results]
         cout = None if cref is None else self._get([cref], 0, coordinator=True)[0]
-        return self._join([out for out, _ in results]), cout
+        return join_outboxes([out for out, _ in results]), cout
 
     def _get(self, refs, t: int, coordinator: bool = False) -> list:
         """``ray.get`` the references; an actor's death becomes :class:`AgentFailedError` naming its agents."""
@@ -289,12 +290,6 @@ class RayBackend:
         except ray.exceptions.RayTaskError as exc:  # the algorithm raised: re-raise its own error
             raise exc.cause if isinstance(exc.cause, Exception) else exc
 
-    @staticmethod
-    def _join(outs):
-        if len(outs) == 1:
-            return outs[0]
-        return {name: np.concatenate([o[name] for o in outs]) for name in outs[0]}
-
     def step_agents(self, t: int, inbox):
         """Send every actor its rows of ``inbox``; return the concatenated round-``t`` outbox."""
         one = len(self.blocks) == 1
@@ -304,7 +299,7 @@ class RayBackend:
         self.t = t
         self._events = (t, [e for _, ev, _ in results for e in ev])
         self._est = [est for _, _, est in results]
-        return self._join([out for out, _, _ in results])
+        return join_outboxes([out for out, _, _ in results])
 
     def step_coordinator(self, t: int, inbox):
         return self._get([self._coord.step_coordinator.remote(t, dict(inbox))], t, coordinator=True)[0]

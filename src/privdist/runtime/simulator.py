@@ -15,7 +15,14 @@ from .._checks import check_int
 from .contract import AgentBlock
 from .rng import COORDINATOR_DOMAIN, AgentStreams
 
-__all__ = ["SimulatorBackend"]
+__all__ = ["SimulatorBackend", "join_outboxes"]
+
+
+def join_outboxes(outs):
+    """Concatenate the outboxes of consecutive agent blocks along the agent axis."""
+    if len(outs) == 1:
+        return outs[0]
+    return {name: np.concatenate([o[name] for o in outs]) for name in outs[0]}
 
 
 class SimulatorBackend:
@@ -43,7 +50,7 @@ class SimulatorBackend:
         self.cstate, cout = None, None
         if algorithm.has_coordinator:
             self.cstate, cout = algorithm.init_coordinator(problem, network, self._coord_streams(0))
-        return self._join(outs), cout
+        return join_outboxes(outs), cout
 
     def _streams(self, block, t: int) -> AgentStreams:
         return AgentStreams(self.seed, self.trial, block.agents, t)
@@ -51,19 +58,13 @@ class SimulatorBackend:
     def _coord_streams(self, t: int) -> AgentStreams:
         return AgentStreams(self.seed, self.trial, [0], t, domain=COORDINATOR_DOMAIN)
 
-    @staticmethod
-    def _join(outs):
-        if len(outs) == 1:
-            return outs[0]
-        return {name: np.concatenate([o[name] for o in outs]) for name in outs[0]}
-
     def step_agents(self, t: int, inbox):
         outs = []
         for i, block in enumerate(self.blocks):
             rows = inbox if len(self.blocks) == 1 else {k: v[block.agents] for k, v in inbox.items()}
             self.states[i], out = self.algorithm.step(self.states[i], rows, t, self._streams(block, t))
             outs.append(out)
-        return self._join(outs)
+        return join_outboxes(outs)
 
     def step_coordinator(self, t: int, inbox):
         self.cstate, out = self.algorithm.step_coordinator(self.cstate, inbox, t, self._coord_streams(t))
