@@ -5,9 +5,10 @@ Measures, in the same run: direction pairs evaluated per second by D-ZOA's inner
 normals (``Generator.standard_normal``) and its fp64 GEMM rate (1000 x 1000 products). Ratios printed:
 
 * draw ratio = pairs/s x 2P / normals/s (target >= 0.5: the estimator is bound by its random draws);
-* flop ratio = useful flops/s / GEMM flops/s, useful flops per pair = the two products ``X nu`` (2 x 2 N_k P)
-  plus the accumulation ``nu2 diff`` (2 P) (target >= 0.3; out of reach by construction when the draws
-  dominate, since each pair needs 2P normals for only ~4 N_k P flops in skinny (N_k x P) x (P x J) products).
+* flop ratio = useful flops/s / GEMM flops/s, useful flops per pair = the product ``(X^T X / N_k + q) nu2``
+  (2 P^2 + 2 P) plus the reductions of the difference and the accumulation ``nu2 diff`` (about 14 P with the l1
+  part) (target >= 0.3; out of reach by construction when the draws dominate: each pair needs 2P normals for
+  only ~2 P^2 + 16 P flops in skinny (P x P) x (P x J) products).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def run_benchmark() -> dict:
     A = rng.standard_normal((1000, 1000))
     t_gemm = _best(lambda: A @ A)
     out["gemm_flops_per_s"] = 2e9 / t_gemm
-    flops_per_pair = 2 * (2 * n * P) + 2 * P
+    flops_per_pair = 2 * P * P + 16 * P
     for J in (100, 1_000, 10_000, 100_000):
         T = max(1, min(100, 200_000 // J))  # whole inner loops (T steps) so that batching over steps counts
         alphas = 0.01 / np.sqrt(np.arange(1, T + 1))

@@ -36,6 +36,11 @@ def test_probe_experiment_runs_and_draws_normality_plots(tmp_path):
     probe = traces["D-ZOA eps=0.15::probe1"]
     assert probe.shape == (3, 5) and np.all(np.isfinite(probe[:, 1:]))
     assert np.all(np.isnan(probe[:, 0]))  # nothing is probed before the first round
+    info = res["runs"][0]["info"]  # calibrated J_k etc. of every trial, also in summary.md
+    assert len(info) == 3 and len(info[0]["J_per_agent"]) == 5 and min(info[0]["J_per_agent"]) >= 1
+    for e, J in zip(info[0]["epsilon_per_agent"], info[0]["J_per_agent"]):  # realised after rounding J (AMB-D11)
+        assert abs(e - 0.15) <= 0.15 / J
+    assert "J_per_agent = [" in (tmp_path / "out" / "summary.md").read_text()
 
 
 def test_normality_stats_tell_gaussian_from_exponential():

@@ -25,6 +25,11 @@ class AlgorithmBase:
     def assumptions(self) -> list[str]:
         return []
 
+    def run_info(self, states: list) -> dict[str, Any]:
+        """JSON-ready facts of a finished run worth recording beside its results (e.g. calibrated per-agent
+        constants), from the final state of each agent block in agent order. None by default."""
+        return {}
+
 
 class PerIterationGaussian:
     """Mixin for algorithms whose every release is a Gaussian with per-iteration ``(epsilon, delta)`` and

@@ -1,13 +1,14 @@
 """D-ZOA's two-point zeroth-order inner loop, vectorised over the ``2 J`` points of a step (spec §2.4(b), §2.9).
 
 :func:`zo_gradient` / :func:`zo_inner_loop` take any ``value_diff(A, H, u2) = [F(A + u2 H) - F(A)] / u2``
-(columns are points). :func:`squared_inner_loop` is the fast path of the papers' objective
-``F(b) = 1/n ||X b - y||^2 + l1w ||b||_1 + q ||b||^2 - v^T b``: the products ``X nu`` do not depend on the iterate,
-so they are formed for several steps at once (``chunk // J`` steps per batch, or ``chunk`` pairs per batch when
-``J > chunk``), leaving per step only ``O((n + P) J)`` reductions. It consumes the generator exactly as
-:func:`zo_inner_loop` does (``standard_normal`` of shape ``(2, P, c)`` per step and chunk, drawn in batches that
-give the same numbers), so both produce the same iterates up to rounding. Memory: about
-``(2 P + 2 n + 6) * chunk`` doubles.
+(columns are points). :func:`squared_inner_loops` is the fast path of the papers' objective
+``F_k(b) = 1/n_k ||X_k b - y_k||^2 + l1w ||b||_1 + q_k ||b||^2 - v_k^T b`` for several agents at once: the products
+``X nu`` do not depend on the iterate, so they are formed for several steps at once (``chunk // J`` steps per
+block, or ``chunk`` pairs per block when ``J > chunk``), leaving per step only ``O((n + P) J)`` reductions, done
+for all agents in the same array operations (small ``J``, as in S0 and at small epsilon, is bound by the per-step
+overhead, which this shares). Each agent consumes its generator exactly as :func:`zo_inner_loop` does
+(``standard_normal`` of shape ``(2, P, c)`` per step and chunk, drawn in blocks that give the same numbers), so
+both produce the same iterates up to rounding. :func:`squared_inner_loop` is the one-agent form.
 """
 
 from __future__ import annotations
@@ -95,38 +96,89 @@ def generic_diff(sub, q, v):
 def squared_inner_loop(X, y, q: float, v, l1w: float, J: int, T: int, alphas, u1: float, gen, chunk: int = 4096,
                        probe=None, average: bool = False) -> np.ndarray:
     """:func:`zo_inner_loop` for ``F(b) = 1/n ||X b - y||^2 + l1w ||b||_1 + q ||b||^2 - v^T b`` (same draws)."""
-    n, P = X.shape
-    b, acc = np.zeros(P), np.zeros(P)
-    per = max(1, chunk // J) if J <= chunk else 1
+    n = X.shape[0]
+    return squared_inner_loops(X[None], y[None], np.array([n]), np.array([q], dtype=float), np.asarray(v)[None], l1w,
+                               np.array([J]), T, np.asarray(alphas)[None], u1, [gen], chunk,
+                               None if probe is None else (0, probe), average)[0]
+
+
+def _draw_block(gens, Js, P: int, tb: int, lo: int, width: int) -> np.ndarray:
+    """Pairs ``lo .. lo + width`` of ``tb`` steps for every agent, zero-padded: shape (K, tb, 2, P, width).
+
+    Agent ``k`` draws ``standard_normal((tb, 2, P, c_k))`` from its own generator, ``c_k`` its pairs in the range
+    (none once ``J_k`` is exhausted): the same numbers as ``tb`` consecutive per-step draws."""
+    Z = np.zeros((len(gens), tb, 2, P, width))
+    for k, gen in enumerate(gens):
+        c = min(width, int(Js[k]) - lo)
+        if c > 0:
+            Z[k, ..., :c] = gen.standard_normal((tb, 2, P, c))
+    return Z
+
+
+def squared_inner_loops(X, y, counts, q, v, l1w: float, Js, T: int, alphas, u1: float, gens, chunk: int = 4096,
+                        probe=None, average: bool = False) -> np.ndarray:
+    """:func:`zo_inner_loop` of ``K`` agents at once for ``F_k(b) = 1/n_k ||X_k b - y_k||^2 + l1w ||b||_1
+    + q_k ||b||^2 - v_k^T b`` (the papers' squared loss; spec §2.4(b)).
+
+    The function differences are exact for this quadratic-plus-l1 ``F``: with ``G = X^T X`` they are
+    ``w(b)^T nu2 + u1 a1 + u2 a2`` (+ the l1 part), where the iterate-independent ``a1, a2`` of a block of draws
+    (``chunk // max J`` steps, or one step's ``chunk`` pairs when ``max J > chunk``) are formed once; per step only
+    ``O(P J)`` work remains, done for all agents in one set of array operations (agents' pairs are zero-padded to the
+    largest ``J_k``; a zero pair contributes nothing). Every agent consumes its own generator exactly as
+    :func:`zo_inner_loop` does, so the iterates agree with it up to rounding.
+
+    Args:
+        X, y: (K, n, P) and (K, n), rows beyond ``counts[k]`` zero.
+        counts: (K,) samples per agent; q: (K,); v: (K, P); l1w: l1 weight; Js: (K,) pairs per step.
+        T: steps; alphas: (K, T) step sizes; u1: smoothing; gens: K generators.
+        chunk: pairs per block (memory: about ``K (3 P + 2) chunk`` doubles).
+        probe: optional ``(k, probe(t, g))`` called with agent ``k``'s estimate of each step.
+        average: return the running averages of the iterates instead of the last ones.
+
+    Returns:
+        (K, P) final (or averaged) iterates.
+    """
+    K, n, P = X.shape
+    Jmax = int(np.max(Js))
+    Jf = np.asarray(Js, dtype=float)[:, None]
+    nk = np.asarray(counts, dtype=float)[:, None]
+    q = np.asarray(q, dtype=float)[:, None]
+    G = np.swapaxes(X, 1, 2) @ X  # X^T X: every product with X nu goes through it (P-space, no n-space arrays)
+    Xty = np.einsum("knp,kn->kp", X, y)
+    b, acc = np.zeros((K, P)), np.zeros((K, P))
+    width = min(Jmax, chunk)
+    per = max(1, chunk // Jmax) if Jmax <= chunk else 1
+    ranges = range(0, Jmax, width)
+
+    def block(Z):
+        # d_j = [F(b + u1 nu1 + u2 nu2) - F(b + u1 nu1)] / u2 = w(b)^T nu2 + u1 a1_j + u2 a2_j (+ l1 part), with
+        # w(b) = 2/n X^T (X b - y) + 2 q b - v; a1 = 2 nu1^T (G/n + q) nu2; a2 = nu2^T (G/n + q) nu2
+        N1, N2 = Z[:, :, 0], Z[:, :, 1]  # (K, tb, P, w)
+        HN2 = (G / nk[:, :, None])[:, None] @ N2 + q[:, :, None, None] * N2
+        return N1, N2, 2.0 * (N1 * HN2).sum(axis=2), (N2 * HN2).sum(axis=2)
+
     t = 1
     while t <= T:
         tb = min(per, T - t + 1)
-        if J <= chunk:
-            Zs = [gen.standard_normal((tb, 2, P, J))]
-        else:
-            Zs = None
+        pre = block(_draw_block(gens, Js, P, tb, 0, width)) if Jmax <= chunk else None
         for s in range(tb):
             tt = t + s
             u1t, u2t = u1 / tt, u1 / (P * P * tt * tt)
-            g = np.zeros(P)
-            parts = [Zs[0][s]] if Zs is not None else (
-                gen.standard_normal((2, P, min(chunk, J - st))) for st in range(0, J, chunk))
-            r0 = X @ b - y
-            lin = 2.0 * q * b - v
-            for Z in parts:
-                N1, N2 = Z[0], Z[1]
-                XN = X @ Z.reshape(2, P, -1)  # (2, n, c)
-                S = XN[1]
-                d = (2.0 * (r0 @ S + u1t * np.einsum("nc,nc->c", XN[0], S)) + u2t * np.einsum("nc,nc->c", S, S)) / n
-                d += lin @ N2 + q * (2.0 * u1t * np.einsum("pc,pc->c", N1, N2) + u2t * np.einsum("pc,pc->c", N2, N2))
+            w = 2.0 / nk * (np.einsum("kpr,kr->kp", G, b) - Xty) + 2.0 * q * b - v
+            g = np.zeros((K, P))
+            blocks = [(pre, s)] if pre is not None else ((block(_draw_block(gens, Js, P, 1, lo, width)), 0)
+                                                         for lo in ranges)
+            for (N1, N2, a1, a2), i in blocks:
+                N2i = N2[:, i]
+                d = np.einsum("kp,kpj->kj", w, N2i) + u1t * a1[:, i] + u2t * a2[:, i]
                 if l1w:
-                    A = b[:, None] + u1t * N1
-                    d += l1w * (np.abs(A + u2t * N2) - np.abs(A)).sum(axis=0) / u2t
-                g += N2 @ d
-            g /= J
+                    A = b[:, :, None] + u1t * N1[:, i]
+                    d += l1w * (np.abs(A + u2t * N2i) - np.abs(A)).sum(axis=1) / u2t
+                g += np.einsum("kpj,kj->kp", N2i, d)
+            g /= Jf
             if probe is not None:
-                probe(tt, g)
-            b = b - alphas[tt - 1] * g
+                probe[1](tt, g[probe[0]])
+            b = b - alphas[:, tt - 1, None] * g
             acc += b
         t += tb
     return acc / T if average else b

@@ -47,6 +47,7 @@ def print_results(results: dict, out_dir, console: Console | None = None) -> Non
             agents.add_row(str(entry["agent"]), *cells)
         console.print(agents)
     for c in results["claims"]:
-        mark = "[green]holds[/green]" if c["holds"] else "[red]does not hold[/red]"
+        mark = ("[yellow]not evaluated[/yellow]" if c["holds"] is None
+                else "[green]holds[/green]" if c["holds"] else "[red]does not hold[/red]")
         console.print(f"claim {c['id']}: {mark} - {c['text']} ({c['evidence']})")
     console.print(f"results: {out_dir}/results.json, summary.md, " + ", ".join(results["figures"]))

@@ -18,7 +18,8 @@ __all__ = ["register"]
 def register(sub) -> None:
     p = sub.add_parser("reproduce", help="run every catalog experiment of a paper (S0..S4 or dzoa, sharing, ...)")
     p.add_argument("paper")
-    p.add_argument("--quick", action="store_true", help="fewer trials (each spec's quick_trials)")
+    p.add_argument("--quick", action="store_true",
+                   help="each spec's quick variant: quick_trials trials and its [quick] rounds/sweep points")
     p.add_argument("--out", default="results", help="parent directory of the results (default: results)")
     add_run_options(p)
     p.set_defaults(func=_main)
@@ -31,11 +32,12 @@ def _main(args) -> int:
     specs = experiments_of_paper(args.paper)
     if not specs:
         raise UnknownNameError(f"catalog entry for paper {'/'.join(ids)} (none shipped yet)", args.paper, [])
-    total = sum(s.estimated_seconds * ((s.quick_trials / s.trials) if args.quick else 1) for s in specs)
+    specs = [s.quick() if args.quick else s for s in specs]
+    total = sum(s.estimated_seconds for s in specs)
     console.print(f"reproducing {', '.join(ids)}: {len(specs)} experiment(s), expected runtime about "
                   f"{total / 60:.1f} min on a 2-core machine ({'quick' if args.quick else 'full'} mode)")
     for spec in specs:
-        spec = spec.with_overrides(trials=spec.quick_trials if args.quick else None, seed=args.seed)
+        spec = spec.with_overrides(seed=args.seed)
         out = os.path.join(args.out, spec.name)
         results = run_experiment(spec, out, jobs=args.jobs, overwrite=args.overwrite, resume=args.resume,
                                  progress=not args.no_progress, data_dir=args.data_dir, backend=args.backend,

@@ -40,6 +40,7 @@ def register(sub) -> None:
     p = sub.add_parser("run", help="run an experiment of the catalog or a TOML spec file")
     p.add_argument("experiment", help="catalog name (see `privdist list`) or path to a .toml spec")
     p.add_argument("--trials", type=int, help="number of trials (default: the spec's)")
+    p.add_argument("--quick", action="store_true", help="the spec's quick variant (quick_trials, [quick] table)")
     p.add_argument("--out", help="results directory (default: results/NAME)")
     add_run_options(p)
     p.set_defaults(func=_main)
@@ -47,6 +48,7 @@ def register(sub) -> None:
 
 def _main(args) -> int:
     spec = load_experiment(args.experiment)
+    spec = spec.quick() if args.quick else spec
     spec = spec.with_overrides(trials=args.trials, seed=args.seed)
     out = args.out or os.path.join("results", spec.name)
     check_run_options(args)

@@ -46,7 +46,7 @@ def register_claim_kind(kind: str, check) -> None:
     CLAIM_KINDS[kind] = check
 
 
-def check_claims(claims, runs: list[dict], default_metric: str) -> list[dict]:
+def check_claims(claims, runs: list[dict], default_metric: str, skipped=()) -> list[dict]:
     """Evaluate every claim.
 
     Kinds:
@@ -54,6 +54,9 @@ def check_claims(claims, runs: list[dict], default_metric: str) -> list[dict]:
         below_value: the final mean metric of ``run`` (or of every run of a group) is below ``value``.
         monotone: along ``runs`` (labels or sweep groups, in order) the final mean metric is strictly
             ``decreasing`` (default) or ``increasing``.
+
+    Args:
+        skipped: claims a quick run cannot check (their runs are not part of it); reported with ``holds = None``.
 
     Returns:
         ``[{"id", "text", "holds", "evidence"}]``; ``evidence`` quotes the measured values.
@@ -63,4 +66,7 @@ def check_claims(claims, runs: list[dict], default_metric: str) -> list[dict]:
     for c in claims:
         holds, evidence = CLAIM_KINDS[c["kind"]](c, by_label, c.get("metric", default_metric))
         out.append({"id": c["id"], "text": c.get("text", ""), "holds": bool(holds), "evidence": evidence})
+    for c in skipped:
+        out.append({"id": c["id"], "text": c.get("text", ""), "holds": None,
+                    "evidence": f"not evaluated in quick mode: run(s) {', '.join(c['missing'])} not part of it"})
     return out

@@ -69,7 +69,10 @@ def draw_plots(spec, runs: list[dict], traces: dict[str, np.ndarray], out_dir: P
         ax.set_yscale(plot.get("yscale", "log"))
         ax.set_xscale(plot.get("xscale", "linear"))
         ax.set_ylabel({"ne": "normalized error (sum over agents)"}.get(plot["metric"], plot["metric"]))
-        ax.set_title(plot.get("title", spec.title), fontsize=10)
+        title = plot.get("title", spec.title)
+        if spec.mode == "quick":  # a quick figure never passes for the paper's
+            title += f"\n[quick mode: {spec.trials} trial(s), {spec.rounds} rounds]"
+        ax.set_title(title, fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
         fig.tight_layout()

@@ -25,12 +25,13 @@ PAPERS = ("S0", "S1", "S2", "S3", "S4")
 PAPER_ALIASES = {"dzoa": ("S0", "S1"), "sharing": ("S2",), "laadmm": ("S3",), "dpdonc": ("S4",)}
 
 _TOP = {"name", "title", "paper", "figure", "description", "trials", "quick_trials", "seed", "rounds",
-        "estimated_seconds",
+        "estimated_seconds", "quick", "mode",
         "data", "network", "problem", "metrics", "runs", "privacy", "plots", "claims"}
 _SECTIONS = {
     "data": {"kind", "params", "partition"},
     "network": {"kind", "params"},
     "privacy": {"delta", "accountants"},
+    "quick": {"rounds", "sweep", "skip_runs", "estimated_seconds"},
 }
 _RUN = {"label", "algorithm", "params", "sweep"}
 _PLOT = {"kind", "metric", "file", "yscale", "xscale", "runs", "x", "title"}
@@ -76,6 +77,8 @@ class ExperimentSpec:
     privacy: dict[str, Any]
     plots: tuple[dict[str, Any], ...]
     claims: tuple[dict[str, Any], ...]
+    mode: str = "full"
+    skipped_claims: tuple[dict[str, Any], ...] = ()
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def with_overrides(self, trials: int | None = None, seed: int | None = None) -> "ExperimentSpec":
@@ -86,6 +89,30 @@ class ExperimentSpec:
         if seed is not None:
             raw["seed"] = seed
         return parse_spec(raw, source=f"{self.name} (overridden)")
+
+    def quick(self) -> "ExperimentSpec":
+        """The quick variant (``privdist reproduce --quick``): ``quick_trials`` trials and the ``[quick]`` table.
+
+        ``[quick]`` may set ``rounds``, ``sweep`` (``{param = [values]}``: every run entry that sweeps ``param``
+        sweeps these values instead), ``skip_runs`` (labels of ``[[runs]]`` entries left out) and
+        ``estimated_seconds``. Plots drop the runs that no longer exist;
+        claims that refer to such runs are kept as ``skipped_claims`` and reported as not evaluated. The result
+        records ``mode = "quick"``, so its fingerprint differs from the full experiment's.
+        """
+        if self.mode == "quick":
+            return self
+        raw = {k: v for k, v in self.raw.items() if k != "quick"}
+        q = self.raw.get("quick", {})
+        raw.update(mode="quick", trials=self.quick_trials, rounds=q.get("rounds", self.rounds))
+        if "estimated_seconds" in q:
+            raw["estimated_seconds"] = q["estimated_seconds"]
+        else:
+            raw["estimated_seconds"] = self.estimated_seconds * self.quick_trials / self.trials * raw["rounds"] / self.rounds
+        sweep = q.get("sweep", {})
+        skip = set(q.get("skip_runs", []))
+        raw["runs"] = [{**e, "sweep": {p: sweep.get(p, vals) for p, vals in e["sweep"].items()}} if "sweep" in e else e
+                       for e in self.raw.get("runs", []) if e.get("label") not in skip]
+        return parse_spec(raw, source=f"{self.name} (quick)")
 
     def config(self) -> dict[str, Any]:
         """JSON-serialisable configuration (recorded in results.json and fingerprinted)."""
@@ -180,6 +207,21 @@ def parse_spec(raw: dict[str, Any], source: str = "<spec>") -> ExperimentSpec:
         raise SpecError(f"{source}: unknown metric(s) {bad} for problem kind {kind.name!r}; known: {list(kind.metrics)}")
     runs = _expand_runs(raw.get("runs", []), source)
     labels = {r.label for r in runs} | {r.group for r in runs}
+    mode = raw.get("mode", "full")
+    if mode not in ("full", "quick"):
+        raise SpecError(f"{source}: mode must be 'full' or 'quick', got {mode!r}")
+    quick = sections["quick"]
+    qsweep = quick.get("sweep", {})
+    if not isinstance(qsweep, dict) or any(not isinstance(v, list) or not v for v in qsweep.values()):
+        raise SpecError(f"{source}: [quick].sweep must map parameter names to non-empty lists")
+    unswept = sorted(set(qsweep) - {p for e in raw.get("runs", []) for p in e.get("sweep", {})})
+    if unswept:
+        raise SpecError(f"{source}: [quick].sweep names parameter(s) {unswept} that no run sweeps")
+    bad_skip = sorted(set(quick.get("skip_runs", [])) - {e.get("label") for e in raw.get("runs", [])})
+    if bad_skip:
+        raise SpecError(f"{source}: [quick].skip_runs names unknown [[runs]] label(s) {bad_skip}")
+    if "rounds" in quick and (not isinstance(quick["rounds"], int) or quick["rounds"] < 1):
+        raise SpecError(f"{source}: [quick].rounds must be an integer >= 1, got {quick['rounds']!r}")
     from .claims import CLAIM_KINDS
     from .plots import PLOTTERS
 
@@ -190,24 +232,35 @@ def parse_spec(raw: dict[str, Any], source: str = "<spec>") -> ExperimentSpec:
         _unknown(p, _PLOT | PLOTTERS[p["kind"]][1], f"plots[{i}]", source)
         if p.get("metric", metrics[0]) not in metrics:
             raise SpecError(f"{source}: plots[{i}].metric {p.get('metric')!r} is not among metrics {list(metrics)}")
-        plots.append(dict(p))
-    claims = []
+        p = dict(p)
+        if "runs" in p:
+            missing = [r for r in p["runs"] if r not in labels]
+            if missing and mode != "quick":
+                raise SpecError(f"{source}: plots[{i}] refers to unknown run label(s) {missing}")
+            p["runs"] = [r for r in p["runs"] if r in labels]
+        plots.append(p)
+    claims, skipped = [], []
     for i, c in enumerate(raw.get("claims", [])):
         _unknown(c, _CLAIM, f"claims[{i}]", source)
         if c.get("kind") not in CLAIM_KINDS:
             raise SpecError(f"{source}: claims[{i}].kind must be one of {sorted(CLAIM_KINDS)}, got {c.get('kind')!r}")
         refs = [c.get("run")] + list(c.get("than", [])) + list(c.get("runs", []))
         missing = [r for r in refs if r is not None and r not in labels]
-        if missing:
+        c = {"id": c.get("id", f"claim{i + 1}"), **c}
+        if missing and mode == "quick":
+            skipped.append({**c, "missing": missing})
+        elif missing:
             raise SpecError(f"{source}: claims[{i}] refers to unknown run label(s) {missing}")
-        claims.append({"id": c.get("id", f"claim{i + 1}"), **c})
+        else:
+            claims.append(c)
     return ExperimentSpec(
         name=name, title=raw.get("title", name), paper=paper, figure=str(raw.get("figure", "")),
         description=raw.get("description", ""), trials=trials,
         quick_trials=int(raw.get("quick_trials", min(trials, 5))), seed=seed, rounds=rounds,
         estimated_seconds=float(raw.get("estimated_seconds", 0.0)), data=sections["data"],
         network=sections["network"], problem=sections["problem"], metrics=metrics, runs=runs,
-        privacy=sections["privacy"], plots=tuple(plots), claims=tuple(claims), raw=raw)
+        privacy=sections["privacy"], plots=tuple(plots), claims=tuple(claims), mode=mode, skipped_claims=tuple(skipped),
+        raw=raw)
 
 
 def load_spec_file(path: str | Path) -> ExperimentSpec:

@@ -24,7 +24,9 @@ def write_summary(spec, results: dict, out_dir: Path) -> None:
     m = spec.metrics[0]
     lines = [f"# {spec.title}", "", spec.description.strip(), "",
              f"Experiment `{spec.name}`" + (f", paper {spec.paper} {spec.figure}" if spec.paper else "")
-             + f": {results['trials']} trials, seed {spec.seed}, {spec.rounds} rounds.", "",
+             + f": {results['trials']} trials, seed {spec.seed}, {spec.rounds} rounds"
+             + (" (quick mode: fewer trials, rounds and sweep points than the paper's; see `[quick]` in the spec)"
+                if spec.mode == "quick" else "") + ".", "",
              f"| run | final {m} (mean ± std) | eps paper | eps RDP | eps PLD | seconds |",
              "|---|---|---|---|---|---|"]
     for r in results["runs"]:
@@ -36,10 +38,15 @@ def write_summary(spec, results: dict, out_dir: Path) -> None:
     delta = results["runs"][0]["privacy"]["delta"]
     lines += ["", f"Epsilon: the largest over agents, at delta = {delta} for RDP and PLD; the paper column uses the "
               "algorithm's own paper formula at its per-release delta. 0 means the run released nothing private.", ""]
+    infos = [(r["label"], r["info"][0]) for r in results["runs"] if r.get("info") and r["info"][0]]
+    if infos:
+        lines += ["## Run details (first trial)", ""]
+        lines += [f"- {lab}: " + "; ".join(f"{k} = {v}" for k, v in info.items()) for lab, info in infos] + [""]
     if results["claims"]:
         lines += ["## Claims", ""]
         for c in results["claims"]:
-            lines.append(f"- **{'holds' if c['holds'] else 'does not hold'}** - {c['text']} ({c['evidence']})")
+            verdict = "not evaluated" if c["holds"] is None else ("holds" if c["holds"] else "does not hold")
+            lines.append(f"- **{verdict}** - {c['text']} ({c['evidence']})")
         lines.append("")
     assumptions = sorted({a for r in results["runs"] for a in r["privacy"]["assumptions"]})
     if assumptions:
