@@ -34,8 +34,9 @@ def _main(args) -> int:
         raise UnknownNameError(f"catalog entry for paper {'/'.join(ids)} (none shipped yet)", args.paper, [])
     specs = [s.quick() if args.quick else s for s in specs]
     total = sum(s.estimated_seconds for s in specs)
-    console.print(f"reproducing {', '.join(ids)}: {len(specs)} experiment(s), expected runtime about "
-                  f"{total / 60:.1f} min on a 2-core machine ({'quick' if args.quick else 'full'} mode)")
+    par = f", about {total / args.jobs / 60:.1f} min with --jobs {args.jobs}" if args.jobs > 1 else ""
+    console.print(f"reproducing {', '.join(ids)}: {len(specs)} experiment(s) ({'quick' if args.quick else 'full'} mode), "
+                  f"expected runtime about {total / 60:.1f} min serial on a 2-core machine{par}")
     for spec in specs:
         spec = spec.with_overrides(seed=args.seed)
         out = os.path.join(args.out, spec.name)
