@@ -26,7 +26,7 @@ from ..algorithms.dzoa import ProbeSink
 from .build import ProblemKind, Trial, register_problem_kind
 from .claims import _final, register_claim_kind
 from .kinds import build_horizontal_erm
-from .plots import register_plotter
+from .plots import group_label, register_plotter
 
 __all__ = ["build_dzoa_probe", "normality_stats", "grid_search", "paper_epsilon_bar"]
 
@@ -67,7 +67,7 @@ def _final_vs_epsbar(ax, plot, runs, traces):
         pts.sort()
         xs, ys, ss = map(np.asarray, zip(*pts))
         ax.errorbar(xs, ys, yerr=ss if len(pts) > 1 else None, marker="o", capsize=3,
-                    label=group.replace("{epsilon}", "").replace("eps=", "").strip(" ,="))
+                    label=group_label(group))
     ax.set_xlabel("total epsilon-bar (S1(25), realised)")
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
 
-__all__ = ["draw_plots", "PLOTTERS", "register_plotter"]
+__all__ = ["draw_plots", "PLOTTERS", "register_plotter", "group_label"]
 
 
 def _setup():
@@ -33,6 +34,11 @@ def _curves(ax, plot, runs, traces):
     ax.set_xlabel(plot.get("x", "iteration"))
 
 
+def group_label(group: str) -> str:
+    """Legend text of a swept group: its label template without the swept ``name={field}`` tokens."""
+    return re.sub(r"\s*[^\s{}]*\{\w+\}", "", group).strip()
+
+
 def _final_vs_param(ax, plot, runs, traces):
     metric, param = plot.get("metric"), plot["x"]
     groups: dict[str, list] = {}
@@ -45,7 +51,7 @@ def _final_vs_param(ax, plot, runs, traces):
     for group, pts in groups.items():
         pts.sort()
         xs, ys, ss = map(np.asarray, zip(*pts))
-        ax.errorbar(xs, ys, yerr=ss if len(pts) else None, marker="o", capsize=3, label=group.split("{")[0].strip())
+        ax.errorbar(xs, ys, yerr=ss if len(pts) else None, marker="o", capsize=3, label=group_label(group))
     ax.set_xlabel(param)
 
 
