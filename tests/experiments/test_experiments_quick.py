@@ -17,7 +17,8 @@ BASE = {
              {"label": "slow", "algorithm": "consensus_admm", "params": {"rho": 2.0}},
              {"label": "dpsgd {epsilon}", "algorithm": "dpsgd", "params": {"alpha0": 0.3},
               "sweep": {"epsilon": [0.2, 0.9]}}],
-    "plots": [{"kind": "curves", "file": "curves", "runs": ["admm", "slow", "dpsgd 0.9"]}],
+    "plots": [{"kind": "curves", "file": "curves", "runs": ["admm", "slow", "dpsgd 0.9"]},
+              {"kind": "curves", "file": "only_slow", "runs": ["slow"]}],
     "claims": [{"id": "kept", "kind": "final_below", "run": "admm", "than": ["dpsgd 0.2"]},
                {"id": "gone", "kind": "final_below", "run": "admm", "than": ["dpsgd 0.9", "slow"]},
                {"id": "group", "kind": "monotone", "runs": ["dpsgd {epsilon}"]}],
@@ -32,7 +33,7 @@ def test_quick_variant_applies_rounds_sweep_and_skip():
     assert [r.label for r in q.runs] == ["admm", "dpsgd 0.2"]
     assert [c["id"] for c in q.claims] == ["kept", "group"]
     assert [(c["id"], c["missing"]) for c in q.skipped_claims] == [("gone", ["dpsgd 0.9", "slow"])]
-    assert q.plots[0]["runs"] == ["admm"]
+    assert q.plots[0]["runs"] == ["admm"] and len(q.plots) == 1  # a figure left without runs is dropped
     assert q.config()["mode"] == "quick" and "quick" not in q.config()  # different fingerprint from the full run
     assert q.quick() is q
     # default estimate: scaled by trials and rounds

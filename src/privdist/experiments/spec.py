@@ -95,7 +95,7 @@ class ExperimentSpec:
 
         ``[quick]`` may set ``rounds``, ``sweep`` (``{param = [values]}``: every run entry that sweeps ``param``
         sweeps these values instead), ``skip_runs`` (labels of ``[[runs]]`` entries left out) and
-        ``estimated_seconds``. Plots drop the runs that no longer exist;
+        ``estimated_seconds``. Plots drop the runs that no longer exist (and are left out when none remain);
         claims that refer to such runs are kept as ``skipped_claims`` and reported as not evaluated. The result
         records ``mode = "quick"``, so its fingerprint differs from the full experiment's.
         """
@@ -238,6 +238,8 @@ def parse_spec(raw: dict[str, Any], source: str = "<spec>") -> ExperimentSpec:
             if missing and mode != "quick":
                 raise SpecError(f"{source}: plots[{i}] refers to unknown run label(s) {missing}")
             p["runs"] = [r for r in p["runs"] if r in labels]
+            if not p["runs"]:  # a quick variant left none of its runs: no figure (an empty list would mean "all")
+                continue
         plots.append(p)
     claims, skipped = [], []
     for i, c in enumerate(raw.get("claims", [])):
