@@ -22,7 +22,10 @@ No ``x_m``, feature or label leaves its owner. DP event per party and round (``p
 with ``epsilon`` given): ``GaussianDpEvent(sqrt(2 log(1.25/delta)) / epsilon)`` with the paper's per-release
 ``(epsilon, delta)``, composed by advanced composition (S2 Cor. 1, ``composition="advanced"``); the sensitivity
 ``C`` (:mod:`privdist.privacy.sharing_calibration`) rests on the assumed bound ``b1`` (AMB-V4), recorded in
-``assumptions()``. Adopts AMB-V1 (loss scale from the problem), V2, V3, V6 (``delta' = delta``), V11.
+``assumptions()``: a number, or ``b1="pilot"``: ``b1_safety`` times the largest ``||x^t||, ||y^t||, ||z^t||`` of a
+non-private pilot run of ``pilot_rounds`` iterations on the same problem (:func:`pilot_b1`; AMB-V4's default; it is
+data-dependent and not itself private, which is warned about and recorded). Adopts AMB-V1 (loss scale from the
+problem), V2, V3, V4, V6 (``delta' = delta``), V11.
 """
 
 from __future__ import annotations
@@ -35,14 +38,15 @@ import numpy as np
 import scipy.linalg as sla
 from scipy.special import expit
 
-from .._checks import check_nonnegative, check_positive, check_probability
+from .._checks import check_int, check_nonnegative, check_positive, check_probability
 from ..errors import ValidationError
 from ..privacy import gaussian_release
 from ..privacy.sharing_calibration import (computed_sensitivity, sharing_noise_multiplier, sharing_sensitivity)
 from ..runtime.contract import Aggregation, MessageSpec
 from .base import AlgorithmBase
 
-__all__ = ["check_vertical", "ADMMSharing", "SharingPartyState", "SharingCoordinatorState", "logistic_prox", "NOISE_MODES"]
+__all__ = ["check_vertical", "ADMMSharing", "SharingPartyState", "SharingCoordinatorState", "logistic_prox",
+           "pilot_b1", "NOISE_MODES"]
 
 NOISE_MODES = ("variable_isotropic", "paper_precision", "output", "computed_heuristic")
 
@@ -58,14 +62,17 @@ def logistic_prox(s: np.ndarray, y: np.ndarray, labels: np.ndarray, w: float, rh
     """Vectorised safeguarded Newton for ``argmin_z w log(1+e^{-Yz}) - y z + rho/2 (z - s)^2`` (spec §1.6).
 
     The root of ``h'(z) = -w Y sigma(-Y z) - y + rho (z - s)`` lies in ``[s + (y - w)/rho, s + (y + w)/rho]``;
-    Newton steps leaving the (shrinking) bracket are replaced by bisection. Stops when ``max |h'| < tol``.
+    Newton steps leaving the (shrinking) bracket are replaced by bisection. Stops when
+    ``max |h'| < tol min(1, w + rho)`` (``h'`` scales with ``w + rho``: with the ``mean`` loss and a small ``rho`` an
+    absolute ``tol`` would leave ``z`` inaccurate by up to ``tol / rho``).
     """
     lo, hi = s + (y - w) / rho, s + (y + w) / rho
     z = s.copy()
+    stop = tol * min(1.0, w + rho)
     for _ in range(max_iter):
         sig = expit(-labels * z)
         g = -w * labels * sig - y + rho * (z - s)
-        if np.max(np.abs(g), initial=0.0) < tol:
+        if np.max(np.abs(g), initial=0.0) < stop:
             break
         lo = np.where(g < 0, z, lo)
         hi = np.where(g > 0, z, hi)
@@ -110,12 +117,15 @@ class ADMMSharing(AlgorithmBase):
         noise_std: the noise std ``s`` (``variable_isotropic``) or ``sigma`` (other modes) when ``epsilon`` is
             None; 0 runs without noise.
         epsilon, delta: per-iteration privacy; when ``epsilon`` is set, ``sigma = sqrt(2 log(1.25/delta)) C/eps``.
-        b1: assumed bound on ``||x||, ||y||, ||z||`` (required with ``epsilon`` except in ``computed_heuristic``).
+        b1: assumed bound on ``||x||, ||y||, ||z||`` (required with ``epsilon`` except in ``computed_heuristic``),
+            or ``"pilot"``: ``b1_safety * pilot_b1(problem, rho, pilot_rounds)`` (AMB-V4; data-dependent, warned).
         c1: bound on ``|R''|`` (2 for ``||x||^2``).
+        b1_safety: factor (>= 1) on the pilot's largest norm (1 = AMB-V4 as written).
+        pilot_rounds: iterations of the pilot run (100 = the experiments' ``T``, AMB-V1).
 
     Raises:
-        ValidationError: bad values, unknown mode, ``epsilon`` without ``b1``, ``computed_heuristic`` without
-            ``epsilon``.
+        ValidationError: bad values, unknown mode, ``epsilon`` without ``b1``, ``b1`` a string other than
+            ``"pilot"``, ``computed_heuristic`` without ``epsilon``.
     """
 
     rho: float = 1.0
@@ -123,8 +133,10 @@ class ADMMSharing(AlgorithmBase):
     noise_std: float = 0.0
     epsilon: float | None = None
     delta: float = 0.01
-    b1: float | None = None
+    b1: float | str | None = None
     c1: float = 2.0
+    b1_safety: float = 1.0
+    pilot_rounds: int = 100
     name: ClassVar[str] = "admm_sharing"
     has_coordinator: ClassVar[bool] = True
 
@@ -141,7 +153,17 @@ class ADMMSharing(AlgorithmBase):
                 raise ValidationError(f"mode {self.mode!r} with epsilon needs the assumed bound b1 (AMB-V4)")
         elif self.mode == "computed_heuristic":
             raise ValidationError("mode 'computed_heuristic' needs epsilon")
-        if self.b1 is not None:
+        if check_positive(self.b1_safety, "b1_safety") < 1:
+            raise ValidationError(f"b1_safety must be >= 1, got {self.b1_safety}")
+        check_int(self.pilot_rounds, "pilot_rounds")
+        object.__setattr__(self, "_pilot_value", None)  # last resolved pilot b1, quoted by assumptions()
+        if isinstance(self.b1, str):
+            if self.b1 != "pilot":
+                raise ValidationError(f"b1 must be a number >= 0 or 'pilot', got {self.b1!r}")
+            warnings.warn("admm_sharing b1='pilot': the sensitivity bound comes from a non-private pilot run on all "
+                          "parties' data; it is data-dependent and the pilot itself is not private (AMB-V4)",
+                          stacklevel=3)
+        elif self.b1 is not None:
             check_nonnegative(self.b1, "b1")
         if self.mode == "computed_heuristic":
             warnings.warn("admm_sharing mode 'computed_heuristic' calibrates noise with private iterates: "
@@ -154,16 +176,25 @@ class ADMMSharing(AlgorithmBase):
         return (MessageSpec("Q", (n,), Aggregation.GATHER), MessageSpec("r", (n,), Aggregation.BROADCAST),
                 MessageSpec("y", (n,), Aggregation.BROADCAST))
 
-    def _sigma(self, d_m: int, lam: float, M: int) -> float:
+    def _b1(self, problem) -> float | None:
+        """The bound ``b1`` in use: the number given, or the (cached) pilot bound times ``b1_safety``."""
+        if self.b1 != "pilot":
+            return self.b1
+        value = self.b1_safety * pilot_b1(problem, self.rho, self.pilot_rounds)
+        object.__setattr__(self, "_pilot_value", value)
+        return value
+
+    def _sigma(self, d_m: int, lam: float, M: int, b1: float | None) -> float:
         if self.epsilon is None or self.mode == "computed_heuristic":
             return self.noise_std
-        C = sharing_sensitivity(d_m, self.rho, lam, self.c1, self.b1, M)
+        C = sharing_sensitivity(d_m, self.rho, lam, self.c1, b1, M)
         return sharing_noise_multiplier(self.epsilon, self.delta) * C
 
     def init(self, problem, network, block, rng):
         check_vertical(problem, self.name)
         data = problem.subset(block.agents)
         lam = data.reg_weight
+        b1 = self._b1(problem) if self.epsilon is not None and self.mode != "computed_heuristic" else None
         chol, factors, dropped, sigmas = [], [], [], []
         for i, D in enumerate(data.blocks):
             G = data.gram(i)
@@ -185,7 +216,7 @@ class ADMMSharing(AlgorithmBase):
                                   stacklevel=2)
             factors.append(F)
             dropped.append(k)
-            sigmas.append(self._sigma(D.shape[1], lam, data.n_parties))
+            sigmas.append(self._sigma(D.shape[1], lam, data.n_parties, b1))
         zeros = np.zeros((block.size, data.n_samples))
         state = SharingPartyState(np.zeros((block.size, data.n_features)), zeros, tuple(chol), tuple(factors),
                                   tuple(dropped), np.asarray(sigmas), data)
@@ -248,13 +279,24 @@ class ADMMSharing(AlgorithmBase):
     def estimate(self, state):
         return state.x
 
+    def _b1_text(self) -> str:
+        if self.b1 != "pilot":
+            return f"{self.b1}"
+        value = "not yet resolved" if self._pilot_value is None else f"{self._pilot_value:.6g}"
+        return (f"{value} (pilot: {self.b1_safety} x the largest ||x^t||, ||y^t||, ||z^t|| of a non-private run of "
+                f"{self.pilot_rounds} iterations)")
+
     def assumptions(self):
         out = []
         if self.mode in ("paper_precision", "output") and self.epsilon is not None:
             out.append(f"admm_sharing ({self.mode}): per-release (epsilon={self.epsilon}, delta={self.delta}) "
-                       f"rests on the sensitivity bound C of S2 Lemma 1 with the ASSUMED bound b1={self.b1} on "
-                       "||x||, ||y||, ||z|| (not enforced), ||(D_m^T D_m)^-1|| = 1/d_m and unit-norm rows "
+                       f"rests on the sensitivity bound C of S2 Lemma 1 with the ASSUMED bound b1={self._b1_text()} "
+                       "on ||x||, ||y||, ||z|| (not enforced), ||(D_m^T D_m)^-1|| = 1/d_m and unit-norm rows "
                        "(S2 Ass. 2.3, not enforced) (AMB-V4, AMB-V5)")
+            if self.b1 == "pilot":
+                out.append("admm_sharing: b1 is DATA-DEPENDENT - read off a non-private pilot run that uses every "
+                           "party's features and the labels; the pilot is not private and the guarantee holds only "
+                           "for this value of b1 (AMB-V4)")
             if self.mode == "paper_precision":
                 out.append("admm_sharing (paper_precision): S2 Thm 3 treats D_m xi as a scalar N(0, sigma^2); "
                            "it is an N-vector with covariance sigma^2 Pi_m (AMB-V3)")
@@ -265,3 +307,46 @@ class ADMMSharing(AlgorithmBase):
             out.append(f"admm_sharing ({self.mode}): noise without an a-priori sensitivity bound; "
                        "no differential-privacy guarantee is claimed")
         return out
+
+
+def pilot_b1(problem, rho: float = 1.0, rounds: int = 100) -> float:
+    """AMB-V4's default ``b1``: ``max_t max(||x^t||, ||y^t||, ||z^t||)`` over a non-private ADMM sharing run.
+
+    Runs ``rounds`` noise-free iterations of :class:`ADMMSharing` (``rho``) on the whole problem, in process, with
+    ``x = (x_1..x_M)`` the concatenated model. The value is cached on ``problem`` per ``(rho, rounds)``, so every
+    run of an experiment trial pays for one pilot. It reads every party's features and the labels: it is a
+    data-dependent quantity, not a DP release.
+
+    Args:
+        problem: a :class:`privdist.problems.vertical.VerticalProblem`.
+        rho: ADMM penalty of the pilot (that of the private run).
+        rounds: pilot iterations (>= 1).
+
+    Returns:
+        The largest norm observed (> 0 once any iterate is nonzero).
+
+    References:
+        Spec §3.6, AMB-V4.
+    """
+    check_vertical(problem, "pilot_b1")
+    rho, rounds = check_positive(rho, "rho"), check_int(rounds, "rounds")
+    memo = getattr(problem, "memo", None)
+    key = ("admm_sharing_pilot_b1", rho, rounds)
+    if memo is not None and key in memo:
+        return memo[key]
+    from ..runtime.contract import AgentBlock
+
+    algo = ADMMSharing(rho=rho)
+    M = problem.n_agents
+    state, _ = algo.init(problem, None, AgentBlock(np.arange(M), M), None)
+    cstate, out = algo.init_coordinator(problem, None, None)
+    largest = 0.0
+    for t in range(1, rounds + 1):
+        state, shares = algo.step(state, {"r": np.broadcast_to(out["r"], (M, out["r"].size)),
+                                          "y": np.broadcast_to(out["y"], (M, out["y"].size))}, t, None)
+        cstate, out = algo.step_coordinator(cstate, {"Q": shares["Q"]}, t, None)
+        largest = max(largest, float(np.linalg.norm(state.x.sum(axis=0))), float(np.linalg.norm(cstate.y)),
+                      float(np.linalg.norm(cstate.z)))
+    if memo is not None:
+        memo[key] = largest
+    return largest

@@ -9,12 +9,16 @@ AMB-V1), ``sgd`` (FDML SGD baseline settings ``{lr, batch_size}``, spec §6.9). 
 
 Metrics (of ``beta = sum of the parties' embedded x_m``): ``test_log_loss`` (noise-free test logits [CODE]),
 ``train_log_loss``, ``train_objective`` (mean train log loss + lambda ||beta||^2 [CODE], of the noise-free
-``x_m``: the runtime scores parties' models, spec §3.9 uses the noisy ``s^t``, which equals it at noise 0), and
-per-trial baselines shown as reference lines: ``sklearn_all_test_log_loss`` / ``sklearn_local_test_log_loss``
-(``LogisticRegression(C=1/lambda)`` on all / party 1's features, spec §3.9 [CODE]), ``centralized_test_log_loss``
-(exact solve of the ADMM objective, AMB-V8), ``sgd_train_objective`` / ``sgd_test_log_loss`` (FDML SGD, one value
-per epoch, computed once per trial by a separate ``privdist.run``; the runner evaluates metrics once after init
-and after each round, so round ``t`` reads epoch ``t`` of the SGD curve), and ``n_train``.
+``x_m``: the runtime scores parties' models, spec §3.9 uses the noisy ``s^t``, which equals it at noise 0; with
+``loss_scale = "mean"`` it is exactly the ADMM objective), ``objective`` (the exact objective ADMM solves,
+:meth:`VerticalProblem.objective`) and ``objective_gap`` (``(F(beta) - F*) / |F*|``, ``F*`` of the centralized
+solve), and per-trial baselines shown as reference lines: ``sklearn_all_test_log_loss`` /
+``sklearn_local_test_log_loss`` (``LogisticRegression(C=1/lambda)`` on all / party 1's features, spec §3.9 [CODE];
+with ``loss_scale = "mean"`` ``C = 1/(N lambda)``, the same loss-to-penalty ratio as the code's sum convention),
+``centralized_test_log_loss`` (exact solve of the ADMM objective, AMB-V8), ``sgd_train_objective`` /
+``sgd_test_log_loss`` (FDML SGD, one value per epoch, computed once per trial by a separate ``privdist.run``; the
+runner evaluates metrics once after init and after each round, so round ``t`` reads epoch ``t`` of the SGD curve),
+and ``n_train``.
 """
 
 from __future__ import annotations
@@ -38,9 +42,9 @@ __all__ = ["build_vertical", "load_train_test", "PAPER_TEST_LOG_LOSS"]
 #: Test log losses the S2 authors recorded for the scikit-learn baselines (spec §3.9) - the paper's numbers.
 PAPER_TEST_LOG_LOSS = {"a9a": {"all": 0.3250, "local": 0.3500}, "gisette": {"all": 0.0854, "local": 0.2080}}
 
-METRICS = ("test_log_loss", "train_objective", "train_log_loss", "sklearn_all_test_log_loss",
-           "sklearn_local_test_log_loss", "centralized_test_log_loss", "sgd_train_objective", "sgd_test_log_loss",
-           "n_train")
+METRICS = ("test_log_loss", "train_objective", "train_log_loss", "objective", "objective_gap",
+           "sklearn_all_test_log_loss", "sklearn_local_test_log_loss", "centralized_test_log_loss",
+           "sgd_train_objective", "sgd_test_log_loss", "n_train")
 
 
 def load_train_test(spec, rng, data_dir):
@@ -142,24 +146,30 @@ def build_vertical(spec, rng, data_dir) -> Trial:
         "train_objective": lambda est: train_loss(est) + lam * float(beta(est) @ beta(est)),
         "n_train": lambda est: float(problem.n_samples),
     }
+    metrics["objective"] = lambda est: problem.objective(beta(est))
     extras = {"source": source, "problem": problem}
+    lam_sum = lam / problem.loss_weight  # penalty per unit of the summed loss (sklearn: C = 1 / lam_sum [CODE])
     if "sklearn_all_test_log_loss" in wanted:
-        v = _sklearn_test_loss(train.X, Ytr, test.X, Yte, lam)
+        v = _sklearn_test_loss(train.X, Ytr, test.X, Yte, lam_sum)
         metrics["sklearn_all_test_log_loss"] = lambda est, v=v: v
     if "sklearn_local_test_log_loss" in wanted:
         d1 = blocks[0]
-        v = _sklearn_test_loss(train.X[:, :d1], Ytr, test.X[:, :d1], Yte, lam)
+        v = _sklearn_test_loss(train.X[:, :d1], Ytr, test.X[:, :d1], Yte, lam_sum)
         metrics["sklearn_local_test_log_loss"] = lambda est, v=v: v
-    if "centralized_test_log_loss" in wanted:
-        v = log_loss(np.asarray(Xte @ problem.centralized_solution()).ravel(), Yte)
+    if wanted & {"centralized_test_log_loss", "objective_gap"}:
+        beta_c = problem.centralized_solution()
+        v, f_star = log_loss(np.asarray(Xte @ beta_c).ravel(), Yte), problem.objective(beta_c)
+        extras["centralized_objective"] = f_star
         metrics["centralized_test_log_loss"] = lambda est, v=v: v
+        metrics["objective_gap"] = lambda est, f=f_star: (problem.objective(beta(est)) - f) / abs(f)
     if wanted & {"sgd_train_objective", "sgd_test_log_loss"}:
         sgd = dict(prob.get("sgd", {}))
         tr_curve, te_curve = _sgd_curves(problem, network, Xtr, Xte, Yte, sgd, spec.rounds, spec.seed,
                                          int(rng.integers(2**31)))
         metrics["sgd_train_objective"] = _by_round(tr_curve)
         metrics["sgd_test_log_loss"] = _by_round(te_curve)
-    return Trial(problem, network, metrics, extras)
+    # only what the spec asks for: every metric is evaluated after every round
+    return Trial(problem, network, {k: f for k, f in metrics.items() if k in wanted}, extras)
 
 
 register_problem_kind(ProblemKind("vertical_logistic", frozenset({"blocks", "reg_weight", "loss_scale", "sgd"}),
@@ -167,6 +177,7 @@ register_problem_kind(ProblemKind("vertical_logistic", frozenset({"blocks", "reg
 # --- plots of the S2 figures ----------------------------------------------------------------------------
 
 _PRETTY = {"test_log_loss": "test log loss", "train_objective": "training objective",
+           "objective": "ADMM objective", "objective_gap": "relative objective gap to the centralized solve",
            "train_log_loss": "train log loss", "sklearn_all_test_log_loss": "sklearn LR, all features",
            "sklearn_local_test_log_loss": "sklearn LR, party-1 features only",
            "centralized_test_log_loss": "exact centralized solve"}

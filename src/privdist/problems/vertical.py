@@ -165,6 +165,7 @@ class VerticalProblem:
         self.offsets = tuple(int(o) for o in np.concatenate([[0], np.cumsum(self.dims)[:-1]]))
         self.n_samples = n
         self._grams: dict[int, np.ndarray] = {}  # party -> D_m^T D_m, shared by runs on this problem
+        self.memo: dict = {}  # derived quantities shared by runs on this problem (e.g. the pilot b1, AMB-V4)
 
     @staticmethod
     def _check_ids(sample_ids, n_parties: int, n: int) -> None:

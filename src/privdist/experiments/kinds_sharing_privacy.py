@@ -1,0 +1,79 @@
+"""Plot and claim kinds of the (epsilon, delta)-calibrated S2 panels (spec §3.6, §3.7; not a paper figure).
+
+``sharing_epsilon`` draws a metric at the last round against the per-iteration ``epsilon`` of swept DP ADMM
+sharing runs (one line per run group, e.g. per choice of ``b1``), each point annotated with the total epsilon
+of the first party over the run under the chosen accountant(s) (from the run's privacy report: S2 Cor. 1
+advanced composition ``paper``, ``rdp``, ``pld``), beside the scikit-learn reference lines of
+:mod:`privdist.experiments.kinds_sharing`. ``sharing_accountants_below_paper`` checks that the RDP and PLD totals
+of every listed run are below the paper's advanced-composition total (same ``delta``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from .claims import register_claim_kind
+from .kinds_sharing import _PRETTY, _reference_lines, _selected
+from .plots import register_plotter
+
+__all__: list[str] = []
+
+_SHORT = {"paper": "adv. comp.", "rdp": "RDP", "pld": "PLD"}
+
+
+def _total(run, accountant: str) -> float | None:
+    """Largest total epsilon over parties of ``run`` under ``accountant`` (None when not reported)."""
+    vals = [a["epsilon"].get(accountant) for a in run["privacy"]["per_agent"]]
+    return None if not vals or any(v is None for v in vals) else max(vals)
+
+
+def _fmt(v: float | None) -> str:
+    if v is None:
+        return "-"
+    if not math.isfinite(v) or v >= 1e5:
+        return f"{v:.1e}"
+    return f"{v:.3g}"
+
+
+def _epsilon(ax, plot, runs, traces):
+    """``metric`` at the last round against the per-iteration epsilon, one line per run group."""
+    metric = plot["metric"]
+    accountants = list(plot.get("accountants", ["rdp", "pld"]))
+    groups: dict[str, list] = {}
+    for r in _selected(plot, runs):
+        if "epsilon" in r["sweep"]:
+            groups.setdefault(r.get("group") or r["label"], []).append(r)
+    for gi, (group, members) in enumerate(groups.items()):
+        members.sort(key=lambda r: r["sweep"]["epsilon"])
+        xs = [r["sweep"]["epsilon"] for r in members]
+        ys = [float(traces[f"{r['label']}::{metric}"][:, -1].mean()) for r in members]
+        name = group.replace("{epsilon}", "").strip(" ,=")
+        ax.plot(xs, ys, marker="o", lw=1.6, label=f"{name}: {_PRETTY.get(metric, metric)}")
+        for r, x, y in zip(members, xs, ys):
+            text = ", ".join(f"{_SHORT.get(a, a)} {_fmt(_total(r, a))}" for a in accountants)
+            ax.annotate(f"{y:.3f}\ntotal eps: {text}", (x, y), textcoords="offset points",
+                        xytext=(0, 8 if gi % 2 == 0 else -24), ha="center", fontsize=6)
+    _reference_lines(ax, plot, runs, traces)
+    if "ylim" in plot:
+        ax.set_ylim(*plot["ylim"])
+    ax.set_xlabel("per-iteration epsilon of each party (S2 Thm 3); annotations: total over the run")
+
+
+register_plotter("sharing_epsilon", _epsilon, {"accountants", "baselines", "paper", "ylim"})
+
+
+def _below_paper(c, by_label, metric):
+    """For every run of ``runs`` (labels or groups): RDP and PLD totals below the advanced-composition total."""
+    labels = [lab for ref in c["runs"] for lab, r in by_label.items() if lab == ref or r.get("group") == ref]
+    holds, parts = bool(labels), []
+    for lab in labels:
+        tot = {a: _total(by_label[lab], a) for a in ("paper", "rdp", "pld")}
+        if any(v is None for v in tot.values()):
+            holds = False
+        else:
+            holds = holds and tot["rdp"] < tot["paper"] and tot["pld"] < tot["paper"]
+        parts.append(f"{lab}: " + ", ".join(f"{_SHORT[a]} {_fmt(v)}" for a, v in tot.items()))
+    return holds, "; ".join(parts) if parts else "no run matched"
+
+
+register_claim_kind("sharing_accountants_below_paper", _below_paper)
