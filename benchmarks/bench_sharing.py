@@ -3,10 +3,13 @@
 For a9a (66 + bias / 57 features, from ``$PRIVDIST_DATA_DIR``; skipped when absent; rho = 1, lambda = 1e-3, sum
 loss, as the catalog) and the synthetic gisette-shaped problem (2000 + bias / 2000 / 1000; mean loss, lambda = 1e-3,
 rho = 1e-6, as the catalog's gisette entries): non-private ADMM sharing on the simulator, timed per epoch
-(excluding metric evaluation), and the wall time (setup included: Gram matrices, Cholesky factors) until its test
-log loss is within 1e-3 of scikit-learn's ``LogisticRegression`` on all features with the same loss-to-penalty
-ratio (``C = 1/lambda`` for the sum loss, ``1/(N lambda)`` for the mean), beside scikit-learn's own fit time in the
-same process. Target (issue 4): at most 3x.
+(excluding metric evaluation), and the wall time (setup included: Gram matrices, Cholesky factors) from which on
+its test log loss STAYS within 1e-3 of scikit-learn's ``LogisticRegression`` on all features with the same
+loss-to-penalty ratio (``C = 1/lambda`` for the sum loss, ``1/(N lambda)`` for the mean) - a transient dip below
+the target (the gisette stand-in's ADMM test loss dips at epoch 2, then rises) does not count - beside
+scikit-learn's own fit time in the same process. Target (issue 4): at most 3x. scikit-learn solves a slightly
+different objective (AMB-V8: unregularised intercept, lambda/2), which ADMM does not converge to; so the time to
+stay within 1e-3 of the exact centralized solve's test log loss is reported as well.
 """
 
 from __future__ import annotations
@@ -36,16 +39,17 @@ def _sklearn(Xtr, ytr, Xte, yte, lam):
     return time.perf_counter() - t0, log_loss(model.decision_function(Xte), np.where(yte > 0, 1.0, -1.0))
 
 
-def _case(train, test, blocks, epochs: int, lam: float = 1e-3, tol: float = 1e-3, loss_scale: str = "sum",
-          rho: float = 1.0) -> dict:
-    n = train.X.shape[0]
-    fit_s, target = _sklearn(train.X, train.y, test.X, test.y, lam * (n if loss_scale == "mean" else 1))
+def _case(train, test, blocks, epochs: int, lam: float = 1e-3, loss_scale: str = "sum", rho: float = 1.0,
+          tol: float = 1e-3) -> dict:
+    problem = VerticalProblem(vertical_partition(train.X, blocks), train.y, lam, loss_scale)
+    fit_s, target = _sklearn(train.X, train.y, test.X, test.y, lam / problem.loss_weight)
     Xte = test.X
     Xte = sp.hstack([np.ones((Xte.shape[0], 1)), Xte], format="csr") if sp.issparse(Xte) else \
         np.hstack([np.ones((Xte.shape[0], 1)), Xte])
     yte = np.where(test.y > 0, 1.0, -1.0)
+    exact = log_loss(np.asarray(Xte @ problem.centralized_solution()).ravel(), yte)
+    problem = VerticalProblem(vertical_partition(train.X, blocks), train.y, lam, loss_scale)  # fresh: no cached Grams
     t0 = time.perf_counter()
-    problem = VerticalProblem(vertical_partition(train.X, blocks), train.y, lam, loss_scale=loss_scale)
     stamps, spent = [], [0.0]
 
     def metric(est):  # records (algorithm time so far, test loss); its own cost is excluded
@@ -55,19 +59,29 @@ def _case(train, test, blocks, epochs: int, lam: float = 1e-3, tol: float = 1e-3
         spent[0] += time.perf_counter() - t_in
         return val
 
-    res = run(make_algorithm("admm_sharing", rho=rho), problem, complete(problem.n_agents), epochs, transcript="none",
-              metrics={"test": metric})
+    res = run(make_algorithm("admm_sharing", rho=rho), problem, complete(problem.n_agents), epochs,
+              transcript="none", metrics={"test": metric})
     t_setup = stamps[0][0]
     per_epoch = (stamps[-1][0] - t_setup) / epochs
-    hit = [t for t, v in stamps[1:] if v <= target + tol]
-    reach = hit[0] if hit else None
-    return {"sklearn_fit_seconds": fit_s, "sklearn_test_log_loss": target,
+
+    def first(goal):  # first epoch from which the test loss STAYS within tol of goal (not a transient dip)
+        ok = [v <= goal + tol for _, v in stamps]
+        if not ok[-1]:
+            return None, None
+        e = len(ok) - 1
+        while e > 1 and ok[e - 1]:
+            e -= 1
+        return e, stamps[e][0]
+
+    e_sk, t_sk = first(target)
+    e_ex, t_ex = first(exact)
+    return {"sklearn_fit_seconds": fit_s, "sklearn_test_log_loss": target, "centralized_test_log_loss": exact,
             "admm_setup_seconds": t_setup, "admm_seconds_per_epoch": per_epoch,
             "admm_final_test_log_loss": float(res.curves["test"][-1]),
-            "admm_epochs_to_target": None if reach is None else 1 + [t for t, _ in stamps[1:]].index(reach),
-            "admm_seconds_to_target": reach,
-            "ratio_to_sklearn": None if reach is None else reach / fit_s,
-            "meets_target_3x": reach is not None and reach <= 3 * fit_s}
+            "admm_epochs_to_target": e_sk, "admm_seconds_to_target": t_sk,
+            "ratio_to_sklearn": None if t_sk is None else t_sk / fit_s,
+            "meets_target_3x": t_sk is not None and t_sk <= 3 * fit_s,
+            "admm_epochs_to_centralized": e_ex, "admm_seconds_to_centralized": t_ex}
 
 
 def run_benchmark(epochs: int = 100) -> dict:

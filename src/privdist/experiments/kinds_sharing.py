@@ -277,6 +277,20 @@ def _fewer_epochs(c, by_label, metric):
                    f"FDML SGD {e_sgd if e_sgd else never}")
 
 
+def _non_increasing(c, by_label, metric):
+    """The metric curve of ``run`` (e.g. ``objective_gap``) never increases from epoch ``value`` (default 1) on
+    (relative slack 1e-12). ADMM's objective need not be monotone in the first iterations (the augmented
+    Lagrangian is the decreasing quantity, S2 Lemma 3), hence the start epoch."""
+    start = int(c.get("value", 1))
+    curve = np.asarray(by_label[c["run"]]["metrics"][metric]["curve_mean"])
+    seg = curve[start:]
+    rises = np.nonzero(np.diff(seg) > 1e-12 * np.abs(seg[:-1]))[0]
+    marks = sorted({start, min(10, len(curve) - 1), len(curve) - 1})
+    ev = ", ".join(f"epoch {e}: {curve[e]:.4g}" for e in marks)
+    return rises.size == 0, ev + ("" if rises.size == 0 else f"; first rise after epoch {int(rises[0]) + start}")
+
+
 register_claim_kind("sharing_reaches_all_features", _reaches_all)
+register_claim_kind("sharing_non_increasing", _non_increasing)
 register_claim_kind("sharing_beats_local_features", _beats_local)
 register_claim_kind("sharing_fewer_epochs_than_sgd", _fewer_epochs)

@@ -36,13 +36,18 @@ def _fmt(v: float | None) -> str:
 
 
 def _epsilon(ax, plot, runs, traces):
-    """``metric`` at the last round against the per-iteration epsilon, one line per run group."""
+    """``metric`` at the last round against the per-iteration epsilon, one line per run group; grey text gives
+    each epsilon's total over the run (the same for every group: it depends on epsilon, delta and T only),
+    written at the bottom of the panel (leave room with ``ylim``)."""
+    from matplotlib.transforms import blended_transform_factory  # matplotlib only when drawing
+
     metric = plot["metric"]
     accountants = list(plot.get("accountants", ["rdp", "pld"]))
     groups: dict[str, list] = {}
     for r in _selected(plot, runs):
         if "epsilon" in r["sweep"]:
             groups.setdefault(r.get("group") or r["label"], []).append(r)
+    totals: dict[float, str] = {}
     for gi, (group, members) in enumerate(groups.items()):
         members.sort(key=lambda r: r["sweep"]["epsilon"])
         xs = [r["sweep"]["epsilon"] for r in members]
@@ -50,13 +55,16 @@ def _epsilon(ax, plot, runs, traces):
         name = group.replace("{epsilon}", "").strip(" ,=")
         ax.plot(xs, ys, marker="o", lw=1.6, label=f"{name}: {_PRETTY.get(metric, metric)}")
         for r, x, y in zip(members, xs, ys):
-            text = ", ".join(f"{_SHORT.get(a, a)} {_fmt(_total(r, a))}" for a in accountants)
-            ax.annotate(f"{y:.3f}\ntotal eps: {text}", (x, y), textcoords="offset points",
-                        xytext=(0, 8 if gi % 2 == 0 else -24), ha="center", fontsize=6)
+            ax.annotate(f"{y:.3f}", (x, y), textcoords="offset points", xytext=(8, 4 if gi % 2 == 0 else -10),
+                        fontsize=7, color=f"C{gi}")
+            totals.setdefault(x, "\n".join(f"{_SHORT.get(a, a)} {_fmt(_total(r, a))}" for a in accountants))
     _reference_lines(ax, plot, runs, traces)
     if "ylim" in plot:
         ax.set_ylim(*plot["ylim"])
-    ax.set_xlabel("per-iteration epsilon of each party (S2 Thm 3); annotations: total over the run")
+    place = blended_transform_factory(ax.transData, ax.transAxes)  # x in data, y in axes units
+    for x, text in totals.items():  # text, not tick labels: draw_plots resets the tickers when it sets the scale
+        ax.text(x, 0.015, text, transform=place, ha="center", va="bottom", fontsize=6, color="dimgray")
+    ax.set_xlabel("per-iteration epsilon per party (S2 Thm 3); grey: total epsilon over the run")
 
 
 register_plotter("sharing_epsilon", _epsilon, {"accountants", "baselines", "paper", "ylim"})
