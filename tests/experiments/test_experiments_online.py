@@ -53,7 +53,7 @@ def test_small_s4_run_writes_figures_and_claims(tmp_path):
     saved = json.loads((tmp_path / "out" / "results.json").read_text())
     by_label = {r["label"]: r for r in saved["runs"]}
     assert by_label["eps=5.0"]["privacy"]["per_agent"][0]["epsilon"]["paper"] == pytest.approx(200.0)
-    assert by_label["without DP"]["privacy"]["per_agent"][0]["epsilon"]["paper"] == 0.0
+    assert by_label["without DP"]["privacy"]["per_agent"][0]["epsilon"]["paper"] == "inf"  # JSON: the string "inf"
 
 
 def test_online_spec_errors():

@@ -30,7 +30,8 @@ def test_results_directory_contents(tmp_path):
     assert len(run["metrics"]["ne"]["curve_mean"]) == 31
     eps = run["privacy"]["per_agent"][0]["epsilon"]
     assert set(eps) == {"paper", "rdp", "pld"} and all(v > 0 for v in eps.values())
-    assert data["runs"][0]["privacy"]["per_agent"][0]["epsilon"]["rdp"] == 0.0
+    assert data["runs"][0]["privacy"]["per_agent"][0]["epsilon"]["rdp"] == "inf"  # non-private: inf, never 0
+    assert data["noise"]["mode"] == "seeded" and "not for release" in data["noise"]["note"]
     claims = {c["id"]: c for c in data["claims"]}
     assert claims["c1"]["holds"] is True and claims["c2"]["holds"] is False and "dpsgd 0.2" in claims["c2"]["evidence"]
     for f in ("curves.png", "curves.svg", "tradeoff.png", "summary.md", "traces.npz"):

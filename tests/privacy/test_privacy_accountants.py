@@ -156,17 +156,17 @@ def test_privacy_report_shape_and_cache():
     led.add_assumption("Gaussianity assumed")
     clear_accountant_cache()
     report = privacy_report(led, 1e-5)
-    assert set(report) == {"delta", "paper_delta", "per_agent", "assumptions"}
+    assert set(report) == {"delta", "paper_delta", "per_agent", "not_guaranteed", "exposures", "assumptions"}
     assert report["delta"] == 1e-5 and report["paper_delta"] == 1e-5
     assert report["assumptions"] == ["Gaussianity assumed"]
     first = report["per_agent"][0]
-    assert first == {"agent": 0, "releases": 30, "epsilon": {
-        "paper": pytest.approx(agent_epsilon([(rels[0], 30)], 1e-5, "paper")),
-        "rdp": pytest.approx(agent_epsilon([(rels[0], 30)], 1e-5, "rdp")),
-        "pld": pytest.approx(agent_epsilon([(rels[0], 30)], 1e-5, "pld"))}}
+    tight = {"rdp": pytest.approx(agent_epsilon([(rels[0], 30)], 1e-5, "rdp")),
+             "pld": pytest.approx(agent_epsilon([(rels[0], 30)], 1e-5, "pld"))}
+    assert first == {"agent": 0, "releases": 30, "guaranteed": True, "paper_note": None, "claimed": tight,
+                     "epsilon": {"paper": pytest.approx(agent_epsilon([(rels[0], 30)], 1e-5, "paper")), **tight}}
     assert report["per_agent"][59]["releases"] == 32 and report["per_agent"][59]["epsilon"]["paper"] is None
-    # three distinct entry sequences x three accountants: nine accountings for 60 agents
-    assert _cached_epsilon.cache_info().misses == 9
+    # three distinct entry sequences x (three accountants + two claimed): fifteen accountings for 60 agents
+    assert _cached_epsilon.cache_info().misses == 15
     only = privacy_report(led, 1e-5, ("rdp",))
     assert set(only["per_agent"][3]["epsilon"]) == {"rdp"} and only["paper_delta"] is None
 

@@ -137,3 +137,28 @@ def test_keep_iterates_and_timings(ridge_problem, net5):
     assert res.iterates.shape == (5, 5, 10)
     np.testing.assert_array_equal(res.iterates[-1], res.estimates)
     assert res.timings["rounds"] > 0 and res.config["versions"]["privdist"]
+
+
+def test_secure_mode_draws_unrecorded_fresh_noise():
+    import numpy as np
+
+    from privdist.algorithms import DPSGD
+    from privdist.data import dzoa_regression, horizontal_partition
+    from privdist.network import dzoa5
+    from privdist.problems import L2, HorizontalERM, SquaredLoss
+    from privdist.runtime import run
+
+    ds = dzoa_regression(np.random.default_rng(0))
+    problem = HorizontalERM(horizontal_partition(ds.X, ds.y, n_agents=5), SquaredLoss(), L2(), reg_weight=1.0)
+    seeded = [run(DPSGD(), problem, dzoa5(), rounds=3, seed=4) for _ in range(2)]
+    secure = [run(DPSGD(), problem, dzoa5(), rounds=3, seed=4, secure=True) for _ in range(2)]
+    assert np.array_equal(seeded[0].estimates, seeded[1].estimates)
+    assert seeded[0].config["noise"]["mode"] == "seeded" and "not for release" in seeded[0].config["noise"]["note"]
+    assert secure[0].config["noise"]["mode"] == "secure"
+    # fresh entropy: the two secure runs and the seeded run share no noise
+    assert not np.allclose(secure[0].estimates, secure[1].estimates)
+    assert not np.allclose(secure[0].estimates, seeded[0].estimates)
+    # nothing recorded can regenerate the noise: the config holds no key beyond the user's seed
+    assert secure[0].config["seed"] == 4 and "key" not in str(secure[0].config)
+    with pytest.raises(TypeError):
+        run(DPSGD(), problem, dzoa5(), rounds=1, secure="yes")

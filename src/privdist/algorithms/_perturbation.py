@@ -29,7 +29,7 @@ from ..errors import ValidationError
 from ..privacy import gamma_norm, gaussian_release, laplace_release
 from ..runtime.contract import Aggregation, MessageSpec
 from ._sparse_oracle import SparseERMOracle
-from .base import AlgorithmBase, check_problem_network, degrees_of
+from .base import AlgorithmBase, in_the_clear, check_problem_network, degrees_of
 
 __all__ = ["PerturbedADMM", "PerturbedADMMState", "check_common", "iteration_budget", "noise_release",
            "strong_convexity", "objective_perturbation", "oracle_of", "draw_noise", "noise_assumptions", "NOISES", "BUDGETS"]
@@ -268,8 +268,10 @@ class PerturbedADMM(AlgorithmBase):
         return f, lin, phi
 
     def dp_events(self, state, t):
-        if self.eps_iter is None or not self._releases_at(t):
+        if not self._releases_at(t):
             return [None] * state.x.shape[0]
+        if self.eps_iter is None:
+            return [in_the_clear(self.name)] * state.x.shape[0]
         return [noise_release(self.eps_iter, self.delta, self.noise, self.gaussian_constant)] * state.x.shape[0]
 
     def _releases_at(self, t: int) -> bool:

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import ShapeMismatchError, ValidationError
 
-__all__ = ["AlgorithmBase", "PerIterationGaussian", "check_problem_network", "degrees_of",
+__all__ = ["AlgorithmBase", "PerIterationGaussian", "check_problem_network", "degrees_of", "in_the_clear",
            "per_iteration_gaussian_releases"]
 
 
@@ -23,6 +23,10 @@ class AlgorithmBase:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}  # type: ignore[arg-type]
 
     def assumptions(self) -> list[str]:
+        return []
+
+    def exposures(self) -> list[str]:
+        """Named exposures of the protocol that no DP event covers (e.g. labels sent in the clear)."""
         return []
 
     def run_info(self, states: list) -> dict[str, Any]:
@@ -46,6 +50,13 @@ class PerIterationGaussian:
         if self.gaussian_constant not in (2.0, 2.1):
             raise ValidationError(f"gaussian_constant must be 2 or 2.1, got {self.gaussian_constant}")
 
+    def unenforced(self) -> str | None:
+        """Why the releases are only the paper's claim (``clip=False``: the c1 bound is assumed), else None."""
+        if getattr(self, "clip", True):
+            return None
+        return (f"{self.name}: per-sample gradient norm <= c1={self.c1} is assumed, not enforced (clip=false); the "
+                "squared loss violates it (AMB-D8/AMB-B6), so the sensitivity and the epsilon are not guaranteed")
+
     @property
     def noise_multiplier(self) -> float:
         """``sigma_t / Delta_t``, the same every round."""
@@ -67,14 +78,22 @@ def degrees_of(block) -> np.ndarray:
     return np.asarray(block.degrees, dtype=float)
 
 
-def per_iteration_gaussian_releases(algo, n: int) -> list:
+def in_the_clear(name: str, what: str = "iterates") -> "Release":
+    """The release of a data-dependent message sent without noise (epsilon = inf, DESIGN idea 3)."""
+    from ..privacy import non_private_release
+
+    return non_private_release(f"{name}: {what} sent without noise (not private)")
+
+
+def per_iteration_gaussian_releases(algo, n: int, reason: str | None = None) -> list:
     """``n`` copies of the per-iteration Gaussian release of an algorithm with ``epsilon``, ``delta``,
-    ``gaussian_constant`` and ``noise_multiplier`` (none when ``epsilon`` is None): composed by S1(25) for the
-    2.1 constant (D-ZOA comparison mode, AMB-X2) and by the moments bound (spec §1.3-2) for 2."""
+    ``gaussian_constant`` and ``noise_multiplier`` (in the clear when ``epsilon`` is None): composed by S1(25)
+    for the 2.1 constant (D-ZOA comparison mode, AMB-X2) and by the moments bound (spec §1.3-2) for 2.
+    ``reason`` makes the releases the paper's claim only (an assumption privdist does not enforce)."""
     if algo.epsilon is None:
-        return [None] * n
+        return [in_the_clear(algo.name)] * n
     from ..privacy import gaussian_release
 
     composition = "dzoa" if algo.gaussian_constant == 2.1 else "moments"
     return [gaussian_release(algo.noise_multiplier, epsilon=algo.epsilon, delta=algo.delta,
-                             composition=composition)] * n
+                             composition=composition, reason=reason)] * n

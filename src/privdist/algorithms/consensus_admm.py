@@ -22,7 +22,7 @@ import numpy as np
 
 from .._checks import check_positive
 from ..runtime.contract import Aggregation, MessageSpec
-from .base import AlgorithmBase, check_problem_network, degrees_of
+from .base import AlgorithmBase, in_the_clear, check_problem_network, degrees_of
 
 __all__ = ["ConsensusADMM", "ConsensusADMMState"]
 
@@ -72,7 +72,7 @@ class ConsensusADMM(AlgorithmBase):
         return replace(state, beta=beta, gamma=gamma), {"beta": beta}
 
     def dp_events(self, state, t):
-        return [None] * state.beta.shape[0]
+        return [in_the_clear(self.name)] * state.beta.shape[0]
 
     def estimate(self, state):
         return state.beta

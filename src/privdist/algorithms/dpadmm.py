@@ -106,7 +106,7 @@ class DPADMM(PerIterationGaussian, AlgorithmBase):
         return replace(cstate, z=z, lam=lam), {"z": z, "lam": lam}
 
     def dp_events(self, state, t):
-        return per_iteration_gaussian_releases(self, state.w.shape[0])
+        return per_iteration_gaussian_releases(self, state.w.shape[0], self.unenforced())
 
     def estimate(self, state):
         return state.w

@@ -30,7 +30,7 @@ from ..problems.constraints import L1Ball, Simplex
 from ..problems.mirror import make_mirror
 from ..problems.online import StaticOnline
 from ..runtime.contract import Aggregation, MessageSpec
-from .base import AlgorithmBase
+from .base import AlgorithmBase, in_the_clear
 
 __all__ = ["DPDONC", "DPDONCState", "as_online_problem"]
 
@@ -171,7 +171,7 @@ class DPDONC(AlgorithmBase):
 
     def dp_events(self, state, t):
         if not self.private:
-            return [None] * state.x.shape[0]
+            return [in_the_clear(self.name)] * state.x.shape[0]
         return [laplace_release(1.0 / self.epsilon, composition="basic")] * state.x.shape[0]
 
     def estimate(self, state):

@@ -87,7 +87,7 @@ class DPSGD(PerIterationGaussian, AlgorithmBase):
         return replace(state, x=x, q=q), {"q": q}
 
     def dp_events(self, state, t):
-        return per_iteration_gaussian_releases(self, state.q.shape[0])
+        return per_iteration_gaussian_releases(self, state.q.shape[0], self.unenforced())
 
     def estimate(self, state):
         return state.q

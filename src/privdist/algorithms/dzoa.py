@@ -36,7 +36,7 @@ from .._checks import check_int, check_positive
 from ..errors import ValidationError
 from ..privacy import gaussian_release
 from ..runtime.contract import Aggregation, MessageSpec
-from .base import AlgorithmBase, check_problem_network, degrees_of
+from .base import AlgorithmBase, in_the_clear, check_problem_network, degrees_of
 from .dzoa_calibration import GAUSS_CONSTANT, Calibration, check_theorem_range
 from .dzoa_inner import generic_diff, squared_inner_loops, zo_inner_loop
 
@@ -266,7 +266,7 @@ class DZOA(AlgorithmBase):
     def dp_events(self, state, t):
         eps = state.calib.epsilon
         if self.epsilon is None or eps is None:
-            return [None] * state.beta.shape[0]
+            return [in_the_clear(self.name)] * state.beta.shape[0]
         z = math.sqrt(GAUSS_CONSTANT * math.log(1.25 / self.delta))
         return [gaussian_release(z / float(e), epsilon=float(e), delta=self.delta, composition="dzoa") for e in eps]
 

@@ -28,7 +28,7 @@ from scipy.special import expit
 from .._checks import check_int, check_nonnegative, check_positive
 from ..errors import ValidationError
 from ..runtime.contract import Aggregation, MessageSpec
-from .base import AlgorithmBase
+from .base import AlgorithmBase, in_the_clear
 from .sharing import check_vertical
 
 __all__ = ["FDMLSGD", "FDMLPartyState", "FDMLCoordinatorState"]
@@ -148,7 +148,9 @@ class FDMLSGD(AlgorithmBase):
         return replace(cstate, perm=perm, pos=pos + B, batch=batch), {"batch": batch.astype(float), "r": r}
 
     def dp_events(self, state, t):
-        return [None] * state.x.shape[0]
+        what = ("shared predictions perturbed without a sensitivity analysis" if self.noise_std > 0
+                else "shared predictions")
+        return [in_the_clear(self.name, what)] * state.x.shape[0]
 
     def estimate(self, state):
         return state.x

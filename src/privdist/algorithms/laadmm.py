@@ -43,7 +43,7 @@ from ..privacy import calibrate, gaussian_release
 from ..privacy.paper import c0 as paper_c0
 from ..runtime.contract import Aggregation, MessageSpec
 from ._perturbation import oracle_of
-from .base import AlgorithmBase, check_problem_network, degrees_of
+from .base import AlgorithmBase, in_the_clear, check_problem_network, degrees_of
 
 __all__ = ["LAADMM", "LAADMMState", "paper_sigma"]
 
@@ -210,7 +210,7 @@ class LAADMM(AlgorithmBase):
 
     def dp_events(self, state, t):
         if self.epsilon is None:
-            return [None] * state.w.shape[0]
+            return [in_the_clear(self.name)] * state.w.shape[0]
         z = self.sigma / math.sqrt(self.l)
         eps_step = math.sqrt(2.0 * math.log(1.25 / self.delta)) / self.sigma
         rel = gaussian_release(z, epsilon=eps_step * math.sqrt(self.l), delta=self.delta, composition="moments")

@@ -25,7 +25,7 @@ import numpy as np
 
 from .._checks import check_int, check_positive
 from ..runtime.contract import Aggregation, MessageSpec
-from .base import AlgorithmBase, check_problem_network
+from .base import AlgorithmBase, in_the_clear, check_problem_network
 from .dzoa_inner import zo_gradient
 
 __all__ = ["ORZO", "CentralRelay", "RelayState", "global_lipschitz", "global_value_diff"]
@@ -54,7 +54,9 @@ class CentralRelay:
         return RelayState(np.array(inbox["beta"], dtype=float)), {}
 
     def dp_events(self, state, t):
-        return [None] * state.beta.shape[0]
+        # the coordinator computes on every agent's raw data and broadcasts the iterate without noise
+        return [in_the_clear(self.name, "a coordinator's iterate computed from all agents' raw data, broadcast")
+                ] * state.beta.shape[0]
 
     def estimate(self, state):
         return state.beta

@@ -43,7 +43,7 @@ from ..errors import ValidationError
 from ..privacy import gaussian_release
 from ..privacy.sharing_calibration import (computed_sensitivity, sharing_noise_multiplier, sharing_sensitivity)
 from ..runtime.contract import Aggregation, MessageSpec
-from .base import AlgorithmBase
+from .base import AlgorithmBase, in_the_clear
 
 __all__ = ["check_vertical", "ADMMSharing", "SharingPartyState", "SharingCoordinatorState", "logistic_prox",
            "pilot_b1", "NOISE_MODES"]
@@ -63,8 +63,8 @@ def logistic_prox(s: np.ndarray, y: np.ndarray, labels: np.ndarray, w: float, rh
 
     The root of ``h'(z) = -w Y sigma(-Y z) - y + rho (z - s)`` lies in ``[s + (y - w)/rho, s + (y + w)/rho]``;
     Newton steps leaving the (shrinking) bracket are replaced by bisection; an entry stops once
-    ``|h'| < tol min(1, w + rho)`` (only unconverged entries are iterated on) (``h'`` scales with ``w + rho``: with the ``mean`` loss and a small ``rho`` an
-    absolute ``tol`` would leave ``z`` inaccurate by up to ``tol / rho``).
+    ``|h'| < tol min(1, w + rho)`` (only unconverged entries are iterated on). ``h'`` scales with ``w + rho``: with
+    the ``mean`` loss and a small ``rho`` an absolute ``tol`` would leave ``z`` inaccurate by up to ``tol / rho``.
     """
     lo, hi = s + (y - w) / rho, s + (y + w) / rho
     z = s.copy()
@@ -279,7 +279,9 @@ class ADMMSharing(AlgorithmBase):
         return gaussian_release(z, epsilon=self.epsilon, delta=self.delta, composition="advanced")
 
     def dp_events(self, state, t):
-        return [self._release()] * state.x.shape[0]
+        release = self._release()
+        return [in_the_clear(self.name, "shared vectors Q_m = D_m x_m") if release is None else release
+                ] * state.x.shape[0]
 
     def estimate(self, state):
         return state.x

@@ -7,7 +7,7 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
-from ..experiments.summary import max_epsilon
+from ..experiments.summary import fmt_guarantee, max_epsilon
 
 __all__ = ["print_results"]
 
@@ -24,18 +24,30 @@ def print_results(results: dict, out_dir, console: Console | None = None) -> Non
     table = Table(title=f"{results['title']}  ({results['trials']} trials)")
     table.add_column("run")
     table.add_column(f"final {metric} mean ± std", justify="right")
-    for acc in ("paper", "rdp", "pld"):
-        table.add_column(f"max eps {acc}", justify="right")
+    table.add_column("guarantee eps RDP", justify="right")
+    table.add_column("guarantee eps PLD", justify="right")
+    table.add_column("paper's claim", justify="right")
     table.add_column("seconds", justify="right")
     for r in results["runs"]:
         m = r["metrics"][metric]
         p = r["privacy"]
-        table.add_row(r["label"], f"{m['final_mean']:.3e} ± {m['final_std']:.1e}",
-                      *(_fmt(max_epsilon(p, a)) for a in ("paper", "rdp", "pld")), f"{r['seconds']:.2f}")
+        table.add_row(r["label"], f"{m['final_mean']:.3e} ± {m['final_std']:.1e}", fmt_guarantee(p, "rdp"),
+                      fmt_guarantee(p, "pld"), _fmt(max_epsilon(p, "paper")), f"{r['seconds']:.2f}")
     console.print(table)
-    private = [r for r in results["runs"] if any(max_epsilon(r["privacy"], a) for a in ("rdp", "pld"))]
+    for r in results["runs"]:
+        for why in r["privacy"].get("not_guaranteed", []):
+            console.print(f"[yellow]no guarantee[/yellow] {r['label']}: {why}")
+        for what in r["privacy"].get("exposures", []):
+            console.print(f"[yellow]exposure[/yellow] {r['label']}: {what}")
+        for note in sorted({a.get("paper_note") for a in r["privacy"]["per_agent"]} - {None}):
+            console.print(f"[yellow]paper's claim[/yellow] {r['label']}: {note}")
+    noise = results.get("noise")
+    if noise and noise["mode"] != "secure":
+        console.print(f"[yellow]noise[/yellow]: {noise['note']}")
+    private = [r for r in results["runs"]
+               if any(0 < (max_epsilon(r["privacy"], a) or 0) < float("inf") for a in ("rdp", "pld"))]
     if private:
-        agents = Table(title=f"epsilon per agent: paper / RDP / PLD (delta = {delta})")
+        agents = Table(title=f"epsilon per agent: paper's claim / guarantee RDP / guarantee PLD (delta = {delta})")
         agents.add_column("agent")
         for r in private:
             agents.add_column(r["label"], justify="right")

@@ -38,7 +38,7 @@ def _main(args) -> int:
     console.print(f"reproducing {', '.join(ids)}: {len(specs)} experiment(s) ({'quick' if args.quick else 'full'} mode), "
                   f"expected runtime about {total / 60:.1f} min serial on a 2-core machine{par}")
     for spec in specs:
-        spec = spec.with_overrides(seed=args.seed)
+        spec = spec.with_overrides(seed=args.seed, secure=True if args.secure else None)
         out = os.path.join(args.out, spec.name)
         results = run_experiment(spec, out, jobs=args.jobs, overwrite=args.overwrite, resume=args.resume,
                                  progress=not args.no_progress, data_dir=args.data_dir, backend=args.backend,

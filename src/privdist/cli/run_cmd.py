@@ -21,6 +21,9 @@ def add_run_options(p) -> None:
     p.add_argument("--overwrite", action="store_true", help="replace another experiment's results in --out")
     p.add_argument("--data-dir", default=None, help="data directory (default: $PRIVDIST_DATA_DIR or user cache)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--secure", action="store_true",
+                   help="draw noise from fresh OS entropy that is never recorded (for results meant for release; "
+                        "without it the noise can be regenerated from the recorded seed)")
     p.add_argument("--ray-address", help="Ray cluster for --backend ray / --parallel ray (default: a local Ray)")
     p.add_argument("--parallel", choices=["process", "ray"], default="process",
                    help="spread trials over --jobs processes (default) or over Ray tasks")
@@ -49,7 +52,7 @@ def register(sub) -> None:
 def _main(args) -> int:
     spec = load_experiment(args.experiment)
     spec = spec.quick() if args.quick else spec
-    spec = spec.with_overrides(trials=args.trials, seed=args.seed)
+    spec = spec.with_overrides(trials=args.trials, seed=args.seed, secure=True if args.secure else None)
     out = args.out or os.path.join("results", spec.name)
     check_run_options(args)
     results = run_experiment(spec, out, jobs=args.jobs, overwrite=args.overwrite, resume=args.resume,

@@ -19,6 +19,7 @@ from ..algorithms import make_algorithm
 from ..privacy import ACCOUNTANTS, privacy_report
 from ..runtime import run as run_algorithm
 from ..runtime import versions
+from ..runtime.run import noise_provenance
 from .build import build_trial
 from .claims import check_claims
 from .plots import draw_plots
@@ -34,12 +35,13 @@ def run_trial(spec: ExperimentSpec, trial: int, data_dir=None, backend="simulate
     built = build_trial(spec, trial, data_dir=data_dir)
     delta = float(spec.privacy.get("delta", 1e-5))
     accountants = tuple(spec.privacy.get("accountants", ACCOUNTANTS))
+    secure = bool(spec.privacy.get("secure", False))
     runs = {}
     for rs in spec.runs:
         algorithm = make_algorithm(rs.algorithm, **rs.params)
         t0 = time.perf_counter()
         res = run_algorithm(algorithm, built.problem, built.network, spec.rounds, seed=spec.seed, trial=trial,
-                            backend=backend, metrics=built.metrics)
+                            backend=backend, metrics=built.metrics, secure=secure)
         seconds = time.perf_counter() - t0
         states = res.final_state if isinstance(res.final_state, list) else [res.final_state]
         info_fn = getattr(algorithm, "run_info", None)  # optional (AlgorithmBase): calibrated constants etc.
@@ -74,21 +76,30 @@ def _per_run_processes(spec: ExperimentSpec, trials, jobs: int, data_dir, backen
             pool.shutdown(wait=True, cancel_futures=True)
 
 
+def _largest(reports: list[dict], i: int, key: str) -> dict:
+    out = {}
+    for acc in reports[0]["per_agent"][i][key]:
+        vals = [r["per_agent"][i][key].get(acc) for r in reports]
+        out[acc] = None if any(v is None for v in vals) else max(vals)
+    return out
+
+
 def _privacy_max(reports: list[dict]) -> dict:
-    """Per agent, the largest epsilon over trials under each accountant (conservative)."""
+    """Per agent, the largest epsilon over trials under each accountant (conservative); the guarantee holds only
+    where it holds in every trial; reasons, exposures and caveats are the union over trials."""
     first = reports[0]
     per_agent = []
     for i, entry in enumerate(first["per_agent"]):
-        eps = {}
-        for acc in entry["epsilon"]:
-            vals = [r["per_agent"][i]["epsilon"].get(acc) for r in reports]
-            eps[acc] = None if any(v is None for v in vals) else max(vals)
-        per_agent.append({"agent": entry["agent"], "epsilon": eps})
-    assumptions = []
-    for r in reports:
-        assumptions += [a for a in r.get("assumptions", []) if a not in assumptions]
-    return {"delta": first["delta"], "paper_delta": first.get("paper_delta"), "per_agent": per_agent,
-            "assumptions": assumptions}
+        notes = [r["per_agent"][i].get("paper_note") for r in reports]
+        per_agent.append({"agent": entry["agent"], "guaranteed": all(r["per_agent"][i]["guaranteed"] for r in reports),
+                          "epsilon": _largest(reports, i, "epsilon"), "claimed": _largest(reports, i, "claimed"),
+                          "paper_note": next((n for n in notes if n), None)})
+    union = {}
+    for key in ("not_guaranteed", "exposures", "assumptions"):
+        union[key] = []
+        for r in reports:
+            union[key] += [a for a in r.get(key, []) if a not in union[key]]
+    return {"delta": first["delta"], "paper_delta": first.get("paper_delta"), "per_agent": per_agent, **union}
 
 
 def aggregate(spec: ExperimentSpec, trials: dict[int, dict]) -> tuple[list[dict], dict[str, np.ndarray]]:
@@ -113,7 +124,8 @@ def aggregate(spec: ExperimentSpec, trials: dict[int, dict]) -> tuple[list[dict]
 
 def _results(spec, trials, runs, claims, complete, figures):
     return {"experiment": spec.name, "title": spec.title, "paper": spec.paper, "figure": spec.figure,
-            "seed": spec.seed, "trials": len(trials), "trials_planned": spec.trials, "complete": complete,
+            "seed": spec.seed, "noise": noise_provenance(bool(spec.privacy.get("secure", False))),
+            "trials": len(trials), "trials_planned": spec.trials, "complete": complete,
             "versions": versions(), "config": spec.config(), "runs": runs, "claims": claims, "figures": figures}
 
 

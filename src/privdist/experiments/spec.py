@@ -30,7 +30,7 @@ _TOP = {"name", "title", "paper", "figure", "description", "trials", "quick_tria
 _SECTIONS = {
     "data": {"kind", "params", "partition"},
     "network": {"kind", "params"},
-    "privacy": {"delta", "accountants"},
+    "privacy": {"delta", "accountants", "secure"},
     "quick": {"rounds", "sweep", "skip_runs", "estimated_seconds"},
 }
 _RUN = {"label", "algorithm", "params", "sweep"}
@@ -81,9 +81,12 @@ class ExperimentSpec:
     skipped_claims: tuple[dict[str, Any], ...] = ()
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
 
-    def with_overrides(self, trials: int | None = None, seed: int | None = None) -> "ExperimentSpec":
-        """A copy with ``trials`` and/or ``seed`` replaced."""
+    def with_overrides(self, trials: int | None = None, seed: int | None = None,
+                       secure: bool | None = None) -> "ExperimentSpec":
+        """A copy with ``trials`` and/or ``seed`` replaced, or secure noise (``[privacy] secure``) switched."""
         raw = dict(self.raw)
+        if secure is not None:
+            raw["privacy"] = {**raw.get("privacy", {}), "secure": secure}
         if trials is not None:
             raw["trials"] = trials
         if seed is not None:
@@ -164,6 +167,13 @@ def _expand_runs(entries, source) -> tuple[RunSpec, ...]:
     if not runs:
         raise SpecError(f"{source}: an experiment needs at least one [[runs]] entry")
     return tuple(runs)
+
+
+def _privacy(table: dict) -> dict:
+    """The ``[privacy]`` table with ``secure`` checked (a bool: noise from fresh OS entropy, never recorded)."""
+    if "secure" in table and type(table["secure"]) is not bool:
+        raise SpecError(f"[privacy] secure must be true or false, got {table['secure']!r}")
+    return table
 
 
 def parse_spec(raw: dict[str, Any], source: str = "<spec>") -> ExperimentSpec:
@@ -261,7 +271,7 @@ def parse_spec(raw: dict[str, Any], source: str = "<spec>") -> ExperimentSpec:
         quick_trials=int(raw.get("quick_trials", min(trials, 5))), seed=seed, rounds=rounds,
         estimated_seconds=float(raw.get("estimated_seconds", 0.0)), data=sections["data"],
         network=sections["network"], problem=sections["problem"], metrics=metrics, runs=runs,
-        privacy=sections["privacy"], plots=tuple(plots), claims=tuple(claims), mode=mode, skipped_claims=tuple(skipped),
+        privacy=_privacy(sections["privacy"]), plots=tuple(plots), claims=tuple(claims), mode=mode, skipped_claims=tuple(skipped),
         raw=raw)
 
 

@@ -26,8 +26,24 @@ MARKER = ".privdist-experiment"
 
 
 def write_json(path, obj) -> None:
-    """Write ``obj`` as JSON atomically (NaN/inf become null)."""
+    """Write ``obj`` as JSON atomically (NaN becomes null; +-inf the strings ``"inf"``/``"-inf"``, which
+    :func:`read_json` turns back into floats: an infinite epsilon must never read as "n/a")."""
     atomic_write_bytes(path, json.dumps(_clean(obj), indent=1).encode())
+
+
+def _restore(obj):
+    if isinstance(obj, dict):
+        return {k: _restore(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_restore(v) for v in obj]
+    if obj in ("inf", "-inf"):
+        return float(obj)
+    return obj
+
+
+def read_json(path):
+    """Read a file written by :func:`write_json` (``"inf"``/``"-inf"`` back to floats)."""
+    return _restore(json.loads(Path(path).read_text()))
 
 
 def _clean(obj):
@@ -38,7 +54,9 @@ def _clean(obj):
     if isinstance(obj, np.ndarray):
         return _clean(obj.tolist())
     if isinstance(obj, (np.floating, float)):
-        return float(obj) if np.isfinite(obj) else None
+        if np.isnan(obj):
+            return None
+        return float(obj) if np.isfinite(obj) else ("inf" if obj > 0 else "-inf")
     if isinstance(obj, np.integer):
         return int(obj)
     if isinstance(obj, np.bool_):
@@ -99,7 +117,7 @@ class ResultsDir:
         out = {}
         for f in sorted((self.path / "trials").glob("trial_*.json")):
             try:
-                data = json.loads(f.read_text())
+                data = read_json(f)
                 out[int(data["trial"])] = data
             except (ValueError, KeyError):
                 continue

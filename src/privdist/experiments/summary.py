@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..runtime.checkpoint import atomic_write_bytes
 
-__all__ = ["write_summary", "max_epsilon"]
+__all__ = ["write_summary", "max_epsilon", "fmt_guarantee", "privacy_notes"]
 
 
 def max_epsilon(privacy: dict, accountant: str):
@@ -19,6 +19,31 @@ def _fmt(x) -> str:
     return "n/a" if x is None else f"{x:.4g}"
 
 
+def fmt_guarantee(privacy: dict, accountant: str) -> str:
+    """The guarantee column: the largest epsilon over agents, ``inf (not private)`` when any agent has none."""
+    value = max_epsilon(privacy, accountant)
+    if value is not None and value == float("inf"):
+        return "inf (not private)"
+    return "n/a" if value is None else f"{value:.4g}"
+
+
+def privacy_notes(results: dict) -> list[str]:
+    """Markdown bullets: why a guarantee is missing, named exposures, invalid paper formulas, noise provenance."""
+    lines = []
+    for r in results["runs"]:
+        p = r["privacy"]
+        for why in p.get("not_guaranteed", []):
+            lines.append(f"- {r['label']}: no guarantee - {why}")
+        for what in p.get("exposures", []):
+            lines.append(f"- {r['label']}: exposure - {what}")
+        notes = {a.get("paper_note") for a in p["per_agent"]} - {None}
+        lines += [f"- {r['label']}: paper claim - {n}" for n in sorted(notes)]
+    noise = results.get("noise")
+    if noise:
+        lines.append(f"- noise: {noise['mode']} - {noise['note']}")
+    return lines
+
+
 def write_summary(spec, results: dict, out_dir: Path) -> None:
     """Write ``summary.md`` for ``results`` into ``out_dir``."""
     m = spec.metrics[0]
@@ -27,17 +52,22 @@ def write_summary(spec, results: dict, out_dir: Path) -> None:
              + f": {results['trials']} trials, seed {spec.seed}, {spec.rounds} rounds"
              + (" (quick mode: fewer trials, rounds and sweep points than the paper's; see `[quick]` in the spec)"
                 if spec.mode == "quick" else "") + ".", "",
-             f"| run | final {m} (mean ± std) | eps paper | eps RDP | eps PLD | seconds |",
+             f"| run | final {m} (mean ± std) | guarantee eps (RDP) | guarantee eps (PLD) | paper's claim | seconds |",
              "|---|---|---|---|---|---|"]
     for r in results["runs"]:
         fm = r["metrics"][m]
         p = r["privacy"]
         lines.append(f"| {r['label']} | {fm['final_mean']:.4g} ± {fm['final_std']:.2g} | "
-                     f"{_fmt(max_epsilon(p, 'paper'))} | {_fmt(max_epsilon(p, 'rdp'))} | "
-                     f"{_fmt(max_epsilon(p, 'pld'))} | {r['seconds']:.2f} |")
+                     f"{fmt_guarantee(p, 'rdp')} | {fmt_guarantee(p, 'pld')} | "
+                     f"{_fmt(max_epsilon(p, 'paper'))} | {r['seconds']:.2f} |")
     delta = results["runs"][0]["privacy"]["delta"]
-    lines += ["", f"Epsilon: the largest over agents, at delta = {delta} for RDP and PLD; the paper column uses the "
-              "algorithm's own paper formula at its per-release delta. 0 means the run released nothing private.", ""]
+    lines += ["", f"Epsilon: the largest over agents and trials. The guarantee columns (RDP, PLD at delta = {delta}) "
+              "compose only releases whose assumptions privdist enforces; inf means some message is not private or "
+              "rests on an assumption privdist does not enforce. The paper's claim is the paper's own formula at its "
+              "per-release delta, shown as the paper states it.", ""]
+    notes = privacy_notes(results)
+    if notes:
+        lines += ["## What the epsilon means here", ""] + notes + [""]
     infos = [(r["label"], r["info"][0]) for r in results["runs"] if r.get("info") and r["info"][0]]
     if infos:
         lines += ["## Run details (first trial)", ""]

@@ -13,7 +13,8 @@ from .calibration import MECHANISMS, calibrate, default_composition, mechanism_r
 from .events import event_from_dict, event_to_dict, freeze_event
 from .ledger import PrivacyLedger
 from .paper import PaperBound, advanced_composition, c0, dzoa_epsilon, moments_epsilon, paper_bound
-from .release import COMPOSITIONS, Release, gaussian_epsilon, gaussian_release, gaussian_sigma, laplace_release
+from .release import (COMPOSITIONS, Release, claimed, gaussian_epsilon, gaussian_release, gaussian_sigma,
+                      laplace_release, non_private_release)
 from .samplers import gamma_norm, gaussian, laplace
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "agent_epsilon",
     "c0",
     "calibrate",
+    "claimed",
     "clear_accountant_cache",
     "composed_event",
     "default_composition",
@@ -43,6 +45,7 @@ __all__ = [
     "laplace_release",
     "mechanism_release",
     "moments_epsilon",
+    "non_private_release",
     "paper_bound",
     "privacy_report",
 ]

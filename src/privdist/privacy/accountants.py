@@ -18,6 +18,13 @@ discretization error (they agree to ~1e-8) and takes milliseconds where the disc
 composition takes seconds to minutes.
 
 Results are cached by identical entry sequences, so 1000 agents with equal releases cost one accounting.
+
+**Guarantee and claim** (DESIGN idea 3, :mod:`privdist.privacy.release`). The ``rdp`` and ``pld`` values of an
+agent are its *guarantee*: ``inf`` as soon as one of its releases is not a guarantee (an assumption privdist does
+not enforce, a noise model the mechanism does not draw) or is sent in the clear (``NonPrivateDpEvent``). The
+``paper`` value is the source paper's *claim* (its own formula over the declared releases). The report also gives
+``claimed``: the RDP/PLD composition of the releases *as declared* (equal to the guarantee when every release is
+one), so that a paper's noise model can be composed tightly and audited (``privdist audit --claim paper``).
 """
 
 from __future__ import annotations
@@ -111,12 +118,18 @@ def _tight_epsilon(event: dp_event.DpEvent, delta: float, accountant: str) -> fl
 
 @functools.lru_cache(maxsize=4096)
 def _cached_epsilon(
-    entries: tuple[tuple[Release, int], ...], delta: float, accountant: str, delta_prime: float | None
+    entries: tuple[tuple[Release, int], ...], delta: float, accountant: str, delta_prime: float | None,
+    claim: bool = False,
 ) -> tuple[float | None, float | None]:
-    """(epsilon, certified delta) of one entry sequence under one accountant."""
+    """(epsilon, certified delta) of one entry sequence under one accountant (``claim``: ignore the guarantee
+    flags and compose the events as declared)."""
     if accountant == "paper":
         bound = paper_bound(entries, delta_prime)
         return bound.epsilon, bound.delta
+    if any(isinstance(r.event, dp_event.NonPrivateDpEvent) for r, _ in entries):
+        return math.inf, delta
+    if not claim and not all(r.guarantee for r, _ in entries):
+        return math.inf, delta
     event = composed_event(entries)
     if event is None:
         return 0.0, delta
@@ -134,6 +147,7 @@ def agent_epsilon(
     accountant: str,
     *,
     delta_prime: float | None = None,
+    claim: bool = False,
 ) -> float | None:
     """Epsilon of one agent's releases under one accountant.
 
@@ -143,10 +157,12 @@ def agent_epsilon(
             uses the releases' own delta instead (its certified total delta is in ``privacy_report``).
         accountant: ``"paper"``, ``"rdp"`` or ``"pld"``.
         delta_prime: Slack of advanced composition for ``paper`` (default the releases' delta, AMB-V6).
+        claim: for ``rdp``/``pld``, compose the releases as declared even where they are not guarantees.
 
     Returns:
-        The epsilon; ``0.0`` when nothing privacy-costing was released; ``inf`` for a release in the clear;
-        ``None`` when the paper formula does not apply (see ``paper_bound(entries).reason``).
+        The epsilon; ``0.0`` when nothing privacy-costing was released; ``inf`` for a release in the clear or
+        (unless ``claim``) a release that is not a guarantee; ``None`` when the paper formula does not apply (see
+        ``paper_bound(entries).reason``).
 
     Raises:
         UnknownNameError: unknown accountant name.
@@ -161,7 +177,16 @@ def agent_epsilon(
     delta = check_probability(delta, "delta")
     if delta_prime is not None:
         delta_prime = check_probability(delta_prime, "delta_prime")
-    return _cached_epsilon(_entries_tuple(entries), delta, accountant, delta_prime)[0]
+    return _cached_epsilon(_entries_tuple(entries), delta, accountant, delta_prime, claim)[0]
+
+
+def _paper_note(eps: dict, claimed: dict) -> str | None:
+    """Why the paper's claim is not a valid bound for these releases, if it is not."""
+    paper, pld = eps.get("paper"), claimed.get("pld")
+    if paper is None or pld is None or not math.isfinite(pld) or paper >= pld * (1 - 1e-9):
+        return None
+    return (f"the paper's formula ({paper:.4g}) is below the exact PLD epsilon ({pld:.4g}) of the very releases it "
+            "composes, so it is not a valid upper bound for these parameters")
 
 
 def privacy_report(
@@ -171,7 +196,7 @@ def privacy_report(
     *,
     delta_prime: float | None = None,
 ) -> dict[str, Any]:
-    """Epsilon of every agent of ``ledger`` under each accountant.
+    """Epsilon of every agent of ``ledger``: the guarantee (RDP, PLD) beside the paper's claim.
 
     Args:
         ledger: The ledger of a run.
@@ -181,9 +206,14 @@ def privacy_report(
 
     Returns:
         ``{"delta": delta, "paper_delta": <largest total delta the paper formula certifies over agents, or None>,
-        "per_agent": [{"agent": k, "releases": n, "epsilon": {name: float | None, ...}}, ...],
-        "assumptions": [...]}``. ``epsilon`` has one key per requested accountant. Infinite epsilons (releases in
-        the clear) are kept as ``float("inf")``.
+        "per_agent": [{"agent": k, "releases": n, "guaranteed": bool, "epsilon": {name: float | None, ...},
+        "claimed": {"rdp"/"pld": float}, "paper_note": str | None}, ...], "not_guaranteed": [reasons],
+        "exposures": [...], "assumptions": [...]}``. ``epsilon["rdp"]``/``["pld"]`` are the *guarantee* (``inf``
+        where a release is not a guarantee or is in the clear); ``epsilon["paper"]`` is the paper's *claim*;
+        ``claimed`` composes the declared releases with RDP/PLD regardless of the guarantee flags (equal to the
+        guarantee when ``guaranteed``); ``paper_note`` says when the paper's formula is below the exact PLD value
+        of the releases it composes. ``guaranteed`` is False for an agent with any non-guaranteed release and
+        for a non-private agent; an agent that released nothing is guaranteed with epsilon 0.
 
     Raises:
         UnknownNameError: unknown accountant name.
@@ -199,22 +229,31 @@ def privacy_report(
     delta = check_probability(delta, "delta")
     if delta_prime is not None:
         delta_prime = check_probability(delta_prime, "delta_prime")
-    groups: dict[tuple, tuple[dict, float | None]] = {}
+    groups: dict[tuple, dict] = {}
     per_agent = []
     paper_delta = None
+    reasons: list[str] = []
     for agent in range(ledger.n_agents):
         key = ledger.entry_key(agent)
         if key not in groups:
             eps: dict[str, float | None] = {}
+            claimed: dict[str, float | None] = {}
             certified = None
             for name in names:
-                value, total_delta = _cached_epsilon(key, delta, name, delta_prime)
+                value, total_delta = _cached_epsilon(key, delta, name, delta_prime, False)
                 eps[name] = value
                 if name == "paper" and value is not None and key:
                     certified = total_delta
-            groups[key] = (eps, certified)
-        eps, certified = groups[key]
-        if certified is not None:
-            paper_delta = certified if paper_delta is None else max(paper_delta, certified)
-        per_agent.append({"agent": agent, "releases": sum(c for _, c in key), "epsilon": dict(eps)})
-    return {"delta": delta, "paper_delta": paper_delta, "per_agent": per_agent, "assumptions": ledger.assumptions}
+                elif name != "paper":
+                    claimed[name] = _cached_epsilon(key, delta, name, delta_prime, True)[0]
+            why = list(dict.fromkeys(r.reason for r, _ in key if not r.guarantee))
+            groups[key] = {"eps": eps, "claimed": claimed, "certified": certified, "why": why,
+                           "note": _paper_note(eps, claimed)}
+        g = groups[key]
+        if g["certified"] is not None:
+            paper_delta = g["certified"] if paper_delta is None else max(paper_delta, g["certified"])
+        reasons += [w for w in g["why"] if w not in reasons]
+        per_agent.append({"agent": agent, "releases": sum(c for _, c in key), "guaranteed": not g["why"],
+                          "epsilon": dict(g["eps"]), "claimed": dict(g["claimed"]), "paper_note": g["note"]})
+    return {"delta": delta, "paper_delta": paper_delta, "per_agent": per_agent, "not_guaranteed": reasons,
+            "exposures": ledger.exposures, "assumptions": ledger.assumptions}

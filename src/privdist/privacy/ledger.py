@@ -24,7 +24,7 @@ from .release import Release
 
 __all__ = ["PrivacyLedger"]
 
-_FORMAT = "privdist.ledger/1"
+_FORMAT = "privdist.ledger/2"
 
 
 class PrivacyLedger:
@@ -46,6 +46,7 @@ class PrivacyLedger:
         self._n = check_int(n_agents, "n_agents")
         self._runs: list[list[list[Any]]] = [[] for _ in range(self._n)]
         self._assumptions: list[str] = []
+        self._exposures: list[str] = []
         self._block_agents: tuple[int, ...] | None = None
         self._block_releases: tuple[Release | None, ...] | None = None
         self._block_count = 0
@@ -182,6 +183,19 @@ class PrivacyLedger:
         if text not in self._assumptions:
             self._assumptions.append(text)
 
+    @property
+    def exposures(self) -> list[str]:
+        """Named exposures of the protocol that no DP event covers (e.g. labels an algorithm broadcasts in the
+        clear); deduplicated, in the order added; a copy."""
+        return list(self._exposures)
+
+    def add_exposure(self, text: str) -> None:
+        """Record a named exposure (ignored if already present)."""
+        if not isinstance(text, str) or not text.strip():
+            raise ValidationError(f"an exposure must be a non-empty string, got {text!r}")
+        if text not in self._exposures:
+            self._exposures.append(text)
+
     # ------------------------------------------------------------------ copies, merging, equality
     def copy(self) -> PrivacyLedger:
         """An independent copy (releases are immutable and shared)."""
@@ -189,6 +203,7 @@ class PrivacyLedger:
         new = PrivacyLedger(self._n)
         new._runs = [[[r, c] for r, c in runs] for runs in self._runs]
         new._assumptions = list(self._assumptions)
+        new._exposures = list(self._exposures)
         return new
 
     def merge(self, other: PrivacyLedger) -> PrivacyLedger:
@@ -208,12 +223,14 @@ class PrivacyLedger:
                 new._append(agent, r, c)
         for text in other.assumptions:
             new.add_assumption(text)
+        for text in other.exposures:
+            new.add_exposure(text)
         return new
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PrivacyLedger):
             return NotImplemented
-        if self._n != other._n or self._assumptions != other._assumptions:
+        if self._n != other._n or self._assumptions != other._assumptions or self._exposures != other._exposures:
             return False
         self._flush()
         other._flush()
@@ -248,6 +265,7 @@ class PrivacyLedger:
             "releases": table,
             "runs": runs_out,
             "assumptions": list(self._assumptions),
+            "exposures": list(self._exposures),
         }
 
     @classmethod
@@ -258,7 +276,7 @@ class PrivacyLedger:
             ValidationError: ``data`` is malformed (wrong format tag, keys, indices or counts).
             UnsupportedEventError: an event type cannot be restored.
         """
-        keys = {"format", "n_agents", "releases", "runs", "assumptions"}
+        keys = {"format", "n_agents", "releases", "runs", "assumptions", "exposures"}
         if not isinstance(data, dict) or set(data) != keys or data["format"] != _FORMAT:
             raise ValidationError(f"not a serialised privdist ledger ({_FORMAT} with keys {sorted(keys)})")
         ledger = cls(data["n_agents"])
@@ -276,6 +294,8 @@ class PrivacyLedger:
                 ledger.record(agent, table[i], c)
         for text in _string_list(data["assumptions"]):
             ledger.add_assumption(text)
+        for text in _string_list(data["exposures"]):
+            ledger.add_exposure(text)
         return ledger
 
 

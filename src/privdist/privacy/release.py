@@ -5,6 +5,13 @@ An algorithm never computes its own reported epsilon. For every message that cos
 ``(epsilon, delta)`` guarantee its source paper states and the name of the paper formula that composes it.
 The ledger (:mod:`privdist.privacy.ledger`) collects releases per agent; the accountants
 (:mod:`privdist.privacy.accountants`) turn them into epsilon.
+
+**Guarantee or claim** (DESIGN idea 3). A release is a *guarantee* (``guarantee=True``) only when privdist
+enforces every assumption its sensitivity rests on (clipping, norm and label bounds, public parameters) and the
+noise really drawn is the noise declared. Otherwise it is the source paper's *claim*: the event still says what
+the paper models (so the paper's formula and a "claimed" RDP/PLD value can be shown, labelled as such), but the
+guaranteed epsilon of every agent that made it is infinite, and ``reason`` says why. A data-dependent message
+sent without any noise is :func:`non_private_release` (``NonPrivateDpEvent``): epsilon = inf, never 0.
 """
 
 from __future__ import annotations
@@ -21,6 +28,8 @@ from .events import event_from_dict, event_to_dict, freeze_event, walk_events
 __all__ = [
     "COMPOSITIONS",
     "Release",
+    "claimed",
+    "non_private_release",
     "gaussian_release",
     "laplace_release",
     "gaussian_sigma",
@@ -69,6 +78,9 @@ class Release:
         epsilon: The per-release epsilon the source paper states (``None`` if it states none).
         delta: The per-release delta the source paper states (``0`` for pure DP, ``None`` if none).
         composition: The paper formula that composes this release (one of :data:`COMPOSITIONS`), or ``None``.
+        guarantee: ``True`` when privdist enforces every assumption of ``event`` (see the module docstring);
+            ``False`` makes the release the paper's claim only (guaranteed epsilon = inf).
+        reason: Why the release is not a guarantee (required when ``guarantee`` is False, else ``None``).
 
     Raises:
         TypeError: ``event`` is not a dp-accounting ``DpEvent``.
@@ -84,6 +96,8 @@ class Release:
     epsilon: float | None = None
     delta: float | None = None
     composition: str | None = None
+    guarantee: bool = True
+    reason: str | None = None
 
     def __post_init__(self) -> None:
         event = self.event
@@ -105,28 +119,36 @@ class Release:
                 raise ValidationError(f"release delta must be in [0, 1), got {delta}")
         if self.composition is not None and self.composition not in COMPOSITIONS:
             raise UnknownNameError("composition", str(self.composition), COMPOSITIONS)
+        if type(self.guarantee) is not bool:
+            raise TypeError(f"release guarantee must be a bool, got {type(self.guarantee).__name__}")
+        guarantee, reason = self.guarantee, self.reason
+        if isinstance(event, dp_event.NonPrivateDpEvent) and guarantee:  # never a guarantee
+            guarantee, reason = False, reason or "a data-dependent message released without noise"
+        if guarantee != (reason is None):
+            raise ValidationError("a release that is not a guarantee needs a reason, and only such a release has one")
+        if reason is not None and (not isinstance(reason, str) or not reason.strip()):
+            raise ValidationError(f"release reason must be a non-empty string, got {reason!r}")
         # Frozen: write the normalised values (and the cached hash; releases are hashed for every agent and
         # round by the ledger and the accountants' cache) straight into the instance dict.
-        self.__dict__.update(event=event, epsilon=eps, delta=delta, _hash=hash((event, eps, delta, self.composition)))
+        self.__dict__.update(event=event, epsilon=eps, delta=delta, guarantee=guarantee, reason=reason,
+                             _hash=hash((event, eps, delta, self.composition, guarantee, reason)))
 
     def __eq__(self, other: object) -> bool:
         if self is other:
             return True
         if type(other) is not type(self):
             return NotImplemented
-        return self._hash == other._hash and (self.event, self.epsilon, self.delta, self.composition) == (
-            other.event,
-            other.epsilon,
-            other.delta,
-            other.composition,
-        )
+        return self._hash == other._hash and self._key() == other._key()
+
+    def _key(self) -> tuple:
+        return (self.event, self.epsilon, self.delta, self.composition, self.guarantee, self.reason)
 
     def __hash__(self) -> int:
         return self._hash
 
     def __reduce__(self):
         # Rebuild through __init__ so that the cached hash is recomputed (str hashes differ between processes).
-        return (type(self), (self.event, self.epsilon, self.delta, self.composition))
+        return (type(self), self._key())
 
     def to_dict(self) -> dict:
         """Return a JSON-safe dictionary (the event serialised by :func:`~privdist.privacy.events.event_to_dict`)."""
@@ -135,6 +157,8 @@ class Release:
             "epsilon": self.epsilon,
             "delta": self.delta,
             "composition": self.composition,
+            "guarantee": self.guarantee,
+            "reason": self.reason,
         }
 
     @classmethod
@@ -145,10 +169,11 @@ class Release:
             ValidationError: ``data`` is malformed.
             UnsupportedEventError: the event type cannot be restored.
         """
-        keys = {"event", "epsilon", "delta", "composition"}
+        keys = {"event", "epsilon", "delta", "composition", "guarantee", "reason"}
         if not isinstance(data, dict) or set(data) != keys:
             raise ValidationError(f"a serialised release must be a dict with keys {sorted(keys)}, got {data!r}")
-        return cls(event_from_dict(data["event"]), data["epsilon"], data["delta"], data["composition"])
+        return cls(event_from_dict(data["event"]), data["epsilon"], data["delta"], data["composition"],
+                   data["guarantee"], data["reason"])
 
 
 def gaussian_sigma(sensitivity: float, epsilon: float, delta: float, constant: float = 2.0) -> float:
@@ -204,6 +229,8 @@ def gaussian_release(
     epsilon: float | None = None,
     delta: float | None = None,
     composition: str | None = "moments",
+    *,
+    reason: str | None = None,
 ) -> Release:
     """A Gaussian-mechanism release with noise ``sigma = noise_multiplier * l2_sensitivity``.
 
@@ -216,6 +243,8 @@ def gaussian_release(
         epsilon: Per-release epsilon stated by the paper (> 0), if any.
         delta: Per-release delta stated by the paper, in (0, 1), if any.
         composition: Paper formula that composes this release (default ``"moments"``, spec §1.3-2).
+        reason: Set when privdist does not enforce the release's assumptions: the release is then the paper's
+            claim, not a guarantee.
 
     Returns:
         The release, with event ``GaussianDpEvent(noise_multiplier)``.
@@ -234,15 +263,17 @@ def gaussian_release(
         epsilon = _fast(_positive, epsilon, "epsilon")
     elif delta is not None and z > 0:
         epsilon = math.sqrt((2.1 if composition == "dzoa" else 2.0) * math.log(1.25 / delta)) / z
-    return Release(dp_event.GaussianDpEvent(z), epsilon, delta, composition)
+    return Release(dp_event.GaussianDpEvent(z), epsilon, delta, composition, reason is None, reason)
 
 
-def laplace_release(noise_multiplier: float, composition: str | None = "basic") -> Release:
+def laplace_release(noise_multiplier: float, composition: str | None = "basic", *,
+                    reason: str | None = None) -> Release:
     """A Laplace-mechanism release: scale ``b = noise_multiplier * l1_sensitivity``, pure ``(1/noise_multiplier)``-DP.
 
     Args:
         noise_multiplier: scale / l1 sensitivity (> 0).
         composition: Paper formula that composes this release (default ``"basic"``, S4 Thm 1, spec §1.3-4).
+        reason: Set when privdist does not enforce the release's assumptions (a claim, not a guarantee).
 
     Returns:
         The release, with event ``LaplaceDpEvent(noise_multiplier)``, epsilon ``1/noise_multiplier`` and delta 0.
@@ -255,4 +286,28 @@ def laplace_release(noise_multiplier: float, composition: str | None = "basic") 
         Spec §1.2, §5.6-§5.7.
     """
     z = check_positive(noise_multiplier, "noise_multiplier")
-    return Release(dp_event.LaplaceDpEvent(z), 1.0 / z, 0.0, composition)
+    return Release(dp_event.LaplaceDpEvent(z), 1.0 / z, 0.0, composition, reason is None, reason)
+
+
+def non_private_release(reason: str) -> Release:
+    """A data-dependent message sent without noise: ``NonPrivateDpEvent``, epsilon = inf under every accountant.
+
+    Args:
+        reason: What is released in the clear, e.g. ``"consensus ADMM: iterates sent without noise"``.
+
+    Raises:
+        ValidationError: ``reason`` is empty.
+    """
+    return Release(dp_event.NonPrivateDpEvent(), None, None, None, False, reason)
+
+
+def claimed(release: Release, reason: str) -> Release:
+    """``release`` as the paper's claim only: same event and paper epsilon, ``guarantee=False`` with ``reason``.
+
+    Args:
+        release: A release (a guarantee or already a claim).
+        reason: Why privdist does not enforce its assumptions.
+    """
+    if not isinstance(release, Release):
+        raise TypeError(f"release must be a Release, got {type(release).__name__}")
+    return Release(release.event, release.epsilon, release.delta, release.composition, False, reason)

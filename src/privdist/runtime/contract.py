@@ -15,7 +15,10 @@ Round structure (``t = 1..T``), identical on every backend:
 
 Every privacy-costing message is declared by ``dp_events(state, t)``: one :class:`privdist.privacy.Release`
 (or ``None``) per agent of the block, for the outbox of round ``t``, computed from hyperparameters and public
-constants only. The runtime records them in the per-agent ledger.
+constants only. The runtime records them in the per-agent ledger. ``None`` means the outbox depends on no
+private data (post-processing of received messages, data-free values); a data-dependent message without noise
+is ``non_private_release`` (epsilon = inf), and a release whose assumptions privdist does not enforce is a
+claim (``Release.guarantee = False``), never a guarantee.
 """
 
 from __future__ import annotations
@@ -122,3 +125,6 @@ class Algorithm(Protocol):
 
     def assumptions(self) -> list[str]:
         """Caveats of the privacy analysis to carry into results (spec §1.3)."""
+
+    def exposures(self) -> list[str]:
+        """Named exposures no DP event covers (e.g. labels in the clear); optional, default none."""

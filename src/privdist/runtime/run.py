@@ -7,6 +7,7 @@ The loop below is the whole protocol of :mod:`privdist.runtime.contract`; a back
 from __future__ import annotations
 
 import functools
+import secrets
 import time
 from pathlib import Path
 from typing import Callable, Mapping
@@ -23,7 +24,7 @@ from .ray_backend import RayBackend
 from .simulator import SimulatorBackend
 from .transcript import Transcript
 
-__all__ = ["run", "BACKENDS", "make_backend", "versions"]
+__all__ = ["run", "BACKENDS", "make_backend", "versions", "noise_provenance"]
 
 BACKENDS: dict[str, Callable[[], object]] = {"simulate": SimulatorBackend, "ray": RayBackend}  # ray: imported lazily
 
@@ -55,6 +56,14 @@ def versions() -> dict[str, str]:
     return dict(_versions())
 
 
+def noise_provenance(secure: bool) -> dict:
+    """What results record about where the noise came from (DESIGN idea 4)."""
+    if secure:
+        return {"mode": "secure", "note": "noise drawn from fresh OS entropy that was never recorded"}
+    return {"mode": "seeded", "note": "research mode: every noise draw can be regenerated from the recorded seed "
+            "(and with it the noise-free iterates); these results are not for release (use secure mode)"}
+
+
 def _evaluate(fn, est: np.ndarray, t: int) -> float:
     """A metric value at round ``t`` (round-aware metrics get ``t``)."""
     return float(fn(est, t) if getattr(fn, "with_round", False) else fn(est))
@@ -63,7 +72,7 @@ def _evaluate(fn, est: np.ndarray, t: int) -> float:
 def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int = 0, backend="simulate",
         metrics: Mapping[str, Callable[[np.ndarray], float]] | None = None, keep_iterates: bool = False,
         transcript: str = "digest", checkpoint: str | Path | None = None, checkpoint_every: int = 0,
-        resume: bool = False) -> RunResult:
+        resume: bool = False, secure: bool = False) -> RunResult:
     """Run ``algorithm`` for ``rounds`` rounds.
 
     Args:
@@ -80,6 +89,11 @@ def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int =
         checkpoint: file to save progress to every ``checkpoint_every`` rounds (and at the end).
         resume: continue from ``checkpoint`` if it exists (the continuation is identical to an
             uninterrupted run, because randomness depends only on (seed, trial, agent, round)).
+        secure: draw the algorithm's noise from fresh OS entropy (a 128-bit key from :mod:`secrets`, held in
+            memory only and never recorded) instead of ``seed``: what a release needs. With ``secure=False``
+            (research mode) anyone who knows the seed regenerates every noise draw and with it the noise-free
+            iterates; ``config["noise"]`` says which mode produced the result. A resumed secure run continues
+            with new fresh noise.
 
     Returns:
         :class:`RunResult`.
@@ -101,13 +115,17 @@ def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int =
     metrics = dict(metrics or {})
     specs = algorithm.messages(problem, network)
     router = Router(specs, network)
+    if type(secure) is not bool:
+        raise TypeError(f"secure must be a bool, got {type(secure).__name__}")
     be = make_backend(backend)
     config = {"algorithm": algorithm.name, "params": algorithm.params(), "seed": seed, "trial": trial,
-              "n_agents": K, "backend": getattr(be, "name", type(be).__name__)}
+              "n_agents": K, "backend": getattr(be, "name", type(be).__name__), "noise": noise_provenance(secure)}
     fp = fingerprint({k: v for k, v in config.items() if k != "backend"})
 
     t0 = time.perf_counter()
-    agent_out, coord_out = be.start(algorithm, problem, network, seed, trial)
+    # secure mode: the streams' root is a fresh OS-entropy key that lives only in this call (and the actors)
+    noise_seed = secrets.randbits(128) if secure else seed
+    agent_out, coord_out = be.start(algorithm, problem, network, noise_seed, trial)
     start_round = 1
     if resume and checkpoint is not None and Path(checkpoint).exists():
         payload = load_checkpoint(checkpoint, fp)
@@ -119,6 +137,8 @@ def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int =
         ledger, record = PrivacyLedger(K), Transcript(transcript)
         for text in algorithm.assumptions():
             ledger.add_assumption(text)
+        for text in getattr(algorithm, "exposures", lambda: [])():
+            ledger.add_exposure(text)
         router.check_outbox(AGENT, agent_out, K, 0)
         record.record(0, AGENT, agent_out)
         if coord_out is not None:
