@@ -72,3 +72,10 @@ def test_exposures_are_reported_and_round_trip():
     led.add_exposure("labels broadcast")
     assert privacy_report(led, 1e-5)["exposures"] == ["labels broadcast"]
     assert PrivacyLedger.from_dict(led.to_dict()) == led
+
+
+def test_paper_note_when_the_classical_gaussian_bound_is_used_beyond_epsilon_one():
+    led = PrivacyLedger(1)
+    led.record(0, gaussian_release(1.0, epsilon=1.5, delta=1e-3, composition="dzoa"), 2)
+    note = privacy_report(led, 1e-3)["per_agent"][0]["paper_note"]
+    assert "proved only for epsilon < 1" in note

@@ -180,13 +180,19 @@ def agent_epsilon(
     return _cached_epsilon(_entries_tuple(entries), delta, accountant, delta_prime, claim)[0]
 
 
-def _paper_note(eps: dict, claimed: dict) -> str | None:
+def _paper_note(entries, eps: dict, claimed: dict) -> str | None:
     """Why the paper's claim is not a valid bound for these releases, if it is not."""
+    notes = []
     paper, pld = eps.get("paper"), claimed.get("pld")
-    if paper is None or pld is None or not math.isfinite(pld) or paper >= pld * (1 - 1e-9):
-        return None
-    return (f"the paper's formula ({paper:.4g}) is below the exact PLD epsilon ({pld:.4g}) of the very releases it "
-            "composes, so it is not a valid upper bound for these parameters")
+    if paper is not None and pld is not None and math.isfinite(pld) and paper < pld * (1 - 1e-9):
+        notes.append(f"the paper's formula ({paper:.4g}) is below the exact PLD epsilon ({pld:.4g}) of the very "
+                     "releases it composes, so it is not a valid upper bound for these parameters")
+    big = [r.epsilon for r, _ in entries if isinstance(r.event, dp_event.GaussianDpEvent)
+           and r.composition in ("dzoa", "moments", "advanced") and r.epsilon is not None and r.epsilon >= 1]
+    if big:
+        notes.append(f"the per-release epsilon {max(big):.4g} >= 1 comes from the classical Gaussian-mechanism bound "
+                     "sigma = Delta sqrt(2 log(1.25/delta))/epsilon, which is proved only for epsilon < 1")
+    return "; ".join(notes) or None
 
 
 def privacy_report(
@@ -248,7 +254,7 @@ def privacy_report(
                     claimed[name] = _cached_epsilon(key, delta, name, delta_prime, True)[0]
             why = list(dict.fromkeys(r.reason for r, _ in key if not r.guarantee))
             groups[key] = {"eps": eps, "claimed": claimed, "certified": certified, "why": why,
-                           "note": _paper_note(eps, claimed)}
+                           "note": _paper_note(key, eps, claimed)}
         g = groups[key]
         if g["certified"] is not None:
             paper_delta = g["certified"] if paper_delta is None else max(paper_delta, g["certified"])
