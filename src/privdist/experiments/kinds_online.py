@@ -200,8 +200,11 @@ def _members(refs, by_label):
 
 def _claim_vanishing(c, by_label, metric):
     """max_i E[R_T^i]/T falls at T/10 -> T/2 -> T for every listed run, and ends below ``value`` if given."""
+    labels = _members(c.get("runs") or [c["run"]], by_label)
+    if not labels:
+        return None, "no run matched"
     ok, parts = True, []
-    for lab in _members(c.get("runs") or [c["run"]], by_label):
+    for lab in labels:
         m = regret_curves(by_label[lab]["metrics"]).max(axis=1)
         T = len(m)
         pts = [m[max(T // 10 - 1, 0)], m[T // 2 - 1], m[-1]]
@@ -215,6 +218,8 @@ def _claim_vanishing(c, by_label, metric):
 def _claim_order(c, by_label, metric):
     """Final max_i E[R_T^i]/T strictly increasing along ``runs`` (e.g. no DP, eps=5, eps=1, eps=0.5)."""
     labels = _members(c["runs"], by_label)
+    if len(labels) < 2:
+        return None, f"an order needs at least two runs, found {len(labels)}"
     vals = [regret_curves(by_label[lab]["metrics"]).max(axis=1)[-1] for lab in labels]
     increasing = c.get("direction", "increasing") == "increasing"
     holds = all((b > a) if increasing else (b < a) for a, b in zip(vals, vals[1:]))

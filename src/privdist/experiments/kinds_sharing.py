@@ -255,6 +255,8 @@ def _reaches_all(c, by_label, metric):
 
 def _beats_local(c, by_label, metric):
     """Every run of ``runs`` ends below the party-1-features-only scikit-learn baseline."""
+    if not c.get("runs"):
+        return None, "no run listed"
     vals = {lab: _final(by_label, lab, metric) for lab in c["runs"]}
     b = _final(by_label, c["runs"][0], "sklearn_local_test_log_loss")
     ev = "; ".join(f"{k}: {v:.4f}" for k, v in vals.items()) + f"; sklearn local features: {b:.4f}"
@@ -284,6 +286,8 @@ def _non_increasing(c, by_label, metric):
     start = int(c.get("value", 1))
     curve = np.asarray(by_label[c["run"]]["metrics"][metric]["curve_mean"])
     seg = curve[start:]
+    if seg.size < 2:
+        return None, f"fewer than two epochs from epoch {start} on"
     rises = np.nonzero(np.diff(seg) > 1e-12 * np.abs(seg[:-1]))[0]
     marks = sorted({start, min(10, len(curve) - 1), len(curve) - 1})
     ev = ", ".join(f"epoch {e}: {curve[e]:.4g}" for e in marks)

@@ -35,7 +35,7 @@ _SECTIONS = {
 }
 _RUN = {"label", "algorithm", "params", "sweep"}
 _PLOT = {"kind", "metric", "file", "yscale", "xscale", "runs", "x", "title"}
-_CLAIM = {"id", "text", "kind", "metric", "run", "than", "runs", "value", "direction"}
+_CLAIM = {"id", "text", "kind", "metric", "run", "than", "runs", "value", "direction", "margin"}
 
 
 @dataclass(frozen=True)
@@ -216,6 +216,8 @@ def parse_spec(raw: dict[str, Any], source: str = "<spec>") -> ExperimentSpec:
     if bad:
         raise SpecError(f"{source}: unknown metric(s) {bad} for problem kind {kind.name!r}; known: {list(kind.metrics)}")
     runs = _expand_runs(raw.get("runs", []), source)
+    if not runs:
+        raise SpecError(f"{source}: an experiment needs at least one [[runs]] entry")
     labels = {r.label for r in runs} | {r.group for r in runs}
     mode = raw.get("mode", "full")
     if mode not in ("full", "quick"):
