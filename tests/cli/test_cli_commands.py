@@ -58,3 +58,17 @@ def test_killed_run_keeps_finished_trials_and_resumes(tmp_path):
     assert main(["run", "quickstart", "--trials", "40", "--out", str(out), "--resume", "--no-progress"]) == 0
     final = json.loads((out / "results.json").read_text())
     assert final["complete"] is True and final["trials"] == 40
+
+
+def test_report_renders_results_directories_as_markdown(tmp_path, capsys):
+    from privdist.cli.main import main
+    from privdist.experiments import load_experiment, run_experiment
+
+    run_experiment(load_experiment("quickstart").with_overrides(trials=2), tmp_path / "qs", progress=False)
+    assert main(["report", str(tmp_path / "qs")]) == 0
+    out = capsys.readouterr().out
+    assert "| consensus ADMM (non-private) |" in out and "inf (not private)" in out
+    assert "guarantee eps (PLD)" in out and "**holds**" in out
+    assert main(["report", str(tmp_path / "missing")]) == 2
+    assert "holds no results.json" in capsys.readouterr().err
+    assert main(["report", str(tmp_path / "qs"), "--metric", "nope"]) == 2

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..runtime.checkpoint import atomic_write_bytes
 
-__all__ = ["write_summary", "max_epsilon", "fmt_guarantee", "privacy_notes"]
+__all__ = ["write_summary", "max_epsilon", "fmt_guarantee", "privacy_notes", "results_table", "claim_lines"]
 
 
 def max_epsilon(privacy: dict, accountant: str):
@@ -44,6 +44,28 @@ def privacy_notes(results: dict) -> list[str]:
     return lines
 
 
+def results_table(results: dict, metric: str) -> list[str]:
+    """Markdown table of a results dictionary: final ``metric``, guarantee (RDP, PLD), paper's claim, seconds."""
+    lines = [f"| run | final {metric} (mean ± std) | guarantee eps (RDP) | guarantee eps (PLD) | paper's claim | "
+             "seconds |", "|---|---|---|---|---|---|"]
+    for r in results["runs"]:
+        fm = r["metrics"][metric]
+        p = r["privacy"]
+        lines.append(f"| {r['label']} | {fm['final_mean']:.4g} ± {fm['final_std']:.2g} | "
+                     f"{fmt_guarantee(p, 'rdp')} | {fmt_guarantee(p, 'pld')} | "
+                     f"{_fmt(max_epsilon(p, 'paper'))} | {r['seconds']:.2f} |")
+    return lines
+
+
+def claim_lines(results: dict) -> list[str]:
+    """One markdown bullet per claim: verdict, text, evidence."""
+    out = []
+    for c in results["claims"]:
+        verdict = "not evaluated" if c["holds"] is None else ("holds" if c["holds"] else "does not hold")
+        out.append(f"- **{verdict}** - {c['text']} ({c['evidence']})")
+    return out
+
+
 def write_summary(spec, results: dict, out_dir: Path) -> None:
     """Write ``summary.md`` for ``results`` into ``out_dir``."""
     m = spec.metrics[0]
@@ -52,14 +74,7 @@ def write_summary(spec, results: dict, out_dir: Path) -> None:
              + f": {results['trials']} trials, seed {spec.seed}, {spec.rounds} rounds"
              + (" (quick mode: fewer trials, rounds and sweep points than the paper's; see `[quick]` in the spec)"
                 if spec.mode == "quick" else "") + ".", "",
-             f"| run | final {m} (mean ± std) | guarantee eps (RDP) | guarantee eps (PLD) | paper's claim | seconds |",
-             "|---|---|---|---|---|---|"]
-    for r in results["runs"]:
-        fm = r["metrics"][m]
-        p = r["privacy"]
-        lines.append(f"| {r['label']} | {fm['final_mean']:.4g} ± {fm['final_std']:.2g} | "
-                     f"{fmt_guarantee(p, 'rdp')} | {fmt_guarantee(p, 'pld')} | "
-                     f"{_fmt(max_epsilon(p, 'paper'))} | {r['seconds']:.2f} |")
+             *results_table(results, m)]
     delta = results["runs"][0]["privacy"]["delta"]
     lines += ["", f"Epsilon: the largest over agents and trials. The guarantee columns (RDP, PLD at delta = {delta}) "
               "compose only releases whose assumptions privdist enforces; inf means some message is not private or "
@@ -73,11 +88,7 @@ def write_summary(spec, results: dict, out_dir: Path) -> None:
         lines += ["## Run details (first trial)", ""]
         lines += [f"- {lab}: " + "; ".join(f"{k} = {v}" for k, v in info.items()) for lab, info in infos] + [""]
     if results["claims"]:
-        lines += ["## Claims", ""]
-        for c in results["claims"]:
-            verdict = "not evaluated" if c["holds"] is None else ("holds" if c["holds"] else "does not hold")
-            lines.append(f"- **{verdict}** - {c['text']} ({c['evidence']})")
-        lines.append("")
+        lines += ["## Claims", "", *claim_lines(results), ""]
     assumptions = sorted({a for r in results["runs"] for a in r["privacy"]["assumptions"]})
     if assumptions:
         lines += ["## Assumptions of the privacy analyses", ""] + [f"- {a}" for a in assumptions] + [""]

@@ -1,0 +1,71 @@
+"""``privdist report DIR... [--markdown] [--metric M]``: tables generated from results directories.
+
+The README's result tables are produced by this command from the results directories of real runs, never typed
+by hand (issue 14 item 6). Each directory must hold a complete ``results.json`` (see
+:mod:`privdist.experiments.store`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import OutputDirError, ValidationError
+from ..experiments.store import read_json
+from ..experiments.summary import claim_lines, privacy_notes, results_table
+
+__all__ = ["register", "report_markdown"]
+
+
+def register(sub) -> None:
+    p = sub.add_parser("report", help="markdown tables from results directories (what the README's tables are)")
+    p.add_argument("dirs", nargs="+", help="results directories (each with results.json)")
+    p.add_argument("--metric", help="metric of the table (default: the experiment's first metric)")
+    p.add_argument("--markdown", action="store_true", help="print markdown (the default; kept for clarity)")
+    p.add_argument("--no-claims", action="store_true", help="leave out the claim verdicts")
+    p.set_defaults(func=_main)
+
+
+def _load(path: Path) -> dict:
+    f = path / "results.json"
+    if not f.is_file():
+        raise OutputDirError(f"{path} holds no results.json (not a privdist results directory)")
+    try:
+        results = read_json(f)
+    except ValueError as exc:
+        raise OutputDirError(f"{f} is not valid JSON: {exc}") from exc
+    if not isinstance(results, dict) or "runs" not in results or not results["runs"]:
+        raise OutputDirError(f"{f} is not a privdist results file (no runs)")
+    if not results.get("complete", False):
+        raise OutputDirError(f"{f} is from an unfinished run (complete = false); finish it with --resume first")
+    return results
+
+
+def report_markdown(dirs, metric: str | None = None, claims: bool = True) -> str:
+    """The markdown report of ``dirs`` (a title line, the results table, privacy notes and claim verdicts each).
+
+    Raises:
+        OutputDirError: a directory holds no complete results.
+        ValidationError: ``metric`` is not one of an experiment's metrics.
+    """
+    parts = []
+    for d in dirs:
+        results = _load(Path(d))
+        metrics = list(results["runs"][0]["metrics"])
+        m = metric or metrics[0]
+        if m not in metrics:
+            raise ValidationError(f"{d}: no metric {m!r}; this experiment has {metrics}")
+        mode = results.get("config", {}).get("mode", "full")
+        head = (f"**{results['title']}** (`{results['experiment']}`, {results['trials']} trial(s), seed "
+                f"{results['seed']}{', quick mode' if mode == 'quick' else ''})")
+        parts += [head, "", *results_table(results, m), ""]
+        notes = privacy_notes(results)
+        if notes:
+            parts += [*notes, ""]
+        if claims and results.get("claims"):
+            parts += [*claim_lines(results), ""]
+    return "\n".join(parts)
+
+
+def _main(args) -> int:
+    print(report_markdown(args.dirs, args.metric, not args.no_claims))
+    return 0
