@@ -34,21 +34,19 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from dp_accounting import dp_event
-from dp_accounting import privacy_accountant as _pa
-from dp_accounting.pld import PLDAccountant
-from dp_accounting.rdp import RdpAccountant
-
 from .._checks import check_int, check_probability
+from .._lazy import lazy
 from ..errors import UnknownNameError, UnsupportedEventError
 from .ledger import PrivacyLedger
 from .paper import paper_bound
 from .release import Release
 
-try:  # dp-accounting >= 0.4.4
-    from dp_accounting.gaussian_mechanism import get_epsilon_gaussian as _exact_gaussian_epsilon
-except ImportError:  # pragma: no cover - older dp-accounting: fall back to the discretized PLD
-    _exact_gaussian_epsilon = None
+# dp-accounting is imported on first use (start-up time of the CLI and of non-private runs)
+dp_event = lazy("dp_accounting.dp_event")
+_pa = lazy("dp_accounting.privacy_accountant")
+_pld = lazy("dp_accounting.pld")
+_rdp = lazy("dp_accounting.rdp")
+_gaussian = lazy("dp_accounting.gaussian_mechanism")  # dp-accounting >= 0.4.4 (pinned in pyproject)
 
 __all__ = ["ACCOUNTANTS", "agent_epsilon", "composed_event", "privacy_report", "clear_accountant_cache"]
 
@@ -104,9 +102,9 @@ def composed_event(entries: Sequence[tuple[Release, int]]) -> dp_event.DpEvent |
 
 
 def _tight_epsilon(event: dp_event.DpEvent, delta: float, accountant: str) -> float:
-    if accountant == "pld" and isinstance(event, dp_event.GaussianDpEvent) and _exact_gaussian_epsilon is not None:
-        return float(_exact_gaussian_epsilon(event.noise_multiplier, delta))
-    acc = RdpAccountant() if accountant == "rdp" else PLDAccountant()
+    if accountant == "pld" and isinstance(event, dp_event.GaussianDpEvent):
+        return float(_gaussian.get_epsilon_gaussian(event.noise_multiplier, delta))
+    acc = _rdp.RdpAccountant() if accountant == "rdp" else _pld.PLDAccountant()
     if not acc.supports(event):
         raise UnsupportedEventError(f"the {accountant} accountant cannot compose event {event}")
     try:

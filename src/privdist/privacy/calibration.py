@@ -13,12 +13,8 @@ from __future__ import annotations
 
 import math
 
-from dp_accounting import mechanism_calibration as mc
-from dp_accounting.pld import PLDAccountant
-from dp_accounting.rdp import RdpAccountant
-from scipy import optimize
-
 from .._checks import check_int, check_positive, check_probability
+from .._lazy import lazy
 from ..errors import CalibrationError, UnknownNameError
 from .accountants import ACCOUNTANTS, agent_epsilon, composed_event
 from .paper import paper_bound
@@ -29,10 +25,12 @@ __all__ = ["MECHANISMS", "calibrate", "mechanism_release", "default_composition"
 #: Mechanisms that can be calibrated.
 MECHANISMS: tuple[str, ...] = ("gaussian", "laplace")
 
-try:  # dp-accounting >= 0.4.4
-    from dp_accounting.gaussian_mechanism import get_sigma_gaussian as _exact_gaussian_sigma
-except ImportError:  # pragma: no cover
-    _exact_gaussian_sigma = None
+# imported on first use (start-up time)
+mc = lazy("dp_accounting.mechanism_calibration")
+optimize = lazy("scipy.optimize")
+_pld = lazy("dp_accounting.pld")
+_rdp = lazy("dp_accounting.rdp")
+_gaussian = lazy("dp_accounting.gaussian_mechanism")  # dp-accounting >= 0.4.4 (pinned in pyproject)
 
 
 def default_composition(mechanism: str) -> str:
@@ -177,16 +175,16 @@ def calibrate(
 
     if accountant == "paper":
         z = _paper_guess(mechanism, target, delta, count, composition, delta_prime)
-    elif accountant == "pld" and mechanism == "gaussian" and _exact_gaussian_sigma is not None:
+    elif accountant == "pld" and mechanism == "gaussian":
         # The pld value of a pure Gaussian composition is dp-accounting's exact Gaussian conversion.
-        z = float(_exact_gaussian_sigma(target, delta)) * math.sqrt(count)
+        z = float(_gaussian.get_sigma_gaussian(target, delta)) * math.sqrt(count)
     else:
         lo, hi = _bracket(eps_of, target, _tight_guess(mechanism, target, delta, count))
 
         def make_event(x: float):
             return composed_event(((mechanism_release(mechanism, max(x, lo), delta, composition), count),))
 
-        make_accountant = RdpAccountant if accountant == "rdp" else PLDAccountant
+        make_accountant = _rdp.RdpAccountant if accountant == "rdp" else _pld.PLDAccountant
         try:
             z = mc.calibrate_dp_mechanism(
                 make_accountant,

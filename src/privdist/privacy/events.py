@@ -14,9 +14,11 @@ import numbers
 from typing import Any
 
 import attr
-from dp_accounting import dp_event
 
+from .._lazy import lazy
 from ..errors import UnsupportedEventError, ValidationError
+
+dp_event = lazy("dp_accounting.dp_event")  # imported on first use (start-up time)
 
 __all__ = ["freeze_event", "event_to_dict", "event_from_dict", "walk_events"]
 

@@ -18,10 +18,11 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dp_accounting import dp_event
-
 from .._checks import check_int, check_positive, check_probability
+from .._lazy import lazy
 from .release import Release
+
+dp_event = lazy("dp_accounting.dp_event")  # imported on first use (start-up time)
 
 __all__ = ["PaperBound", "c0", "dzoa_epsilon", "moments_epsilon", "advanced_composition", "paper_bound"]
 

@@ -19,11 +19,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dp_accounting import dp_event
-
 from .._checks import check_nonnegative, check_positive, check_probability
+from .._lazy import lazy
 from ..errors import UnknownNameError, ValidationError
 from .events import event_from_dict, event_to_dict, freeze_event, walk_events
+
+dp_event = lazy("dp_accounting.dp_event")  # imported on first use (start-up time)
 
 __all__ = [
     "COMPOSITIONS",
@@ -42,7 +43,14 @@ __all__ = [
 COMPOSITIONS: tuple[str, ...] = ("dzoa", "moments", "advanced", "basic")
 
 
-_SIMPLE_EVENTS = (dp_event.GaussianDpEvent, dp_event.LaplaceDpEvent)
+_SIMPLE_EVENTS: tuple = ()  # (GaussianDpEvent, LaplaceDpEvent), filled on the first release
+
+
+def _simple_events() -> tuple:
+    global _SIMPLE_EVENTS
+    if not _SIMPLE_EVENTS:
+        _SIMPLE_EVENTS = (dp_event.GaussianDpEvent, dp_event.LaplaceDpEvent)
+    return _SIMPLE_EVENTS
 
 
 def _nonnegative(v: float) -> bool:
@@ -101,7 +109,7 @@ class Release:
 
     def __post_init__(self) -> None:
         event = self.event
-        if type(event) in _SIMPLE_EVENTS:  # fast path: called for every agent of every round
+        if type(event) in (_SIMPLE_EVENTS or _simple_events()):  # fast path: called for every agent of every round
             z = event.noise_multiplier
             if not (type(z) in (float, int) and math.isfinite(z) and z >= 0):
                 check_nonnegative(z, f"{type(event).__name__}.noise_multiplier")
