@@ -171,7 +171,8 @@ class ADMMSharing(AlgorithmBase):
             ``b1_safety * pilot_b1(problem, rho, pilot_rounds)`` (AMB-V4; data-dependent, warned, a claim).
         clip: clip the party step's inputs to the public ``b1`` in ``output`` mode (default True). ``False`` is
             the paper-faithful unclipped path (S2 Lemma 1's ``C``): its releases are the paper's claim only.
-        c1: bound on ``|R''|`` (2 for ``||x||^2``).
+        c1: bound on ``|R''|`` (2 for ``||x||^2``); used by S2 Lemma 1's ``C`` only (the clipped bound needs none:
+            the closed-form step handles ``R = ||x||^2`` exactly).
         b1_safety: factor (>= 1) on the pilot's largest norm (1 = AMB-V4 as written).
         pilot_rounds: iterations of the pilot run (100 = the experiments' ``T``, AMB-V1).
 
