@@ -49,10 +49,13 @@ def test_pilot_b1_calibrates_sigma_and_is_recorded_as_data_dependent():
 
 def test_explicit_b1_still_works_and_bad_values_are_named():
     p = _problem()
-    algo = make_algorithm("admm_sharing", mode="output", epsilon=1.0, b1=10.0)
+    algo = make_algorithm("admm_sharing", mode="output", epsilon=1.0, b1=10.0, clip=False)  # paper's C (a claim)
     res = run(algo, p, complete(2), 2, transcript="none")
     assert res.final_state.sigma[0] == pytest.approx(sharing_noise_multiplier(1.0, 0.01)
                                                      * sharing_sensitivity(p.dims[0], 1.0, 0.1, 2.0, 10.0, 2))
+    clipped = run(make_algorithm("admm_sharing", mode="output", epsilon=1.0, b1=10.0), p, complete(2), 2,
+                  transcript="none")  # default clip=True: the enforced C = (1 + M rho) b1 / rho
+    assert clipped.final_state.sigma[0] == pytest.approx(sharing_noise_multiplier(1.0, 0.01) * 30.0)
     assert not any("pilot" in a for a in res.ledger.assumptions)
     for params, match in [({"b1": "auto"}, "pilot"), ({"b1": "pilot", "b1_safety": 0.5}, "b1_safety"),
                           ({"b1": 1.0, "pilot_rounds": 0}, "pilot_rounds")]:

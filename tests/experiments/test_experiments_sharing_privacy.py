@@ -23,8 +23,11 @@ def _spec(**over):
         "problem": {"kind": "vertical_logistic", "blocks": [15, 15], "reg_weight": 0.01, "loss_scale": "mean"},
         "privacy": {"delta": 0.01},
         "runs": [{"label": "out b1=1 eps {epsilon}", "algorithm": "admm_sharing",
+                  "params": {"rho": 0.01, "mode": "output", "delta": 0.01, "b1": 1.0, "clip": False},
+                  "sweep": {"epsilon": [0.5, 5.0]}},
+                 {"label": "clipped b1=1 eps {epsilon}", "algorithm": "admm_sharing",
                   "params": {"rho": 0.01, "mode": "output", "delta": 0.01, "b1": 1.0},
-                  "sweep": {"epsilon": [0.5, 5.0]}}],
+                  "sweep": {"epsilon": [5.0]}}],
         "plots": [{"kind": "sharing_epsilon", "metric": "test_log_loss", "file": "eps", "xscale": "log",
                    "baselines": ["sklearn_all_test_log_loss"], "accountants": ["rdp", "pld", "paper"],
                    "ylim": [0.05, 20.0]}],
@@ -62,9 +65,13 @@ def test_privacy_panel_runs_plots_and_checks_claims(tmp_path):
     assert (tmp_path / "out" / "eps.png").stat().st_size > 1000
     claims = {c["id"]: c for c in res["claims"]}
     assert claims["tight"]["holds"] and "RDP" in claims["tight"]["evidence"]
+    assert "NOT guaranteed" in claims["tight"]["evidence"]  # clip=False: the paper's claim (issue 12)
     assert "epoch 3" in claims["gap"]["evidence"]
     per_agent = res["runs"][0]["privacy"]["per_agent"]
-    assert per_agent[0]["epsilon"]["rdp"] < per_agent[0]["epsilon"]["paper"]
+    assert per_agent[0]["epsilon"]["rdp"] == float("inf") and not per_agent[0]["guaranteed"]
+    assert per_agent[0]["claimed"]["rdp"] < per_agent[0]["epsilon"]["paper"]
+    clipped = res["runs"][2]["privacy"]["per_agent"][0]
+    assert clipped["guaranteed"] and clipped["epsilon"]["rdp"] < clipped["epsilon"]["paper"]
     assert res["runs"][1]["metrics"]["test_log_loss"]["final_mean"] < res["runs"][0]["metrics"]["test_log_loss"][
         "final_mean"]  # less noise (larger epsilon) -> lower test loss
 
@@ -80,6 +87,10 @@ def test_claim_kinds_on_hand_made_results():
     bad = {"a": _run(eps={"paper": 1.0, "rdp": 2.0, "pld": 0.5})}
     missing = {"a": _run(eps={"paper": None, "rdp": 2.0, "pld": 0.5})}
     assert below({"runs": ["g"]}, ok, "m")[0]
+    claim = {"a": _run(eps={"paper": 10.0, "rdp": float("inf"), "pld": float("inf")})}
+    claim["a"]["privacy"]["per_agent"][0].update(guaranteed=False, claimed={"rdp": 2.0, "pld": 1.5})
+    holds, ev = below({"runs": ["a"]}, claim, "m")
+    assert holds and "NOT guaranteed" in ev and "RDP 2" in ev
     assert not below({"runs": ["a"]}, bad, "m")[0]
     assert not below({"runs": ["a"]}, missing, "m")[0]
     assert below({"runs": ["zzz"]}, ok, "m") == (False, "no run matched")

@@ -24,3 +24,16 @@ def test_bad_values():
         sharing_sigma(0.0, 0.01, 1.0)
     with pytest.raises(ValidationError, match="b1"):
         sharing_sensitivity(66, 1.0, 1e-3, 2.0, -1.0, 2)
+
+
+def test_clipped_sensitivity_value_and_checks():
+    from privdist.privacy.sharing_calibration import clipped_sensitivity
+
+    assert clipped_sensitivity(1.0, 10.0, 2) == pytest.approx(30.0)  # (1 + M rho) b1 / rho
+    assert clipped_sensitivity(0.5, 1.0, 3) == pytest.approx(5.0)
+    # about d_m / 3 times S2 Lemma 1's C, whose 1/d_m rests on ||(D^T D)^-1|| = 1/d_m
+    assert clipped_sensitivity(1.0, 10.0, 2) / sharing_sensitivity(66, 1.0, 0.0, 2.0, 10.0, 2) == pytest.approx(22.0)
+    with pytest.raises(ValidationError, match="rho"):
+        clipped_sensitivity(0.0, 1.0, 2)
+    with pytest.raises(ValidationError, match="b1"):
+        clipped_sensitivity(1.0, -1.0, 2)

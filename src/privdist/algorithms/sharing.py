@@ -8,6 +8,10 @@ Parties ``m = 1..M`` hold feature blocks ``D_m``; the coordinator holds the labe
 
        (2 lambda I + rho D_m^T D_m) x_m = -D_m^T (y + rho v_m);
 
+   in the clipped ``output`` mode (a numeric public ``b1``, ``clip=True``, the default) ``y`` and ``v_m`` are first
+   clipped to ``||y|| <= b1`` and ``||v_m|| <= M b1``, the two bounds the proof of S2 Lemma 1 (§7.3) takes from
+   Assumption 2.1 (``||y^t|| <= b1``; ``||sum_{k != m} D_k x~_k - z^t|| <= ||z|| + sum_k ||x~_k|| <= M b1``);
+
 2. it perturbs and sends only ``Q_m = D_m x~_m`` (an N-vector, ``GATHER``):
    ``paper_precision``: ``x~ = x + xi``, ``xi ~ N(0, sigma^2 (D_m^T D_m)^+)`` (pseudo-inverse; eigenvalues below
    ``1e-10 lambda_max`` dropped and counted in ``state.dropped``, AMB-V2); ``output``: ``Q_m = D_m x_m + e``,
@@ -18,14 +22,29 @@ Parties ``m = 1..M`` hold feature blocks ``D_m``; the coordinator holds the labe
    ``z_i = argmin w l_i(z) - y_i z + rho/2 (s_i - z)^2`` by a vectorised safeguarded Newton (spec §1.6), updates
    ``y <- y + rho (s - z)`` (so ``y = grad l(z)``, S2 Lemma 2) and broadcasts ``r = s - z`` and ``y``.
 
-No ``x_m``, feature or label leaves its owner. DP event per party and round (``paper_precision`` and ``output``
-with ``epsilon`` given): ``GaussianDpEvent(sqrt(2 log(1.25/delta)) / epsilon)`` with the paper's per-release
-``(epsilon, delta)``, composed by advanced composition (S2 Cor. 1, ``composition="advanced"``); the sensitivity
-``C`` (:mod:`privdist.privacy.sharing_calibration`) rests on the assumed bound ``b1`` (AMB-V4), recorded in
-``assumptions()``: a number, or ``b1="pilot"``: ``b1_safety`` times the largest ``||x^t||, ||y^t||, ||z^t||`` of a
-non-private pilot run of ``pilot_rounds`` iterations on the same problem (:func:`pilot_b1`; AMB-V4's default; it is
-data-dependent and not itself private, which is warned about and recorded). Adopts AMB-V1 (loss scale from the
-problem), V2, V3, V4, V6 (``delta' = delta``), V11.
+**What leaves its owner.** No ``x_m`` and no raw feature column leaves its party, but the shared ``Q_m`` is a
+function of ``D_m`` (that is what the DP event is about), and the **labels leave the coordinator**: the broadcast
+``y_i = -w Y_i sigma(-Y_i z_i)`` has sign ``-Y_i``, so every party reads every label off ``sign(y)`` in every round,
+with or without noise. S2 protects features only (column-level neighbours, S2 Def. 2); the label exposure is no DP
+event and is listed by :meth:`ADMMSharing.exposures`.
+
+**Privacy: guarantee or claim** (issue 12; DP event per party and round). Only the clipped ``output`` mode with a
+numeric public ``b1`` and ``epsilon`` is a *guarantee*: ``GaussianDpEvent(sqrt(2 log(1.25/delta)) / epsilon)`` with
+``sigma = sqrt(2 log(1.25/delta)) C / epsilon`` and ``C = (1 + M rho) b1 / rho``
+(:func:`~privdist.privacy.sharing_calibration.clipped_sensitivity`, which holds for any two blocks once the inputs
+are clipped; S2 Lemma 1's ``C = 3/(d_m rho)[lambda c1 + (1 + M rho) b1]`` does not, its ``1/d_m`` assumes
+``||(D_m^T D_m)^{-1}|| = 1/d_m``). Every other mode with ``epsilon`` releases the paper's *claim* (same event, the
+paper's per-release ``(epsilon, delta)`` composed by S2 Cor. 1, ``composition="advanced"``; guaranteed epsilon inf)
+with its reason: ``paper_precision``, ``variable_isotropic`` and ``computed_heuristic`` add noise confined to
+``col(D_m)``, so ``Q_m`` always lies in the column space of the party's own block and one release separates
+neighbouring datasets exactly (its projection onto ``col(D_m)``'s orthogonal complement is 0 on ``D_m``, not on a
+neighbour); ``computed_heuristic`` also calibrates with private iterates; ``b1="pilot"`` (``b1_safety`` times the
+largest ``||x^t||, ||y^t||, ||z^t||`` of a non-private pilot run of ``pilot_rounds`` iterations, :func:`pilot_b1`,
+AMB-V4) is data-dependent and nothing is clipped to it; ``output`` with ``clip=False`` is the paper-faithful
+unclipped path (S2 Lemma 1's ``C``, assumed ``b1``) kept for reproduction, because clipping changes the iterates
+(also in the non-private limit). Without ``epsilon`` the shares are released without a claim (epsilon inf, with
+the noise std in the reason when ``noise_std > 0``). Adopts AMB-V1 (loss scale from the problem), V2, V3, V4, V6
+(``delta' = delta``), V11.
 """
 
 from __future__ import annotations
@@ -40,8 +59,9 @@ from scipy.special import expit
 
 from .._checks import check_int, check_nonnegative, check_positive, check_probability
 from ..errors import ValidationError
-from ..privacy import gaussian_release
-from ..privacy.sharing_calibration import (computed_sensitivity, sharing_noise_multiplier, sharing_sensitivity)
+from ..privacy import gaussian_release, non_private_release
+from ..privacy.sharing_calibration import (clipped_sensitivity, computed_sensitivity, sharing_noise_multiplier,
+                                           sharing_sensitivity)
 from ..runtime.contract import Aggregation, MessageSpec
 from .base import AlgorithmBase, in_the_clear
 
@@ -49,6 +69,23 @@ __all__ = ["check_vertical", "ADMMSharing", "SharingPartyState", "SharingCoordin
            "pilot_b1", "NOISE_MODES"]
 
 NOISE_MODES = ("variable_isotropic", "paper_precision", "output", "computed_heuristic")
+
+#: The named exposure of the protocol that no DP event covers (issue 12, item 6).
+LABEL_EXPOSURE = ("admm_sharing: labels exposed - the coordinator broadcasts y = grad l(z) in the clear every round "
+                  "(S2 Lemma 2); y_i = -w Y_i sigma(-Y_i z_i), so sign(y_i) = -Y_i gives every party every label, "
+                  "with or without noise on Q_m. S2 protects features only (column neighbours, S2 Def. 2)")
+
+_SINGULAR = ("the released Q_m = D_m (x_m + xi) always lies in col(D_m), the column space of the party's own block "
+             "(noise confined to col(D_m), a singular mechanism), so projecting one release onto the orthogonal "
+             "complement of col(D_m) separates neighbouring datasets exactly (AMB-V3)")
+
+
+def _clip(v: np.ndarray, bound: float) -> tuple[np.ndarray, bool]:
+    """``v`` scaled to l2 norm <= ``bound`` (unchanged if already inside), and whether it was clipped."""
+    norm = float(np.linalg.norm(v))
+    if norm <= bound:
+        return v, False
+    return v * (bound / norm), True
 
 
 def check_vertical(problem, name: str) -> None:
@@ -90,7 +127,9 @@ def logistic_prox(s: np.ndarray, y: np.ndarray, labels: np.ndarray, w: float, rh
 class SharingPartyState:
     """Parties of one block: ``x`` (b, d) noise-free ``x_m`` embedded at their offsets, ``Q`` (b, N) last shares,
     ``chol``/``noise_factor`` per party (Cholesky factor; pseudo-inverse square root or None), ``dropped`` the
-    number of null directions removed from ``D_m^T D_m`` (``paper_precision``), ``data`` the blocks."""
+    number of null directions removed from ``D_m^T D_m`` (``paper_precision``), ``data`` the blocks, ``clip_bound``
+    the public ``b1`` the party step clips ``y`` (to ``b1``) and ``v_m`` (to ``M b1``) to, or None, ``clipped``
+    (b,) the number of rounds in which a party clipped ``y`` or ``v_m``."""
 
     x: np.ndarray
     Q: np.ndarray
@@ -99,6 +138,8 @@ class SharingPartyState:
     dropped: tuple
     sigma: np.ndarray
     data: object
+    clip_bound: float | None = None
+    clipped: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -121,10 +162,17 @@ class ADMMSharing(AlgorithmBase):
         mode: one of :data:`NOISE_MODES` (spec §3.6).
         noise_std: the noise std ``s`` (``variable_isotropic``) or ``sigma`` (other modes) when ``epsilon`` is
             None; 0 runs without noise.
-        epsilon, delta: per-iteration privacy; when ``epsilon`` is set, ``sigma = sqrt(2 log(1.25/delta)) C/eps``.
-        b1: assumed bound on ``||x||, ||y||, ||z||`` (required with ``epsilon`` except in ``computed_heuristic``),
-            or ``"pilot"``: ``b1_safety * pilot_b1(problem, rho, pilot_rounds)`` (AMB-V4; data-dependent, warned).
-        c1: bound on ``|R''|`` (2 for ``||x||^2``).
+        epsilon, delta: per-iteration privacy; when ``epsilon`` is set, ``sigma = sqrt(2 log(1.25/delta)) C/eps``
+            (``C`` of :func:`~privdist.privacy.sharing_calibration.clipped_sensitivity` in the clipped ``output``
+            mode, of S2 Lemma 1 otherwise).
+        b1: public bound (required with ``epsilon`` except in ``computed_heuristic``): in ``output`` mode with
+            ``clip=True`` the party step clips ``||y|| <= b1`` and ``||v_m|| <= M b1`` (a guarantee); elsewhere
+            the paper's assumed bound on ``||x||, ||y||, ||z||`` (a claim). Or ``"pilot"``:
+            ``b1_safety * pilot_b1(problem, rho, pilot_rounds)`` (AMB-V4; data-dependent, warned, a claim).
+        clip: clip the party step's inputs to the public ``b1`` in ``output`` mode (default True). ``False`` is
+            the paper-faithful unclipped path (S2 Lemma 1's ``C``): its releases are the paper's claim only.
+        c1: bound on ``|R''|`` (2 for ``||x||^2``); used by S2 Lemma 1's ``C`` only (the clipped bound needs none:
+            the closed-form step handles ``R = ||x||^2`` exactly).
         b1_safety: factor (>= 1) on the pilot's largest norm (1 = AMB-V4 as written).
         pilot_rounds: iterations of the pilot run (100 = the experiments' ``T``, AMB-V1).
 
@@ -139,6 +187,7 @@ class ADMMSharing(AlgorithmBase):
     epsilon: float | None = None
     delta: float = 0.01
     b1: float | str | None = None
+    clip: bool = True
     c1: float = 2.0
     b1_safety: float = 1.0
     pilot_rounds: int = 100
@@ -161,6 +210,8 @@ class ADMMSharing(AlgorithmBase):
         if check_positive(self.b1_safety, "b1_safety") < 1:
             raise ValidationError(f"b1_safety must be >= 1, got {self.b1_safety}")
         check_int(self.pilot_rounds, "pilot_rounds")
+        if type(self.clip) is not bool:
+            raise TypeError(f"clip must be a bool, got {type(self.clip).__name__}")
         object.__setattr__(self, "_pilot_value", None)  # last resolved pilot b1, quoted by assumptions()
         if isinstance(self.b1, str):
             if self.b1 != "pilot":
@@ -189,10 +240,18 @@ class ADMMSharing(AlgorithmBase):
         object.__setattr__(self, "_pilot_value", value)
         return value
 
+    def _clipping(self) -> bool:
+        """True in the guaranteed mode: ``output`` with ``epsilon``, a numeric public ``b1`` and ``clip``."""
+        return (self.mode == "output" and self.clip and self.epsilon is not None and self.b1 is not None
+                and self.b1 != "pilot")
+
     def _sigma(self, d_m: int, lam: float, M: int, b1: float | None) -> float:
         if self.epsilon is None or self.mode == "computed_heuristic":
             return self.noise_std
-        C = sharing_sensitivity(d_m, self.rho, lam, self.c1, b1, M)
+        if self._clipping():
+            C = clipped_sensitivity(self.rho, b1, M)
+        else:
+            C = sharing_sensitivity(d_m, self.rho, lam, self.c1, b1, M)
         return sharing_noise_multiplier(self.epsilon, self.delta) * C
 
     def init(self, problem, network, block, rng):
@@ -224,7 +283,8 @@ class ADMMSharing(AlgorithmBase):
             sigmas.append(self._sigma(D.shape[1], lam, data.n_parties, b1))
         zeros = np.zeros((block.size, data.n_samples))
         state = SharingPartyState(np.zeros((block.size, data.n_features)), zeros, tuple(chol), tuple(factors),
-                                  tuple(dropped), np.asarray(sigmas), data)
+                                  tuple(dropped), np.asarray(sigmas), data,
+                                  float(b1) if self._clipping() else None, np.zeros(block.size, dtype=np.int64))
         return state, {"Q": zeros.copy()}
 
     def init_coordinator(self, problem, network, rng):
@@ -237,10 +297,16 @@ class ADMMSharing(AlgorithmBase):
     def step(self, state, inbox, t, rng):
         data, rho = state.data, self.rho
         x, Q = np.zeros_like(state.x), np.empty_like(state.Q)
+        bound, clipped = state.clip_bound, state.clipped
         gens = None
         for i, D in enumerate(data.blocks):
             r, y = inbox["r"][i], inbox["y"][i]
             v = r - state.Q[i]
+            if bound is not None:  # enforce S2 Lemma 1's ||y|| <= b1, ||v_m|| <= M b1 (clipped_sensitivity)
+                (y, cy), (v, cv) = _clip(y, bound), _clip(v, data.n_parties * bound)
+                if cy or cv:
+                    clipped = clipped.copy() if clipped is state.clipped else clipped
+                    clipped[i] += 1
             x_m = sla.cho_solve(state.chol[i], -np.asarray(D.T @ (y + rho * v)).ravel())
             o = data.offsets[i]
             x[i, o:o + x_m.shape[0]] = x_m
@@ -263,7 +329,7 @@ class ADMMSharing(AlgorithmBase):
                 Q[i] = np.asarray(D @ (x_m + xi)).ravel()
             else:
                 Q[i] = np.asarray(D @ x_m).ravel()
-        return replace(state, x=x, Q=Q), {"Q": Q}
+        return replace(state, x=x, Q=Q, clipped=clipped), {"Q": Q}
 
     def step_coordinator(self, cstate, inbox, t, rng):
         s = inbox["Q"].sum(axis=0)
@@ -272,16 +338,54 @@ class ADMMSharing(AlgorithmBase):
         return replace(cstate, z=z, y=y, s=s), {"r": s - z, "y": y}
 
     # --- privacy and scoring ------------------------------------------------------------------------------
-    def _release(self):
-        if self.epsilon is None or self.mode not in ("paper_precision", "output"):
+    def unenforced(self) -> str | None:
+        """Why the releases (with ``epsilon``) are only the paper's claim, or None for the guaranteed mode."""
+        if self.epsilon is None or self._clipping():
             return None
+        pilot = ("; b1 is read off a non-private pilot run on every party's features and the labels "
+                 "(data-dependent, AMB-V4) and nothing is clipped to it") if self.b1 == "pilot" else ""
+        if self.mode == "paper_precision":
+            return (f"admm_sharing (paper_precision): {_SINGULAR}; S2 Thm 3 models D_m xi as a scalar N(0, sigma^2) "
+                    f"and its C rests on the unenforced b1 and ||(D_m^T D_m)^-1|| = 1/d_m (AMB-V4){pilot}")
+        if self.mode == "variable_isotropic":
+            return (f"admm_sharing (variable_isotropic): xi ~ N(0, sigma^2 I) with sigma from S2 Thm 3's calibration "
+                    f"(the authors' code), but {_SINGULAR}{pilot}")
+        if self.mode == "computed_heuristic":
+            return ("admm_sharing (computed_heuristic): sigma is calibrated with private iterates (||y^t||, "
+                    f"||v_m^t||, the authors' code) and {_SINGULAR}")
+        if self.b1 == "pilot":
+            return ("admm_sharing (output, b1='pilot'): the sensitivity bound b1 is read off a non-private pilot "
+                    "run on every party's features and the labels (data-dependent, AMB-V4); nothing is clipped to "
+                    "it (the private run's iterates exceed it) and S2 Lemma 1's C assumes ||(D_m^T D_m)^-1|| = 1/d_m")
+        return ("admm_sharing (output, clip=False): S2 Lemma 1's sensitivity C assumes ||x||, ||y||, ||z|| <= b1 "
+                "(not enforced: nothing is clipped) and ||(D_m^T D_m)^-1|| = 1/d_m (false in general), so C does "
+                "not bound the real releases")
+
+    def _release(self):
+        if self.epsilon is None:
+            if self.noise_std > 0:
+                where = "" if self.mode == "output" else " (noise confined to col(D_m))"
+                return non_private_release(f"admm_sharing ({self.mode}): shared vectors Q_m sent with noise of std "
+                                           f"{self.noise_std}{where} but without a sensitivity bound: no DP claim")
+            return in_the_clear(self.name, "shared vectors Q_m = D_m x_m")
         z = sharing_noise_multiplier(self.epsilon, self.delta)
-        return gaussian_release(z, epsilon=self.epsilon, delta=self.delta, composition="advanced")
+        return gaussian_release(z, epsilon=self.epsilon, delta=self.delta, composition="advanced",
+                                reason=self.unenforced())
 
     def dp_events(self, state, t):
-        release = self._release()
-        return [in_the_clear(self.name, "shared vectors Q_m = D_m x_m") if release is None else release
-                ] * state.x.shape[0]
+        return [self._release()] * state.x.shape[0]
+
+    def exposures(self) -> list[str]:
+        """The labels, readable from ``sign(y)`` by every party in every round (every mode; issue 12)."""
+        return [LABEL_EXPOSURE]
+
+    def run_info(self, states):
+        """The clip bound and, per party, the number of rounds whose inputs were clipped (clipped mode only)."""
+        if not states or states[0].clip_bound is None:
+            return {}
+        return {"clip_bound_y": states[0].clip_bound,
+                "clip_bound_v": states[0].data.n_parties * states[0].clip_bound,
+                "clipped_rounds_per_party": [int(c) for s in states for c in s.clipped]}
 
     def estimate(self, state):
         return state.x
@@ -295,18 +399,27 @@ class ADMMSharing(AlgorithmBase):
 
     def assumptions(self):
         out = []
-        if self.mode in ("paper_precision", "output") and self.epsilon is not None:
-            out.append(f"admm_sharing ({self.mode}): per-release (epsilon={self.epsilon}, delta={self.delta}) "
-                       f"rests on the sensitivity bound C of S2 Lemma 1 with the ASSUMED bound b1={self._b1_text()} "
-                       "on ||x||, ||y||, ||z|| (not enforced), ||(D_m^T D_m)^-1|| = 1/d_m and unit-norm rows "
-                       "(S2 Ass. 2.3, not enforced) (AMB-V4, AMB-V5)")
+        if self._clipping():
+            out.append(f"admm_sharing (output, clipped): the party step clips ||y|| <= b1={self.b1} and "
+                       f"||v_m|| <= M b1 (the bounds of S2 Lemma 1's proof, Ass. 2.1), so ||Q_m(D) - Q_m(D')|| <= "
+                       "C = (1 + M rho) b1 / rho for any two blocks; per-release "
+                       f"(epsilon={self.epsilon}, delta={self.delta}) of the classical Gaussian mechanism (S2 Thm 3, "
+                       "valid for epsilon <= 1; RDP/PLD for every epsilon). S2 Lemma 1's C (3/(d_m rho)[...]) is not "
+                       "used: it assumes ||(D_m^T D_m)^-1|| = 1/d_m. Clipping changes the iterates whenever "
+                       "||y^t|| > b1 or ||v_m^t|| > M b1 (counted in run_info)")
+        elif self.mode in ("paper_precision", "output") and self.epsilon is not None:
+            out.append(f"admm_sharing ({self.mode}): per-release (epsilon={self.epsilon}, delta={self.delta}) is the "
+                       f"paper's claim: it rests on the sensitivity bound C of S2 Lemma 1 with the ASSUMED bound "
+                       f"b1={self._b1_text()} on ||x||, ||y||, ||z|| (not enforced), ||(D_m^T D_m)^-1|| = 1/d_m and "
+                       "unit-norm rows (S2 Ass. 2.3, not enforced) (AMB-V4, AMB-V5); no differential-privacy "
+                       "guarantee")
             if self.b1 == "pilot":
                 out.append("admm_sharing: b1 is DATA-DEPENDENT - read off a non-private pilot run that uses every "
-                           "party's features and the labels; the pilot is not private and the guarantee holds only "
+                           "party's features and the labels; the pilot is not private and the paper's claim holds at best only "
                            "for this value of b1 (AMB-V4)")
             if self.mode == "paper_precision":
                 out.append("admm_sharing (paper_precision): S2 Thm 3 treats D_m xi as a scalar N(0, sigma^2); "
-                           "it is an N-vector with covariance sigma^2 Pi_m (AMB-V3)")
+                           "it is an N-vector with covariance sigma^2 Pi_m, confined to col(D_m) (AMB-V3)")
         elif self.mode == "computed_heuristic":
             out.append("admm_sharing (computed_heuristic): noise calibrated with private iterates; "
                        "NO differential-privacy guarantee (spec §3.6)")
