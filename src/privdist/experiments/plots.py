@@ -36,7 +36,7 @@ def _curves(ax, plot, runs, traces):
 
 def group_label(group: str) -> str:
     """Legend text of a swept group: its label template without the swept ``name={field}`` tokens."""
-    return re.sub(r"\s*[^\s{}]*\{\w+\}", "", group).strip()
+    return re.sub(r"\s*[^\s{}]*\{\w+\}", "", group).strip().strip(",;").strip()
 
 
 def _final_vs_param(ax, plot, runs, traces):
