@@ -20,6 +20,12 @@ RANDOM_WITHOUT_RELEASES = {"orzo", "zooadmm"}
 #: The vertical (S2) algorithms get a 5-party vertical logistic problem; the network stays ``net5``
 #: (their messages are gathered to / broadcast from a coordinator).
 PROBLEM_FACTORIES = {"admm_sharing": lambda: make_vertical_problem(0), "fdml_sgd": lambda: make_vertical_problem(0)}
+#: Parameters without a default: D-ZOA with a privacy target needs a public R (issue 12: no pooled solve).
+REQUIRED_PARAMS = {"dzoa": {"R": 9.0}}
+
+
+def _make(name):
+    return make_algorithm(name, **REQUIRED_PARAMS.get(name, {}))
 
 
 @pytest.fixture
@@ -34,7 +40,7 @@ def _arrays(obj):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_step_keeps_shapes_and_does_not_mutate_state(name, ridge_problem, net5):
-    algo = make_algorithm(name)
+    algo = _make(name)
     block = AgentBlock(np.arange(5), 5, net5.degrees)
     state, out = algo.init(ridge_problem, net5, block, AgentStreams(0, 0, block.agents, 0))
     specs = {s.name: s for s in algo.messages(ridge_problem, net5)}
@@ -53,7 +59,7 @@ def test_step_keeps_shapes_and_does_not_mutate_state(name, ridge_problem, net5):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_same_seed_same_transcript_and_block_split_invariance(name, ridge_problem, net5):
-    algo = make_algorithm(name)
+    algo = _make(name)
     a = run(algo, ridge_problem, net5, 15, seed=3, transcript="full")
     b = run(algo, ridge_problem, net5, 15, seed=3, transcript="full")
     assert a.transcript.digest == b.transcript.digest
@@ -69,7 +75,7 @@ def test_same_seed_same_transcript_and_block_split_invariance(name, ridge_proble
 
 @pytest.mark.parametrize("name", NAMES)
 def test_dp_events_are_accepted_by_every_accountant(name, ridge_problem, net5):
-    res = run(make_algorithm(name), ridge_problem, net5, 10)
+    res = run(_make(name), ridge_problem, net5, 10)
     report = privacy_report(res.ledger, 1e-3)
     assert len(report["per_agent"]) == 5
     for entry in report["per_agent"]:
@@ -81,7 +87,7 @@ def test_dp_events_are_accepted_by_every_accountant(name, ridge_problem, net5):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_state_is_deep_copy_safe(name, ridge_problem, net5):
-    algo = make_algorithm(name)
+    algo = _make(name)
     block = AgentBlock(np.arange(5), 5, net5.degrees)
     state, _ = algo.init(ridge_problem, net5, block, AgentStreams(0, 0, block.agents, 0))
     assert copy.deepcopy(state) is not state

@@ -96,7 +96,7 @@ def assert_same_run(ref, got, elementwise: bool = True):
 def test_ray_transcript_equals_simulator(name):
     """On every fixture the algorithm accepts: Ray (2 actors) = simulator with the same 2 blocks, exactly,
     and = the simulator's default single block to 1e-9 per message."""
-    algo = make_algorithm(name)
+    algo = make_algorithm(name, **({"R": 9.0} if name == "dzoa" else {}))  # public R (issue 12)
     metrics = {"norm": lambda B: float(np.linalg.norm(B))}
     covered = []
     for setup, build in SETUPS.items():

@@ -12,16 +12,28 @@ then ``T`` inner steps from ``b_0 = 0`` (cold start, §2.3): ``u_{1,t} = u_1/t``
     g^{(t)} = 1/J sum_j [F(b_{t-1} + u1 nu1_j + u2 nu2_j) - F(b_{t-1} + u1 nu1_j)] / u2 * nu2_j   (AMB-D5)
     b_t = b_{t-1} - alpha_t g^{(t)},   alpha_t = alpha_0 R / (L sqrt(t P log 2P))                (AMB-D6)
 
-and the release ``beta_k^{(m)} = b_T`` (last iterate, AMB-D19). ``R = 2 ||beta^c||`` and ``L = L_k^{(m)}`` of
-§2.8 by default. All ``2 J_k`` points of a step are evaluated at once: for the squared loss (the papers' case)
+and the release ``beta_k^{(m)} = b_T`` (last iterate, AMB-D19). ``R`` public (or ``2 ||beta^c||`` with
+``R="oracle"``) and ``L = L_k^{(m)}`` of §2.8 by default. All ``2 J_k`` points of a step are evaluated at once: for the squared loss (the papers' case)
 the differences are formed analytically from ``X nu`` products (no cancellation in ``F(a + u2 h) - F(a)``),
 other losses go through :meth:`HorizontalERM.local_values`; chunks of ``chunk`` pairs bound the memory
 (:mod:`.dzoa_inner`).
 
-Privacy (§2.7, :mod:`.dzoa_calibration`): no noise is added; each release is *declared* as the 2.1-constant
-Gaussian event S1 Thm 1 assumes, with the realised per-agent epsilon of S1(22) after rounding ``J_k``, composed
-by S1(25) (``composition="dzoa"``) and, for the same assumed events, by RDP/PLD. The paper's caveats are
-returned by :meth:`DZOA.assumptions`.
+Privacy (§2.7, :mod:`.dzoa_calibration`, issue 12): no noise is added, so no release is a guarantee. Each release
+is declared as the 2.1-constant Gaussian event S1 Thm 1 assumes, with the realised per-agent epsilon of S1(22)
+after rounding ``J_k``, as the paper's *claim* (``reason`` set: the guaranteed RDP/PLD epsilon is inf, the paper's
+S1(25) value and the ``claimed`` RDP/PLD composition of the declared events stay visible). Why it is only a claim:
+S1 Thm 1 uses the worst-case second-moment bound S1(17) as the variance of the release, while the released
+iterate's measured spread is far smaller (14x-540x, issue 12; ``tests/algorithms/test_algorithms_dzoa.py``
+records the ratio), and the sensitivity ``c1 / (rho d_k N_k)`` needs ``|l'| <= c1``, which the squared loss
+(unbounded in ``y``) violates. ``exact_inner=True`` releases a deterministic function of the data: in the clear
+(inf). D-ZOA with a real guarantee is :class:`~privdist.algorithms.dzoa_gauss.DZOAGauss`.
+
+Public calibration (issue 12): with a privacy target, ``R`` (and ``||beta^c||^2``, default ``(R/2)^2``, the
+spec §2.8 relation read backwards) are public parameters, so ``J_k`` (or ``alpha0`` in S0 mode) depends only on
+``N_k``, ``d_k`` and public constants. The paper's data-dependent calibration ``R = 2||beta^c||`` with ``beta^c``
+from a pooled non-private solve of all agents' data is an explicit opt-in, ``R="oracle"`` (recorded in the claim's
+reason and the assumptions). The catalog's S0/S1 entries opt in, since they reproduce the paper's claim. Without
+a privacy target (``epsilon=None``, in the clear anyway) ``R=None`` still means the oracle.
 """
 
 from __future__ import annotations
@@ -47,10 +59,19 @@ _BATCH_MAX_J = 256  # largest J_k for which the agents' inner loops run batched 
 _CAVEATS = (
     "dzoa: no noise is added; each release is declared as the Gaussian mechanism S1 Thm 1 assumes "
     "(Gaussianity and per-entry independence of the inner-loop error are assumptions, S1 Lemma 1, AMB-D20)",
-    "dzoa: the variance upper bound S1(17) is used as if it were the variance (AMB-D9)",
-    "dzoa: the calibration uses ||beta^c|| and R, data-dependent quantities of all agents (AMB-D20)",
+    "dzoa: the variance upper bound S1(17) is used as if it were the variance (AMB-D9); the measured spread of the "
+    "release is far smaller, so the declared releases are the paper's claim, not a guarantee",
     "dzoa: ||l'|| <= c1 (S1 Ass. 1) does not hold globally for the squared loss (AMB-D8)",
 )
+
+#: Why a D-ZOA release is only the paper's claim (the guaranteed epsilon is inf).
+CLAIM_REASON = (
+    "dzoa: no noise is added; S1 Thm 1 models each release as Gaussian with the worst-case second-moment bound "
+    "S1(17) as its variance, but the released iterate's measured spread is far smaller (14x-540x), and the "
+    "sensitivity c1/(rho d_k N_k) assumes |l'| <= c1, which the squared loss (unbounded in y) violates")
+#: Added to :data:`CLAIM_REASON` with ``R="oracle"``.
+ORACLE_REASON = ("; the calibration (R = 2||beta^c||, hence J_k or alpha0) uses beta^c from a pooled non-private solve "
+                 "of all agents' data (R='oracle')")
 
 
 class ProbeSink:
@@ -84,7 +105,7 @@ class DZOAState:
 
 @dataclass(frozen=True)
 class DZOA(AlgorithmBase):
-    """Factory: ``DZOA(epsilon=0.15, delta=1e-3)`` (S1 settings by default).
+    """Factory: ``DZOA(epsilon=0.15, delta=1e-3, R=9.0)`` (S1 settings by default; R public or ``"oracle"``).
 
     Args:
         epsilon, delta: target per-iteration privacy; ``epsilon=None`` (``false`` in TOML) runs with a fixed ``J``
@@ -95,14 +116,19 @@ class DZOA(AlgorithmBase):
         J: direction pairs for modes ``s0``/``fixed``.
         rho: ADMM penalty; T: inner iterations; u1: smoothing; alpha0: step constant; c: S1(17) constant.
         c1: loss-gradient bound of the calibration (1 for rows of norm <= 1, AMB-D8).
-        R: radius constant (default ``2 ||beta^c||``, §2.8); L: Lipschitz constant (default ``L_k^{(m)}``).
+        R: public radius constant (> 0), or ``"oracle"``: ``2 ||beta^c||`` from a pooled non-private solve of all
+            agents' data (the paper's calibration, §2.8; an explicit opt-in, recorded in the claim's reason). Needed
+            with a privacy target (unless ``exact_inner``); ``None`` without one means the oracle.
+        L: Lipschitz constant (default ``L_k^{(m)}``, from the agent's own data).
         step_scale: override of ``alpha_0 R / L`` (then ``L`` is not used).
-        beta_c_norm_sq: ``||beta^c||^2`` override; default computed from the problem per ``reference``.
-        reference: ``"distributed"`` (AMB-D12 default) or ``"literal"`` (S1(30)/(31)).
+        beta_c_norm_sq: public ``||beta^c||^2``; default ``(R/2)^2`` for a numeric ``R``, the pooled reference's
+            for ``R="oracle"``.
+        reference: the oracle's ``beta^c``: ``"distributed"`` (AMB-D12 default) or ``"literal"`` (S1(30)/(31)).
         allow_outside_theorem: run with ``epsilon > 1`` or ``delta > 0.01`` (recorded in the assumptions).
         check_rows: raise if a data row has norm > 1 while ``c1 = 1`` is assumed.
         inner_output: ``"last"`` (faithful) or ``"average"`` (AMB-D19 option).
-        exact_inner: replace the inner loop by the exact minimiser of ``F_k`` (test oracle: consensus ADMM).
+        exact_inner: replace the inner loop by the exact minimiser of ``F_k`` (test oracle: consensus ADMM); its
+            releases are deterministic and declared in the clear (epsilon = inf), never a finite epsilon.
         chunk: pairs per vectorised batch (default 4096 keeps a batch in cache; measured best on this machine).
         probe_agent, probe_inner, probe_entry: record entry ``probe_entry`` of ``g^{(t)}`` at agent
             ``probe_agent`` for ``t`` in ``probe_inner`` into the problem's ``probe_sink`` (S1 Figs 2-3).
@@ -118,7 +144,7 @@ class DZOA(AlgorithmBase):
     alpha0: float = 0.54
     c: float = 0.5
     c1: float = 1.0
-    R: float | None = None
+    R: float | str | None = None
     L: float | None = None
     step_scale: float | None = None
     beta_c_norm_sq: float | None = None
@@ -141,9 +167,14 @@ class DZOA(AlgorithmBase):
         check_int(self.T, "T", 1)
         check_int(self.J, "J", 1)
         check_int(self.chunk, "chunk", 1)
-        for nm in ("R", "L", "step_scale"):
+        for nm in ("L", "step_scale", "beta_c_norm_sq"):
             if getattr(self, nm) is not None:
                 check_positive(getattr(self, nm), nm)
+        if isinstance(self.R, str):
+            if self.R != "oracle":
+                raise ValidationError(f"R must be a positive number or 'oracle', got {self.R!r}")
+        elif self.R is not None:
+            check_positive(self.R, "R")
         if self.mode not in ("s1", "s0", "fixed"):
             raise ValidationError(f"mode must be 's1', 's0' or 'fixed', got {self.mode!r}")
         if self.reference not in ("distributed", "literal"):
@@ -155,24 +186,45 @@ class DZOA(AlgorithmBase):
                 raise ValidationError(f"epsilon=None (non-private run) needs mode='fixed', got {self.mode!r}")
         else:
             check_theorem_range(self.epsilon, self.delta, self.allow_outside_theorem)
+            if self.R is None and not self.exact_inner:
+                raise ValidationError(
+                    "dzoa with a privacy target needs a public R (and optionally beta_c_norm_sq, default (R/2)^2); "
+                    "R='oracle' opts in to the paper's calibration from a pooled non-private solve (issue 12)")
         object.__setattr__(self, "probe_inner", tuple(int(t) for t in self.probe_inner))
 
     # ------------------------------------------------------------------ setup
     def messages(self, problem, network):
         return (MessageSpec("beta", (problem.n_features,), Aggregation.NEIGHBOR_SUM),)
 
-    def _beta_c_norm_sq(self, problem) -> float:
-        if self.beta_c_norm_sq is not None:
-            return float(self.beta_c_norm_sq)
-        from ..problems import literal_reference, reference_solution
+    @property
+    def oracle(self) -> bool:
+        """True when ``R`` and ``||beta^c||`` come from the pooled non-private reference (``R="oracle"``, or
+        ``R=None`` without a privacy target)."""
+        return self.R == "oracle" or (self.R is None and self.epsilon is None)
 
-        if self.reference == "distributed":
-            bc = reference_solution(problem)
+    def _radius(self, problem) -> tuple[float, float]:
+        """``(R, ||beta^c||^2)``: public parameters, or the pooled reference with the oracle (the only pooled solve)."""
+        if not self.oracle:
+            if self.R is None:  # exact_inner with a target and no R: the calibration is not used (in the clear)
+                return math.nan, math.nan
+            R = float(self.R)
+            return R, float(self.beta_c_norm_sq) if self.beta_c_norm_sq is not None else R * R / 4.0
+        if self.beta_c_norm_sq is not None:
+            bsq = float(self.beta_c_norm_sq)
         else:
-            X = np.concatenate([Xk for Xk, _ in problem.parts()])
-            y = np.concatenate([yk for _, yk in problem.parts()])
-            bc = literal_reference(X, y, problem.loss, problem.regularizer, problem.reg_weight)
-        return float(bc @ bc)
+            from ..problems import literal_reference, reference_solution
+
+            if self.reference == "distributed":
+                bc = reference_solution(problem)
+            else:
+                X = np.concatenate([Xk for Xk, _ in problem.parts()])
+                y = np.concatenate([yk for _, yk in problem.parts()])
+                bc = literal_reference(X, y, problem.loss, problem.regularizer, problem.reg_weight)
+            bsq = float(bc @ bc)
+        R = 2.0 * math.sqrt(bsq)
+        if not R > 0:
+            raise ValidationError("R = 2||beta^c|| is 0 (beta^c = 0); pass R explicitly")
+        return R, bsq
 
     def init(self, problem, network, block, rng):
         check_problem_network(problem, network)
@@ -183,14 +235,13 @@ class DZOA(AlgorithmBase):
                 k = int(np.argmax(norms))
                 raise ValidationError(f"agent {int(block.agents[k])} has a data row of norm {norms[k]:.6g} > 1 while "
                                       "c1 = 1 is assumed (normalise rows, spec §1.4, or pass check_rows=False)")
-        bsq = self._beta_c_norm_sq(problem)
-        R = self.R if self.R is not None else 2.0 * math.sqrt(bsq)
-        if not R > 0:
-            raise ValidationError("R = 2||beta^c|| is 0 (beta^c = 0); pass R explicitly")
+        R, bsq = self._radius(problem)
         P = problem.n_features
         degrees = degrees_of(block)
-        calib = Calibration.build(self.mode, epsilon=self.epsilon, delta=self.delta, J=self.J, alpha0=self.alpha0,
-                                  degrees=degrees, counts=local.counts, T=self.T, P=P, rho=self.rho, c1=self.c1,
+        uncalibrated = self.exact_inner and not math.isfinite(R)  # exact solve: no inner loop, nothing to calibrate
+        calib = Calibration.build(self.mode if not uncalibrated else "fixed",
+                                  epsilon=self.epsilon if not uncalibrated else None, delta=self.delta, J=self.J,
+                                  alpha0=self.alpha0, degrees=degrees, counts=local.counts, T=self.T, P=P, rho=self.rho, c1=self.c1,
                                   c=self.c, R=R, beta_c_norm_sq=bsq)
         reg = local.regularizer.name
         G_R = math.sqrt(P) if reg == "l1" else (2.0 * R if reg == "l2" else 0.0)
@@ -264,11 +315,16 @@ class DZOA(AlgorithmBase):
 
     # ---------------------------------------------------------------- privacy
     def dp_events(self, state, t):
+        K = state.beta.shape[0]
+        if self.exact_inner:  # a deterministic function of the data: in the clear, never a finite epsilon
+            return [in_the_clear(self.name, "exact local minimisers (exact_inner=True)")] * K
         eps = state.calib.epsilon
         if self.epsilon is None or eps is None:
-            return [in_the_clear(self.name)] * state.beta.shape[0]
+            return [in_the_clear(self.name)] * K
         z = math.sqrt(GAUSS_CONSTANT * math.log(1.25 / self.delta))
-        return [gaussian_release(z / float(e), epsilon=float(e), delta=self.delta, composition="dzoa") for e in eps]
+        reason = CLAIM_REASON + (ORACLE_REASON if self.oracle else "")
+        return [gaussian_release(z / float(e), epsilon=float(e), delta=self.delta, composition="dzoa", reason=reason)
+                for e in eps]
 
     def estimate(self, state):
         return state.beta
@@ -285,14 +341,20 @@ class DZOA(AlgorithmBase):
     def assumptions(self):
         if self.epsilon is None:
             return ["dzoa: run without a privacy target (fixed J); no releases declared"]
+        if self.exact_inner:
+            return ["dzoa: exact_inner=True replaces the zeroth-order loop by the exact minimiser; its releases are "
+                    "deterministic and declared in the clear (not private)"]
         out = list(_CAVEATS)
         out += check_theorem_range(self.epsilon, self.delta, True) if self.allow_outside_theorem else []
-        out.append(f"dzoa: calibration mode {self.mode!r} (J from S1(22), alpha0 from S0(27), or fixed); "
-                   "R = 2||beta^c|| unless given (spec §2.8)")
+        if self.oracle:
+            out.append("dzoa: R='oracle': R = 2||beta^c|| and ||beta^c||^2 come from a pooled non-private solve of all "
+                       "agents' data (the paper's calibration, AMB-D20), so J_k (or alpha0) depends on every record")
+        else:
+            bsq = "(R/2)^2" if self.beta_c_norm_sq is None else f"{self.beta_c_norm_sq:g}"
+            out.append(f"dzoa: R = {self.R:g} and ||beta^c||^2 = {bsq} are public parameters; J_k (or alpha0) depends "
+                       "only on N_k, d_k and public constants")
+        out.append(f"dzoa: calibration mode {self.mode!r} (J from S1(22), alpha0 from S0(27), or fixed)")
         if self.L is not None or self.step_scale is not None:
             out.append("dzoa: step constant L (or alpha0 R / L) set by the user; S1(17) bounds the variance with L the "
                        "Lipschitz constant of F_k, so a smaller L than that bound weakens the modelled guarantee")
-        if self.exact_inner:
-            out.append("dzoa: exact_inner=True replaces the zeroth-order loop by the exact minimiser; the declared "
-                       "releases do not hold for it (test oracle)")
         return out

@@ -11,6 +11,7 @@ from .dpdonc import DPDONC
 from .dpsgd import DPSGD
 from .dvp import DVP
 from .dzoa import DZOA
+from .dzoa_gauss import DZOAGauss
 from .fdml import FDMLSGD
 from .laadmm import LAADMM
 from .orzo import ORZO
@@ -24,7 +25,7 @@ __all__ = ["ALGORITHMS", "make_algorithm"]
 #: Every algorithm by registry name: the foundation's, then by paper (S0/S1, S2, S3, S4).
 ALGORITHMS: dict[str, type] = {
     "consensus_admm": ConsensusADMM, "dpsgd": DPSGD,
-    "dzoa": DZOA, "dpadmm": DPADMM, "orzo": ORZO, "zooadmm": ZOOADMM, "pvp": PVP, "dvp": DVP,
+    "dzoa": DZOA, "dzoa_gauss": DZOAGauss, "dpadmm": DPADMM, "orzo": ORZO, "zooadmm": ZOOADMM, "pvp": PVP, "dvp": DVP,
     "admm_sharing": ADMMSharing, "fdml_sgd": FDMLSGD,
     "laadmm": LAADMM, "radmm": RADMM,
     "dpdonc": DPDONC,
