@@ -152,16 +152,25 @@ def _path(loc) -> str:
     return out or "spec"
 
 
+_BOUNDS = {"greater_than_equal": (">=", "ge"), "greater_than": (">", "gt"), "less_than_equal": ("<=", "le"),
+           "less_than": ("<", "lt")}
 _EXPECT = {"int_type": "an integer", "float_type": "a number", "string_type": "a string", "bool_type": "true or false",
            "list_type": "an array", "dict_type": "a table", "model_type": "a table", "model_attributes_type": "a table"}
 
 
 def _describe(err: dict) -> str:
     kind, value = err["type"], err.get("input")
+    ctx = err.get("ctx", {})
     if kind == "extra_forbidden":
-        return "unknown key"
+        return "is not a known key"
     if kind == "missing":
-        return "missing required key"
+        return "is missing (required key)"
+    if kind in _BOUNDS:
+        what = "an integer " if isinstance(value, int) else ""
+        symbol, key = _BOUNDS[kind]
+        return f"must be {what}{symbol} {ctx.get(key)}, got {_short(value)}"
+    if kind == "literal_error":
+        return f"must be {ctx.get('expected')}, got {_short(value)}"
     if kind in _EXPECT:
         return f"must be {_EXPECT[kind]}, got {type(value).__name__} {_short(value)}"
     if kind == "string_pattern_mismatch":
@@ -195,7 +204,7 @@ def check_structure(raw: dict, source: str) -> None:
             path = _path(loc)
             if path not in seen:
                 seen.add(path)
-                problems.append(f"{path}: {_describe(err)}")
+                problems.append(f"{path} {_describe(err)}")
         _raise(problems, source)
 
 
@@ -232,21 +241,21 @@ def _check_value(name: str, value, annotation, path: str) -> str | None:
         try:
             _adapter(annotation).validate_python(value)
         except PydanticError:
-            return f"{path}: must be {_type_name(annotation)}, got {type(value).__name__} {_short(value)}"
+            return f"{path} must be {_type_name(annotation)}, got {type(value).__name__} {_short(value)}"
     if isinstance(value, float) and math.isnan(value):
-        return f"{path}: must not be nan"
+        return f"{path} must not be nan"
     if isinstance(value, float) and math.isinf(value) and name != "epsilon":
-        return f"{path}: must be finite, got {value}"
+        return f"{path} must be finite, got {value}"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     if name == "epsilon" and math.isfinite(value) and not EPSILON_RANGE[0] <= value <= EPSILON_RANGE[1]:
-        return (f"{path}: epsilon must lie in [{EPSILON_RANGE[0]:g}, {EPSILON_RANGE[1]:g}] (inf or false for no "
+        return (f"{path} must lie in [{EPSILON_RANGE[0]:g}, {EPSILON_RANGE[1]:g}] (inf or false for no "
                 f"noise where the algorithm supports it), got {value:g}")
     if name == "delta" and not DELTA_RANGE[0] <= value < DELTA_RANGE[1]:
-        return (f"{path}: delta must lie in [{DELTA_RANGE[0]:g}, {DELTA_RANGE[1]:g}) (a larger delta lets a release "
+        return (f"{path} must lie in [{DELTA_RANGE[0]:g}, {DELTA_RANGE[1]:g}) (a larger delta lets a release "
                 f"expose a record with that probability), got {value:g}")
     if isinstance(value, int) and abs(value) > MAX_INT_PARAM:
-        return f"{path}: must be at most {MAX_INT_PARAM} in absolute value, got {value}"
+        return f"{path} must be at most {MAX_INT_PARAM} in absolute value, got {value}"
     return None
 
 
@@ -309,16 +318,16 @@ def _check_table(params: dict, fields: dict, where: str, what: str) -> list[str]
     problems = []
     for key in params:
         if key not in fields:
-            problems.append(f"{where}.{key}: unknown parameter of {what}; known: {sorted(fields)}")
+            problems.append(f"{where}.{key} is not a parameter of {what}; known: {sorted(fields)}")
     for key, (annotation, default) in fields.items():
         if key not in params:
             if default is inspect.Parameter.empty:
-                problems.append(f"{where}.{key}: missing required parameter of {what}")
+                problems.append(f"{where}.{key} is a required parameter of {what}")
             continue
         value = params[key]
         problem = _check_value(key, value, annotation, f"{where}.{key}")
         if problem is None and key in _SIZE_PARAMS and isinstance(value, int) and value < 1:
-            problem = f"{where}.{key}: must be >= 1, got {value}"
+            problem = f"{where}.{key} must be >= 1, got {value}"
         if problem:
             problems.append(problem)
     return problems
@@ -360,18 +369,18 @@ def check_semantics(spec, entries: list, source: str) -> None:
     for i, entry in enumerate(entries):
         fields = algorithm_fields(entry["algorithm"])
         if fields is None:
-            problems.append(f"runs[{i}].algorithm: unknown algorithm {entry['algorithm']!r}; known: "
+            problems.append(f"runs[{i}].algorithm is an unknown algorithm {entry['algorithm']!r}; known: "
                             f"{sorted(ALGORITHMS)}")
             continue
         for key, value in entry.get("params", {}).items():
             if key not in fields:
-                problems.append(f"runs[{i}].params.{key}: unknown parameter of algorithm {entry['algorithm']!r}; "
+                problems.append(f"runs[{i}].params.{key} is not a parameter of algorithm {entry['algorithm']!r}; "
                                 f"known: {list(fields)}")
             elif (p := _check_value(key, value, fields[key], f"runs[{i}].params.{key}")) is not None:
                 problems.append(p)
         for key, values in entry.get("sweep", {}).items():
             if key not in fields:
-                problems.append(f"runs[{i}].sweep.{key}: unknown parameter of algorithm {entry['algorithm']!r}; "
+                problems.append(f"runs[{i}].sweep.{key} is not a parameter of algorithm {entry['algorithm']!r}; "
                                 f"known: {list(fields)}")
                 continue
             problems += [p for j, v in enumerate(values)
@@ -392,7 +401,7 @@ def check_semantics(spec, entries: list, source: str) -> None:
     data_kind, net_kind = spec.data["kind"], spec.network["kind"]
     known_data = data_kinds()
     if data_kind not in known_data:
-        problems.append(f"[data].kind: unknown data set {data_kind!r}; known: {sorted(known_data)}")
+        problems.append(f"[data].kind is an unknown data set {data_kind!r}; known: {sorted(known_data)}")
     else:
         problems += _check_table(spec.data.get("params", {}), known_data[data_kind], "[data].params",
                                  f"data set {data_kind!r}")
@@ -400,7 +409,7 @@ def check_semantics(spec, entries: list, source: str) -> None:
     online = spec.problem.get("kind", "").startswith("online_")
     allowed = [k for k in known_net if (k in _ONLINE_NETWORKS) == online]
     if net_kind not in allowed:
-        problems.append(f"[network].kind: unknown network kind {net_kind!r} for problem kind "
+        problems.append(f"[network].kind is an unknown network kind {net_kind!r} for problem kind "
                         f"{spec.problem.get('kind', 'horizontal_erm')!r}; known: {sorted(allowed)}")
     else:
         problems += _check_table(spec.network.get("params", {}), known_net[net_kind], "[network].params",
