@@ -74,6 +74,8 @@ def acquire_lock(directory: Path) -> Path:
                     f"{directory} is in use by privdist process {pid} on host {host!r} (lock file {lock}); wait for "
                     "it to finish, choose another --out, or delete the lock file if that process is gone") from None
         raise ResultsLockedError(f"{directory}: could not take the lock {lock} (it keeps changing owner)")
+    except OutputDirError:  # (an OSError itself: FileExistsError)
+        raise
     except OSError as exc:
         raise OutputDirError(f"cannot write the lock file in {directory}: {exc.strerror or exc}") from None
     finally:
