@@ -21,7 +21,7 @@ from privdist.experiments import parse_spec, run_trial
 from privdist.experiments.validate import check_resources
 
 BASE = {"name": "fz", "trials": 1, "rounds": 3, "seed": 0, "data": {"kind": "dzoa_synthetic", "params": {}},
-        "network": {"kind": "dzoa5", "params": {}}, "problem": {},
+        "network": {"kind": "dzoa5", "params": {}}, "problem": {}, "privacy": {}, "quick": {},
         "runs": [{"label": "r", "algorithm": "consensus_admm", "params": {}}]}
 FAST_ALGORITHMS = ["consensus_admm", "dpsgd", "dpadmm", "pvp", "dvp", "radmm", "zooadmm", "orzo"]
 
@@ -45,7 +45,7 @@ KEY_PATHS = [
 def _set(raw: dict, path: tuple, value) -> None:
     cur = raw
     for part in path[:-1]:
-        cur = cur[part]
+        cur = cur.setdefault(part, {}) if isinstance(cur, dict) else cur[part]
     cur[path[-1]] = value
 
 
@@ -55,11 +55,13 @@ def specs(draw):
     algorithm = draw(st.sampled_from(FAST_ALGORITHMS))
     raw["runs"][0]["algorithm"] = algorithm
     fields = [f.name for f in dataclasses.fields(ALGORITHMS[algorithm])] + ["bogus"]
-    for _ in range(draw(st.integers(1, 3))):
-        if draw(st.booleans()):
+    for _ in range(draw(st.integers(0, 2))):
+        raw["runs"][0]["params"][draw(st.sampled_from(fields))] = draw(nasty)
+    for _ in range(draw(st.integers(0, 2))):
+        try:
             _set(raw, draw(st.sampled_from(KEY_PATHS)), draw(nasty))
-        else:
-            raw["runs"][0]["params"][draw(st.sampled_from(fields))] = draw(nasty)
+        except (TypeError, IndexError):  # an earlier mutation replaced the container
+            pass
     if draw(st.booleans()):
         raw["plots"] = [{"kind": draw(st.sampled_from(["curves", "nope"])), "file": draw(nasty)}]
     return raw
@@ -149,7 +151,7 @@ def test_generated_factory_calls_end_in_success_or_named_error(call):
 
 
 @settings(FAST, max_examples=60)
-@given(cli_args())
+@given(argv=cli_args())
 def test_generated_cli_arguments_end_in_exit_0_or_2(argv, tmp_path_factory):
     _check_cli(argv, tmp_path_factory.mktemp("cli"))
 
@@ -173,6 +175,6 @@ def test_generated_factory_calls_slow(call):
 
 @pytest.mark.slow
 @settings(SLOW, max_examples=2000)
-@given(cli_args())
+@given(argv=cli_args())
 def test_generated_cli_arguments_slow(argv, tmp_path_factory):
     _check_cli(argv, tmp_path_factory.mktemp("cli"))
