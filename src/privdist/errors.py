@@ -26,6 +26,9 @@ __all__ = [
     "SpecError",
     "OutputDirError",
     "CheckpointError",
+    "ResourceLimitError",
+    "ResultsLockedError",
+    "DivergenceError",
 ]
 
 
@@ -112,3 +115,15 @@ class OutputDirError(PrivdistError, FileExistsError):
 
 class CheckpointError(PrivdistError, RuntimeError):
     """A checkpoint cannot be used to resume this run (missing, corrupt, or from another config)."""
+
+
+class ResourceLimitError(SpecError):
+    """An experiment's estimated memory or time is above the limit and was not confirmed (``--yes``)."""
+
+
+class ResultsLockedError(OutputDirError):
+    """Another live privdist process holds the lock of a results directory."""
+
+
+class DivergenceError(PrivdistError, ArithmeticError):
+    """A run produced a non-finite metric or estimate (NaN or inf): it diverged or degenerated."""

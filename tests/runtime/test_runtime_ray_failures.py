@@ -21,7 +21,8 @@ from privdist.errors import ValidationError  # noqa: E402
 from privdist.experiments import parse_spec, run_experiment  # noqa: E402
 from privdist.network import dzoa5  # noqa: E402
 from privdist.runtime import run  # noqa: E402
-from privdist.runtime import ray_backend, ray_parallel  # noqa: E402
+from privdist.experiments import ray_parallel  # noqa: E402
+from privdist.runtime import ray_backend  # noqa: E402
 from privdist.runtime.ray_backend import AgentFailedError, RayBackend, RayConnectionError, connect  # noqa: E402
 
 SMALL = {

@@ -18,11 +18,18 @@ __all__ = ["main", "build_parser"]
 _COMMAND_MODULES = ("list_cmd", "run_cmd", "reproduce_cmd", "account_cmd", "data_cmd", "report_cmd")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (``error: privdist run: ...``, exit 2) instead of usage + message."""
+
+    def error(self, message: str):
+        self.exit(2, f"error: {self.prog}: {message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Build the argument parser with every sub-command registered."""
     import importlib
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="privdist",
         description="Privacy-preserving distributed optimization: run, reproduce and account.",
     )
@@ -35,22 +42,29 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; return the process exit code."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Run the command line; return the process exit code.
+
+    Named errors print one line ``error: ...`` and return 2; Ctrl-C at any point (start-up included) prints one
+    line and returns 130, keeping the trials that finished.
+    """
     try:
+        args = build_parser().parse_args(argv)
         return int(args.func(args) or 0)
     except PrivdistError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {_one_line(exc)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(f"interrupted{': ' + _one_line(exc) if str(exc) else ''}", file=sys.stderr)
         return 130
     except BrokenPipeError:  # output piped into e.g. `head`: not an error
         import os
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 from ..errors import ValidationError
 from ..experiments import load_experiment, run_experiment
@@ -27,12 +28,19 @@ def add_run_options(p) -> None:
     p.add_argument("--ray-address", help="Ray cluster for --backend ray / --parallel ray (default: a local Ray)")
     p.add_argument("--parallel", choices=["process", "ray"], default="process",
                    help="spread trials over --jobs processes (default) or over Ray tasks")
+    p.add_argument("--yes", action="store_true",
+                   help="run even if the estimated memory or time is above the limits (see the README)")
 
 
 def check_run_options(args) -> None:
-    """Reject inconsistent backend/parallel/address combinations before anything runs."""
+    """Reject bad or inconsistent options (jobs, resume/overwrite, backend/parallel/address) before anything runs."""
+    if args.jobs < 1:
+        raise ValidationError(f"--jobs must be >= 1, got {args.jobs}")
+    if args.resume and args.overwrite:
+        raise ValidationError("--resume and --overwrite exclude each other (--resume keeps finished trials, "
+                              "--overwrite removes them)")
     if "ray" in (args.backend, args.parallel):
-        from ..runtime.ray_parallel import check_cli_options
+        from ..experiments.ray_parallel import check_cli_options
 
         check_cli_options(args.backend, args.parallel, args.jobs, args.ray_address)
     elif args.ray_address:
@@ -49,14 +57,33 @@ def register(sub) -> None:
     p.set_defaults(func=_main)
 
 
+def quick_variant(spec):
+    """``spec.quick()``, with a one-line notice on stderr when the spec has no ``[quick]`` table (then the quick
+    variant differs from the full one only by its ``quick_trials`` trials)."""
+    if "quick" not in spec.raw and spec.mode != "quick":
+        print(f"note: {spec.name} has no [quick] table: --quick runs {spec.quick_trials} trial(s) (quick_trials) "
+              f"of the full {spec.rounds} rounds and sweep", file=sys.stderr)
+    return spec.quick()
+
+
+def diverged_exit(results: dict, out) -> int:
+    """0, or 2 after one ``error:`` line if a run diverged (non-finite estimate or metric; see results.json)."""
+    errors = results.get("errors", [])
+    if not errors:
+        return 0
+    print(f"error: {len(errors)} diverged run(s) recorded in {out}/results.json; first: {errors[0]}",
+          file=sys.stderr)
+    return 2
+
+
 def _main(args) -> int:
+    check_run_options(args)
     spec = load_experiment(args.experiment)
-    spec = spec.quick() if args.quick else spec
+    spec = quick_variant(spec) if args.quick else spec
     spec = spec.with_overrides(trials=args.trials, seed=args.seed, secure=True if args.secure else None)
     out = args.out or os.path.join("results", spec.name)
-    check_run_options(args)
     results = run_experiment(spec, out, jobs=args.jobs, overwrite=args.overwrite, resume=args.resume,
                              progress=not args.no_progress, data_dir=args.data_dir, backend=args.backend,
-                             parallel=args.parallel)
+                             parallel=args.parallel, allow_large=args.yes)
     print_results(results, out)
-    return 0
+    return diverged_exit(results, out)

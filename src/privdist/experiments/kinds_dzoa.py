@@ -36,8 +36,14 @@ def build_dzoa_probe(spec, rng, data_dir) -> Trial:
     trial = build_horizontal_erm(spec, rng, data_dir)
     sink = ProbeSink(2)
     trial.problem.probe_sink = sink
-    trial.metrics["probe1"] = lambda est: sink.pop(0)
-    trial.metrics["probe2"] = lambda est: sink.pop(1)
+    def probe(i):
+        def metric(est):
+            return sink.pop(i)
+
+        metric.nan_ok = True  # NaN = nothing probed this round, not divergence
+        return metric
+
+    trial.metrics["probe1"], trial.metrics["probe2"] = probe(0), probe(1)
     return trial
 
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
 
 import numpy as np
+
+from ..runtime.checkpoint import atomic_write_bytes
+from .store import inside
 
 __all__ = ["draw_plots", "PLOTTERS", "register_plotter", "group_label"]
 
@@ -83,10 +87,10 @@ def draw_plots(spec, runs: list[dict], traces: dict[str, np.ndarray], out_dir: P
         ax.legend(fontsize=8)
         fig.tight_layout()
         stem = plot.get("file", f"figure_{i + 1}")
-        for ext in ("png", "svg"):
-            tmp = out_dir / f".{stem}.tmp.{ext}"
-            fig.savefig(tmp)
-            tmp.replace(out_dir / f"{stem}.{ext}")
+        for ext in ("png", "svg"):  # rendered in memory, written atomically under a unique temporary name
+            buf = io.BytesIO()
+            fig.savefig(buf, format=ext)
+            atomic_write_bytes(inside(Path(out_dir), f"{stem}.{ext}"), buf.getvalue())
             files.append(f"{stem}.{ext}")
         plt.close(fig)
     return files

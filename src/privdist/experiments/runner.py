@@ -9,13 +9,17 @@ parallel processes; each finished trial is saved atomically, so an interrupted r
 from __future__ import annotations
 
 import dataclasses
+import math
+import signal
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
 
+from .._checks import check_int
 from ..algorithms import make_algorithm
+from ..errors import DivergenceError, ValidationError
 from ..privacy import ACCOUNTANTS, privacy_report
 from ..runtime import run as run_algorithm
 from ..runtime import versions
@@ -26,12 +30,39 @@ from .plots import draw_plots
 from .spec import ExperimentSpec
 from .store import ResultsDir, write_json
 from .summary import write_summary
+from .validate import check_resources
 
 __all__ = ["run_experiment", "run_trial", "aggregate"]
 
 
+def _guarded(name: str, fn, label: str):
+    """``fn`` that raises :class:`DivergenceError` on non-finite estimates or a non-finite value (a metric
+    with attribute ``nan_ok = True`` may return NaN: "no value this round")."""
+    nan_ok = getattr(fn, "nan_ok", False)
+    calls = [0]
+
+    def metric(est, *t):
+        r = calls[0]
+        calls[0] += 1
+        arr = np.asarray(est, dtype=float) if isinstance(est, np.ndarray) else None
+        if arr is not None and not np.all(np.isfinite(arr)):
+            raise DivergenceError(f"run {label!r} diverged: non-finite estimate at round {r}")
+        value = fn(est, *t)
+        if not math.isfinite(float(value)) and not (nan_ok and math.isnan(float(value))):
+            raise DivergenceError(f"run {label!r} diverged: metric {name} is {float(value)} at round {r}")
+        return value
+
+    metric.with_round = getattr(fn, "with_round", False)
+    return metric
+
+
 def run_trial(spec: ExperimentSpec, trial: int, data_dir=None, backend="simulate") -> dict:
-    """Run every configured algorithm on one trial's data; return curves, privacy and timings per run."""
+    """Run every configured algorithm on one trial's data; return curves, privacy and timings per run.
+
+    A run whose estimates or metrics become non-finite (NaN, inf) is stopped there: its entry records the
+    :class:`DivergenceError` message under ``"diverged"``, its curves are NaN from that round on, and its privacy
+    report is that of the whole planned run (the releases it declared).
+    """
     built = build_trial(spec, trial, data_dir=data_dir)
     delta = float(spec.privacy.get("delta", 1e-5))
     accountants = tuple(spec.privacy.get("accountants", ACCOUNTANTS))
@@ -39,9 +70,14 @@ def run_trial(spec: ExperimentSpec, trial: int, data_dir=None, backend="simulate
     runs = {}
     for rs in spec.runs:
         algorithm = make_algorithm(rs.algorithm, **rs.params)
+        metrics = {m: _guarded(m, fn, rs.label) for m, fn in built.metrics.items()}
         t0 = time.perf_counter()
-        res = run_algorithm(algorithm, built.problem, built.network, spec.rounds, seed=spec.seed, trial=trial,
-                            backend=backend, metrics=built.metrics, secure=secure)
+        try:
+            res = run_algorithm(algorithm, built.problem, built.network, spec.rounds, seed=spec.seed, trial=trial,
+                                backend=backend, metrics=metrics, secure=secure)
+        except (DivergenceError, FloatingPointError, OverflowError) as exc:
+            runs[rs.label] = _diverged(spec, rs, exc, time.perf_counter() - t0, delta, accountants)
+            continue
         seconds = time.perf_counter() - t0
         states = res.final_state if isinstance(res.final_state, list) else [res.final_state]
         info_fn = getattr(algorithm, "run_info", None)  # optional (AlgorithmBase): calibrated constants etc.
@@ -55,6 +91,20 @@ def run_trial(spec: ExperimentSpec, trial: int, data_dir=None, backend="simulate
     return {"trial": trial, "runs": runs}
 
 
+def _diverged(spec, rs, exc, seconds, delta, accountants) -> dict:
+    """The entry of a run stopped by divergence: NaN curves, the declared privacy of the planned rounds."""
+    message = str(exc) if isinstance(exc, DivergenceError) else f"run {rs.label!r} diverged: {exc}"
+    nan = [float("nan")] * (spec.rounds + 1)
+    privacy = {"delta": delta, "paper_delta": None, "per_agent": [], "not_guaranteed": [message], "exposures": [],
+               "assumptions": []}  # a stopped run has no ledger: nothing is reported as guaranteed
+    return {"info": {}, "curves": {m: list(nan) for m in spec.metrics}, "privacy": privacy, "seconds": seconds,
+            "transcript_digest": None, "diverged": message}
+
+
+def _ignore_sigint() -> None:  # worker processes: Ctrl-C is the parent's to handle (no traceback per worker)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _per_run_processes(spec: ExperimentSpec, trials, jobs: int, data_dir, backend):
     """Run each (trial, run) pair in a worker process; yield each trial once all its runs are done.
 
@@ -63,17 +113,14 @@ def _per_run_processes(spec: ExperimentSpec, trials, jobs: int, data_dir, backen
     """
     labels = [rs.label for rs in spec.runs]
     partial: dict[int, dict] = {t: {} for t in trials}
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    with _pool(jobs) as pool:  # a failed task (or an interrupt) cancels what has not started
         futures = {pool.submit(run_trial, dataclasses.replace(spec, runs=(rs,)), t, data_dir, backend): (t, rs.label)
                    for t in trials for rs in spec.runs}
-        try:
-            for fut in as_completed(futures):
-                t, label = futures[fut]
-                partial[t][label] = fut.result()["runs"][label]
-                if len(partial[t]) == len(labels):
-                    yield {"trial": t, "runs": {lab: partial[t][lab] for lab in labels}}
-        finally:  # a failed task (or an interrupt) cancels what has not started
-            pool.shutdown(wait=True, cancel_futures=True)
+        for fut in as_completed(futures):
+            t, label = futures[fut]
+            partial[t][label] = fut.result()["runs"][label]
+            if len(partial[t]) == len(labels):
+                yield {"trial": t, "runs": {lab: partial[t][lab] for lab in labels}}
 
 
 def _largest(reports: list[dict], i: int, key: str) -> dict:
@@ -114,9 +161,11 @@ def aggregate(spec: ExperimentSpec, trials: dict[int, dict]) -> tuple[list[dict]
             traces[f"{rs.label}::{m}"] = data
             metrics[m] = {"final_mean": float(data[:, -1].mean()), "final_std": float(data[:, -1].std()),
                           "curve_mean": data.mean(axis=0), "curve_std": data.std(axis=0)}
+        reports = [pt["privacy"] for pt in per_trial if pt["privacy"]["per_agent"]]
+        diverged = [f"trial {t}: {pt['diverged']}" for t, pt in zip(order, per_trial) if pt.get("diverged")]
         runs.append({"label": rs.label, "algorithm": rs.algorithm, "params": rs.params, "group": rs.group,
-                     "sweep": rs.sweep, "metrics": metrics,
-                     "privacy": _privacy_max([pt["privacy"] for pt in per_trial]),
+                     "sweep": rs.sweep, "metrics": metrics, "diverged": diverged,
+                     "privacy": _privacy_max(reports) if reports else per_trial[0]["privacy"],
                      "info": [pt.get("info", {}) for pt in per_trial],
                      "seconds": float(sum(pt["seconds"] for pt in per_trial))})
     return runs, traces
@@ -126,16 +175,18 @@ def _results(spec, trials, runs, claims, complete, figures):
     return {"experiment": spec.name, "title": spec.title, "paper": spec.paper, "figure": spec.figure,
             "seed": spec.seed, "noise": noise_provenance(bool(spec.privacy.get("secure", False))),
             "trials": len(trials), "trials_planned": spec.trials, "complete": complete,
-            "versions": versions(), "config": spec.config(), "runs": runs, "claims": claims, "figures": figures}
+            "versions": versions(), "config": spec.config(), "runs": runs, "claims": claims, "figures": figures,
+            "errors": [f"{r['label']}: {d}" for r in runs for d in r.get("diverged", [])]}
 
 
 def run_experiment(spec: ExperimentSpec, out_dir, *, jobs: int = 1, overwrite: bool = False, resume: bool = False,
-                   progress: bool = True, data_dir=None, backend: str = "simulate", parallel: str = "process") -> dict:
+                   progress: bool = True, data_dir=None, backend: str = "simulate", parallel: str = "process",
+                   allow_large: bool = False) -> dict:
     """Run all trials of ``spec`` into ``out_dir`` and return the results dictionary (also in results.json).
 
     Args:
         spec: the experiment.
-        out_dir: results directory (see :mod:`privdist.experiments.store`).
+        out_dir: results directory (see :mod:`privdist.experiments.store`); locked while the run writes.
         jobs: parallel worker processes for trials (1 = in this process).
         overwrite: replace another experiment's results in ``out_dir``.
         resume: keep finished trials of the same configuration and run only the missing ones.
@@ -143,9 +194,35 @@ def run_experiment(spec: ExperimentSpec, out_dir, *, jobs: int = 1, overwrite: b
         data_dir: directory of downloadable data files (svmlight).
         backend: runtime backend name.
         parallel: ``"process"`` (``jobs`` worker processes) or ``"ray"`` (one Ray task per trial and run).
+        allow_large: run even if the memory or time estimate is above the limits of
+            :func:`privdist.experiments.validate.check_resources`.
+
+    Raises:
+        ValidationError: ``jobs < 1``, or ``resume`` together with ``overwrite``, or an unknown ``parallel``.
+        ResourceLimitError: the estimate is above a limit and ``allow_large`` is false.
+        OutputDirError, ResultsLockedError: see :class:`ResultsDir`.
+        KeyboardInterrupt: interrupted; finished trials stay on disk (its message says how many and where).
+
+    A run that diverges (non-finite estimate or metric) does not raise: it is recorded in ``results["errors"]``
+    and in its run's ``"diverged"`` list.
     """
-    store = ResultsDir(out_dir, spec.name, spec.config(), overwrite=overwrite, resume=resume)
-    done = store.finished_trials() if resume else {}
+    check_int(jobs, "jobs")
+    if resume and overwrite:
+        raise ValidationError("resume and overwrite exclude each other: resume keeps finished trials, overwrite "
+                              "removes them")
+    if parallel not in ("process", "ray"):
+        raise ValidationError(f"parallel must be 'process' or 'ray', got {parallel!r}")
+    check_resources(spec, allow_large)
+    with ResultsDir(out_dir, spec.name, spec.config(), overwrite=overwrite, resume=resume) as store:
+        done = store.finished_trials() if resume else {}
+        try:
+            return _run_into(store, spec, done, jobs, progress, data_dir, backend, parallel)
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt(f"{len(done)} finished trial(s) of {spec.name!r} kept in {store.path} "
+                                    "(continue with --resume)") from None
+
+
+def _run_into(store, spec, done, jobs, progress, data_dir, backend, parallel) -> dict:
     todo = [t for t in range(spec.trials) if t not in done]
 
     def finished(data):
@@ -160,13 +237,13 @@ def run_experiment(spec: ExperimentSpec, out_dir, *, jobs: int = 1, overwrite: b
     with Progress(*cols, disable=not progress, transient=True) as bar:
         task = bar.add_task(f"{spec.name}: trials", total=spec.trials, completed=len(done))
         if parallel == "ray":
-            from ..runtime.ray_parallel import ray_trials
+            from .ray_parallel import ray_trials
 
             for data in ray_trials(spec, todo, data_dir, backend):
                 finished(data)
                 bar.advance(task)
         elif jobs > 1 and len(todo) >= jobs:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
+            with _pool(jobs) as pool:
                 futures = [pool.submit(run_trial, spec, t, data_dir, backend) for t in todo]
                 for fut in as_completed(futures):
                     finished(fut.result())
@@ -188,3 +265,23 @@ def run_experiment(spec: ExperimentSpec, out_dir, *, jobs: int = 1, overwrite: b
     write_json(store.path / "results.json", results)
     write_summary(spec, results, store.path)
     return results
+
+
+class _pool:
+    """A process pool whose workers ignore Ctrl-C; on an interrupt (or error) pending trials are cancelled and
+    the workers this run started are terminated instead of finishing their trials."""
+
+    def __init__(self, jobs: int):
+        self.pool = ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_sigint)
+
+    def __enter__(self) -> ProcessPoolExecutor:
+        return self.pool
+
+    def __exit__(self, kind, exc, tb) -> None:
+        if kind is None:
+            self.pool.shutdown(wait=True)
+            return
+        workers = list(getattr(self.pool, "_processes", {}).values())
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        for proc in workers:
+            proc.terminate()

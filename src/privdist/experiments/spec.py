@@ -8,6 +8,7 @@ falls back to a default. See ``catalog/quickstart.toml`` for a complete example.
 from __future__ import annotations
 
 import itertools
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,7 @@ class RunSpec:
     params: dict[str, Any]
     group: str
     sweep: dict[str, Any] = field(default_factory=dict)
+    entry: int = field(default=0, compare=False)  # index of its [[runs]] entry (for key paths in errors)
 
 
 @dataclass(frozen=True)
@@ -159,7 +161,9 @@ def _expand_runs(entries, source) -> tuple[RunSpec, ...]:
                 lab = label.format(**{**params, **point})
             except (KeyError, IndexError) as exc:
                 raise SpecError(f"{source}: {where}.label {label!r} refers to unknown field {exc}") from None
-            runs.append(RunSpec(lab, algorithm, {**params, **point}, label, point))
+            except (ValueError, AttributeError, TypeError) as exc:
+                raise SpecError(f"{source}: {where}.label {label!r} is not a valid template: {exc}") from None
+            runs.append(RunSpec(lab, algorithm, _none_for_false({**params, **point}, algorithm), label, point, i))
     labels = [r.label for r in runs]
     dup = sorted({lab for lab in labels if labels.count(lab) > 1})
     if dup:
@@ -167,6 +171,15 @@ def _expand_runs(entries, source) -> tuple[RunSpec, ...]:
     if not runs:
         raise SpecError(f"{source}: an experiment needs at least one [[runs]] entry")
     return tuple(runs)
+
+
+def _none_for_false(params: dict, algorithm: str) -> dict:
+    """TOML has no null: ``false`` for an optional (``X | None``) non-bool algorithm parameter means None."""
+    from .validate import algorithm_fields
+
+    fields = algorithm_fields(algorithm) or {}
+    return {k: None if v is False and k in fields and fields[k] is not bool and type(None) in
+            typing.get_args(fields[k]) else v for k, v in params.items()}
 
 
 def _privacy(table: dict) -> dict:
@@ -203,6 +216,9 @@ def parse_spec(raw: dict[str, Any], source: str = "<spec>") -> ExperimentSpec:
         sections[sec] = dict(val)
     for sec in ("data", "network"):
         _require(sections[sec], "kind", str, f"[{sec}]", source)
+    from .validate import check_semantics, check_structure
+
+    check_structure(raw, source)  # every key's type, range and name (pydantic), before anything uses them
     problem = raw.get("problem", {})
     if not isinstance(problem, dict):
         raise SpecError(f"{source}: [problem] must be a table")
@@ -267,7 +283,7 @@ def parse_spec(raw: dict[str, Any], source: str = "<spec>") -> ExperimentSpec:
             raise SpecError(f"{source}: claims[{i}] refers to unknown run label(s) {missing}")
         else:
             claims.append(c)
-    return ExperimentSpec(
+    spec = ExperimentSpec(
         name=name, title=raw.get("title", name), paper=paper, figure=str(raw.get("figure", "")),
         description=raw.get("description", ""), trials=trials,
         quick_trials=int(raw.get("quick_trials", min(trials, 5))), seed=seed, rounds=rounds,
@@ -275,6 +291,8 @@ def parse_spec(raw: dict[str, Any], source: str = "<spec>") -> ExperimentSpec:
         network=sections["network"], problem=sections["problem"], metrics=metrics, runs=runs,
         privacy=_privacy(sections["privacy"]), plots=tuple(plots), claims=tuple(claims), mode=mode, skipped_claims=tuple(skipped),
         raw=raw)
+    check_semantics(spec, raw["runs"], source)
+    return spec
 
 
 def load_spec_file(path: str | Path) -> ExperimentSpec:
@@ -286,4 +304,6 @@ def load_spec_file(path: str | Path) -> ExperimentSpec:
         raise SpecError(f"no experiment spec file {path}") from None
     except tomllib.TOMLDecodeError as exc:
         raise SpecError(f"{path}: malformed TOML: {exc}") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
+        raise SpecError(f"cannot read experiment spec file {path}: {exc}") from None
     return parse_spec(raw, source=str(path))

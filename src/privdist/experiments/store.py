@@ -3,6 +3,7 @@
 Layout::
 
     OUT/.privdist-experiment   marker: experiment name and config fingerprint (guards against mixing)
+    OUT/.privdist-lock         the owner's pid and host while a run writes here (exclusive; see ResultsDir)
     OUT/trials/trial_0000.json one file per finished trial (atomic), the unit of resume
     OUT/results.json           aggregated results (schema in the README), rewritten after every trial
     OUT/traces.npz             per-run, per-metric curves of every trial, shape (trials, rounds + 1)
@@ -12,17 +13,103 @@ Layout::
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import socket
+import time
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import OutputDirError
+from ..errors import OutputDirError, ResultsLockedError
 from ..runtime.checkpoint import atomic_write_bytes, fingerprint
 
-__all__ = ["ResultsDir", "write_json"]
+__all__ = ["ResultsDir", "write_json", "read_json", "acquire_lock", "release_lock", "inside", "LOCK"]
 
 MARKER = ".privdist-experiment"
+LOCK = ".privdist-lock"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    except (OSError, OverflowError, ValueError):
+        return False
+    return True
+
+
+def acquire_lock(directory: Path) -> Path:
+    """Take the exclusive lock of a results directory: create ``LOCK`` holding this process's pid and host.
+
+    The lock file appears atomically with its content (a hard link of a written temporary file). A lock left by a
+    dead process on this host is stale and replaced; a lock of a live process, or of another host (whose
+    processes cannot be checked), is refused.
+
+    Raises:
+        ResultsLockedError: another live process holds the lock.
+        OutputDirError: the lock cannot be written.
+    """
+    lock = directory / LOCK
+    me = {"pid": os.getpid(), "host": socket.gethostname(), "started": time.time()}
+    tmp = directory / f".privdist-lock.{me['pid']}.tmp"
+    try:
+        tmp.write_text(json.dumps(me))
+        for _ in range(3):
+            try:
+                os.link(tmp, lock)
+                return lock
+            except FileExistsError:
+                owner = _read_lock(lock)
+                if owner is None:
+                    continue  # removed meanwhile
+                pid, host = owner.get("pid"), owner.get("host")
+                if host == me["host"] and isinstance(pid, int) and not _alive(pid):
+                    _remove_if(lock, owner)  # stale: its owner died without releasing it
+                    continue
+                raise ResultsLockedError(
+                    f"{directory} is in use by privdist process {pid} on host {host!r} (lock file {lock}); wait for "
+                    "it to finish, choose another --out, or delete the lock file if that process is gone") from None
+        raise ResultsLockedError(f"{directory}: could not take the lock {lock} (it keeps changing owner)")
+    except OutputDirError:  # (an OSError itself: FileExistsError)
+        raise
+    except OSError as exc:
+        raise OutputDirError(f"cannot write the lock file in {directory}: {exc.strerror or exc}") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _read_lock(lock: Path) -> dict | None:
+    try:
+        info = json.loads(lock.read_text())
+        return info if isinstance(info, dict) else {}
+    except FileNotFoundError:
+        return None
+    except (ValueError, OSError):
+        return {}
+
+
+def _remove_if(lock: Path, owner: dict) -> None:
+    if _read_lock(lock) == owner:
+        lock.unlink(missing_ok=True)
+
+
+def release_lock(lock: Path) -> None:
+    """Remove a lock taken by :func:`acquire_lock` in this process (no-op if it is not ours any more)."""
+    owner = _read_lock(lock)
+    if owner and owner.get("pid") == os.getpid() and owner.get("host") == socket.gethostname():
+        lock.unlink(missing_ok=True)
+
+
+def inside(directory: Path, name: str) -> Path:
+    """``directory / name``, refusing a name that would leave ``directory`` (``..``, absolute, separators)."""
+    path = (directory / name)
+    if Path(name).is_absolute() or ".." in Path(name).parts or path.resolve().parent != directory.resolve():
+        raise OutputDirError(f"output file name {name!r} would leave the results directory {directory}")
+    return path
 
 
 def write_json(path, obj) -> None:
@@ -73,19 +160,44 @@ class ResultsDir:
         overwrite: allow replacing another experiment's results.
         resume: keep finished trials of the same configuration.
 
+    The directory is locked (:func:`acquire_lock`) from construction until :meth:`close` (or the end of a
+    ``with`` block), before anything in it is read or removed: a second run into the same directory is refused
+    instead of mixing its trials with this one's.
+
     Raises:
         OutputDirError: the directory holds another experiment's (or another configuration's, when
-            resuming) results and ``overwrite`` is false, or it is a non-empty directory privdist did not make.
+            resuming) results and ``overwrite`` is false, or it is a non-empty directory privdist did not make,
+            or it cannot be created.
+        ResultsLockedError: another live process is writing into it.
     """
 
     def __init__(self, path, experiment: str, config: dict, overwrite: bool = False, resume: bool = False):
         self.path = Path(path)
         self.fingerprint = fingerprint(config)
+        self.lock: Path | None = None
         marker = self.path / MARKER
         if self.path.exists() and not self.path.is_dir():
             raise OutputDirError(f"output path {self.path} exists and is not a directory")
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise OutputDirError(f"cannot create results directory {self.path}: {exc.strerror or exc}") from None
+        self.lock = acquire_lock(self.path)
+        try:
+            fresh = all(c.name == LOCK or c.name.startswith(".privdist-lock.") for c in self.path.iterdir())
+            self._prepare(marker, experiment, overwrite, resume, fresh)
+        except BaseException:
+            self.close()
+            raise
+
+    def _prepare(self, marker: Path, experiment: str, overwrite: bool, resume: bool, fresh: bool) -> None:
         if marker.exists():
-            info = json.loads(marker.read_text())
+            try:
+                info = json.loads(marker.read_text())
+            except (ValueError, OSError):
+                info = {}
+            if not isinstance(info, dict):
+                info = {}
             other = info.get("experiment")
             if other != experiment and not overwrite:
                 raise OutputDirError(f"{self.path} holds results of experiment {other!r}, not {experiment!r}; "
@@ -95,17 +207,36 @@ class ResultsDir:
                                      "cannot --resume (pass --overwrite to start over)")
             if not resume or other != experiment or info.get("fingerprint") != self.fingerprint:
                 self._clear()
-        elif self.path.exists() and any(self.path.iterdir()) and not overwrite:
+        elif not fresh and not overwrite:
             raise OutputDirError(f"{self.path} is not empty and holds no privdist results; "
                                  "choose another --out or pass --overwrite")
-        elif self.path.exists() and overwrite:
+        elif overwrite:
             self._clear()
-        (self.path / "trials").mkdir(parents=True, exist_ok=True)
-        write_json(marker, {"experiment": experiment, "fingerprint": self.fingerprint})
+        try:
+            (self.path / "trials").mkdir(parents=True, exist_ok=True)
+            write_json(marker, {"experiment": experiment, "fingerprint": self.fingerprint})
+        except OSError as exc:
+            raise OutputDirError(f"cannot write into results directory {self.path}: {exc.strerror or exc}") from None
+
+    def close(self) -> None:
+        """Release the directory's lock."""
+        if self.lock is not None:
+            release_lock(self.lock)
+            self.lock = None
+
+    def __enter__(self) -> "ResultsDir":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def file(self, name: str) -> Path:
+        """Path of an output file ``name`` inside the directory (OutputDirError if it would leave it)."""
+        return inside(self.path, name)
 
     def _clear(self) -> None:
         for child in self.path.iterdir():
-            if child.name == MARKER:
+            if child.name == MARKER or child.name == LOCK:
                 continue
             shutil.rmtree(child) if child.is_dir() else child.unlink()
 
@@ -119,7 +250,7 @@ class ResultsDir:
             try:
                 data = read_json(f)
                 out[int(data["trial"])] = data
-            except (ValueError, KeyError):
+            except (ValueError, KeyError, TypeError, OSError):
                 continue
         return out
 

@@ -1,5 +1,7 @@
 """Trials and sweep points spread over Ray tasks (``privdist run NAME --parallel ray``; issue 7).
 
+Part of the experiments layer (it runs trials); it uses the runtime's Ray connection, never the reverse.
+
 Every (trial, run) pair of an experiment becomes one Ray task that calls
 :func:`privdist.experiments.runner.run_trial` on the spec restricted to that run; a trial is handed back to the
 runner (which saves it atomically, so ``--resume`` works as with processes) once all its runs are done. The data
@@ -12,7 +14,8 @@ import dataclasses
 from typing import Iterator
 
 from ..errors import ValidationError
-from .ray_backend import connect
+from ..runtime.ray_backend import connect
+from .runner import run_trial
 
 __all__ = ["ray_trials", "check_cli_options"]
 
@@ -32,8 +35,6 @@ def check_cli_options(backend: str, parallel: str, jobs: int, address: str | Non
 
 
 def _one_run(spec, trial: int, data_dir, backend) -> dict:
-    from ..experiments.runner import run_trial
-
     return run_trial(spec, trial, data_dir, backend)
 
 

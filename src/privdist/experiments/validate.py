@@ -1,0 +1,497 @@
+"""One validation pass over a whole experiment spec, before any data is generated (issue 15).
+
+:func:`check_structure` checks the shape of the TOML with pydantic models (types, ranges, names: ``trials`` an
+integer >= 1, ``[privacy] delta`` in [1e-12, 0.1), ``name`` and plot ``file`` plain file names, ...).
+:func:`check_semantics` then checks what depends on registries: every algorithm parameter against the type of
+the algorithm's frozen-dataclass field (introspected, so new parameters are checked without a change here) and
+the algorithm's own range checks; ``[data]`` and ``[network]`` parameters against the loader's or generator's
+signature; agent counts of ``[data]``, ``[problem]`` and ``[network]`` against each other.
+:func:`estimate` gives the memory and time a spec needs; :func:`check_resources` refuses one above
+:data:`MAX_BYTES` or :data:`MAX_SECONDS` unless ``allow_large`` (``privdist run --yes``).
+
+Every problem becomes one :class:`~privdist.errors.SpecError` that lists each failure with its key path
+(``runs[2].params.epsilon: must be a number, got str '1'``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import math
+import types
+import typing
+import warnings
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, Strict, TypeAdapter
+from pydantic import ValidationError as PydanticError
+
+from ..errors import ResourceLimitError, SpecError
+
+__all__ = ["check_structure", "check_semantics", "estimate", "check_resources", "Estimate", "MAX_BYTES",
+           "MAX_SECONDS", "SAFE_NAME", "EPSILON_RANGE", "DELTA_RANGE", "MAX_INT_PARAM"]
+
+#: A name that is a plain file name (experiment ``name``, plot ``file``): no separators, no leading dot.
+SAFE_NAME = r"^[A-Za-z0-9_][A-Za-z0-9_.+=-]{0,127}$"
+#: Accepted per-release epsilon (an algorithm's ``epsilon``; ``inf``/``false`` mean no noise where supported).
+EPSILON_RANGE = (1e-6, 1e3)
+#: Accepted delta, ``[privacy] delta`` and an algorithm's ``delta``: ``lo <= delta < hi``. A delta of 0.1 or more
+#: allows the mechanism to expose a record with that probability, and the paper formulas then look better
+#: than RDP (issue 15: a per-release delta 0.5 gave paper epsilon 1.9 against RDP 6.4).
+DELTA_RANGE = (1e-12, 0.1)
+#: Largest integer algorithm hyperparameter (J, T, iterations, chunk, ...).
+MAX_INT_PARAM = 10**6
+#: Above these estimates a run needs ``allow_large=True`` (``--yes``).
+MAX_BYTES = 4 * 2**30
+MAX_SECONDS = 24 * 3600.0
+_INT64 = 2**63 - 1
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
+
+
+class _Open(BaseModel):  # tables whose extra keys are checked elsewhere (plotter / claim specific keys)
+    model_config = ConfigDict(strict=True, extra="allow", allow_inf_nan=False)
+
+
+_Int = Annotated[int, Field(ge=1, le=_INT64)]
+_NonEmpty = Annotated[list[Any], Field(min_length=1)]
+
+
+class _Run(_Model):
+    label: Annotated[str, Field(min_length=1, max_length=200)]
+    algorithm: str
+    params: dict[str, Any] = {}
+    sweep: dict[str, _NonEmpty] = {}
+
+
+class _Data(_Model):
+    kind: str
+    params: dict[str, Any] = {}
+    partition: Literal["contiguous", "shuffle"] = "contiguous"
+
+
+class _Network(_Model):
+    kind: str
+    params: dict[str, Any] = {}
+
+
+class _Privacy(_Model):
+    delta: Annotated[float, Field(ge=DELTA_RANGE[0], lt=DELTA_RANGE[1])] = 1e-5
+    accountants: Annotated[list[Literal["paper", "rdp", "pld"]], Field(min_length=1)] = ["paper", "rdp", "pld"]
+    secure: bool = False
+
+
+class _Quick(_Model):
+    rounds: _Int = 1
+    sweep: dict[str, _NonEmpty] = {}
+    skip_runs: list[str] = []
+    estimated_seconds: Annotated[float, Field(ge=0)] = 0.0
+
+
+_Scale = Literal["linear", "log", "symlog", "logit"]
+
+
+class _Plot(_Open):
+    kind: str
+    file: Annotated[str, Field(pattern=SAFE_NAME)] = "figure"
+    metric: str = ""
+    yscale: _Scale = "log"
+    xscale: _Scale = "linear"
+    runs: list[str] = []
+    x: str = ""
+    title: str = ""
+
+
+class _Claim(_Open):
+    kind: str
+    id: str = ""
+    text: str = ""
+    run: str = ""
+    than: list[str] = []
+    runs: list[str] = []
+    value: float = 0.0
+    direction: str = ""
+
+
+class _Spec(_Model):
+    name: Annotated[str, Field(pattern=SAFE_NAME)]
+    title: str = ""
+    paper: str = ""
+    figure: str | int = ""
+    description: str = ""
+    trials: _Int
+    quick_trials: _Int = 1
+    seed: Annotated[int, Field(ge=0, le=_INT64)] = 0
+    rounds: _Int
+    estimated_seconds: Annotated[float, Field(ge=0)] = 0.0
+    quick: _Quick = _Quick()
+    mode: Literal["full", "quick"] = "full"
+    data: _Data
+    network: _Network
+    problem: dict[str, Any] = {}
+    metrics: Annotated[list[str], Field(min_length=1)] = ["ne"]
+    runs: Annotated[list[_Run], Field(min_length=1)]
+    privacy: _Privacy = _Privacy()
+    plots: list[_Plot] = []
+    claims: list[_Claim] = []
+
+
+def _path(loc) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif not out and part in ("data", "network", "privacy", "quick", "problem"):
+            out = f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "spec"
+
+
+_BOUNDS = {"greater_than_equal": (">=", "ge"), "greater_than": (">", "gt"), "less_than_equal": ("<=", "le"),
+           "less_than": ("<", "lt")}
+_EXPECT = {"int_type": "an integer", "float_type": "a number", "string_type": "a string", "bool_type": "true or false",
+           "list_type": "an array", "dict_type": "a table", "model_type": "a table", "model_attributes_type": "a table"}
+
+
+def _describe(err: dict) -> str:
+    kind, value = err["type"], err.get("input")
+    ctx = err.get("ctx", {})
+    if kind == "extra_forbidden":
+        return "is not a known key"
+    if kind == "missing":
+        return "is missing (required key)"
+    if kind in _BOUNDS:
+        what = "an integer " if isinstance(value, int) else ""
+        symbol, key = _BOUNDS[kind]
+        return f"must be {what}{symbol} {ctx.get(key)}, got {_short(value)}"
+    if kind == "literal_error":
+        return f"must be {ctx.get('expected')}, got {_short(value)}"
+    if kind in _EXPECT:
+        return f"must be {_EXPECT[kind]}, got {type(value).__name__} {_short(value)}"
+    if kind == "string_pattern_mismatch":
+        return f"must be a plain file name (letters, digits, _ . + = -; no '/' and no leading '.'), got {_short(value)}"
+    return f"{err['msg'][0].lower()}{err['msg'][1:]}, got {_short(value)}"
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _raise(problems: list[str], source: str) -> None:
+    if problems:
+        more = f" (and {len(problems) - 8} more)" if len(problems) > 8 else ""
+        raise SpecError(f"{source}: " + "; ".join(problems[:8]) + more)
+
+
+def check_structure(raw: dict, source: str) -> None:
+    """Check types, ranges and names of every key of a raw spec with the pydantic schema.
+
+    Raises:
+        SpecError: naming every failing key path.
+    """
+    try:
+        _Spec.model_validate(raw)
+    except PydanticError as exc:
+        seen, problems = set(), []
+        for err in exc.errors():
+            loc = tuple(p for p in err["loc"] if p not in ("function-after",))
+            path = _path(loc)
+            if path not in seen:
+                seen.add(path)
+                problems.append(f"{path} {_describe(err)}")
+        _raise(problems, source)
+
+
+# ------------------------------------------------------------------------------------------------ typed parameters
+def _lenient(annotation):
+    """The strict pydantic type of a dataclass/signature annotation (``tuple`` also from a TOML array)."""
+    if annotation is tuple or typing.get_origin(annotation) is tuple:
+        return Annotated[annotation, Strict(False)]
+    return annotation
+
+
+def _optional(annotation) -> bool:
+    return type(None) in typing.get_args(annotation)
+
+
+def _type_name(annotation) -> str:
+    names = {float: "a number", int: "an integer", str: "a string", bool: "true or false", tuple: "an array",
+             type(None): "false (none)"}
+    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    args = typing.get_args(annotation) if union else (annotation,)
+    return " or ".join(names.get(a, getattr(a, "__name__", str(a))) for a in args)
+
+
+@functools.lru_cache(maxsize=None)
+def _adapter(annotation) -> TypeAdapter:
+    return TypeAdapter(_lenient(annotation), config=ConfigDict(strict=True, allow_inf_nan=True))
+
+
+def _check_value(name: str, value, annotation, path: str) -> str | None:
+    """None if ``value`` fits ``annotation`` and the sane ranges of its name, else the problem."""
+    if value is False and _optional(annotation) and annotation is not bool:
+        return None  # TOML has no null: ``false`` stands for None in an optional parameter
+    if annotation is not Any:
+        try:
+            _adapter(annotation).validate_python(value)
+        except PydanticError:
+            return f"{path} must be {_type_name(annotation)}, got {type(value).__name__} {_short(value)}"
+    if isinstance(value, float) and math.isnan(value):
+        return f"{path} must not be nan"
+    if isinstance(value, float) and math.isinf(value) and name != "epsilon":
+        return f"{path} must be finite, got {value}"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if name == "epsilon" and math.isfinite(value) and not EPSILON_RANGE[0] <= value <= EPSILON_RANGE[1]:
+        return (f"{path} must lie in [{EPSILON_RANGE[0]:g}, {EPSILON_RANGE[1]:g}] (inf or false for no "
+                f"noise where the algorithm supports it), got {value:g}")
+    if name == "delta" and not DELTA_RANGE[0] <= value < DELTA_RANGE[1]:
+        return (f"{path} must lie in [{DELTA_RANGE[0]:g}, {DELTA_RANGE[1]:g}) (a larger delta lets a release "
+                f"expose a record with that probability), got {value:g}")
+    if isinstance(value, int) and abs(value) > MAX_INT_PARAM:
+        return f"{path} must be at most {MAX_INT_PARAM} in absolute value, got {value}"
+    return None
+
+
+def algorithm_fields(name: str) -> dict[str, Any] | None:
+    """``field -> type annotation`` of the registered algorithm ``name`` (None if unknown)."""
+    from ..algorithms.registry import ALGORITHMS
+
+    cls = ALGORITHMS.get(name)
+    if cls is None:
+        return None
+    hints = typing.get_type_hints(cls)
+    return {f.name: hints.get(f.name, Any) for f in dataclasses.fields(cls)}
+
+
+def _signature_fields(func, skip=("rng", "data_dir", "name", "name_or_path", "split")) -> dict[str, tuple[Any, Any]]:
+    hints = typing.get_type_hints(func)
+    return {p.name: (hints.get(p.name, Any), p.default) for p in inspect.signature(func).parameters.values()
+            if p.name not in skip and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
+
+
+@functools.lru_cache(maxsize=1)
+def data_kinds() -> dict[str, dict[str, tuple[Any, Any]]]:
+    """``[data] kind -> {param: (type, default)}`` from the loaders' signatures."""
+    from ..data.adult import load_adult
+    from ..data.gisette import gisette_synthetic
+    from ..data.svmlight import LIBSVM_FILES, load_svmlight
+    from ..data.synthetic import dzoa_regression
+
+    gis = _signature_fields(gisette_synthetic)
+    out = {"dzoa_synthetic": _signature_fields(dzoa_regression), "adult": _signature_fields(load_adult),
+           "gisette_synthetic": gis, "gisette": {**gis, "source": (Literal["auto", "real", "synthetic"], "auto")},
+           "generated": {}}
+    out.update({name: _signature_fields(load_svmlight) for name in LIBSVM_FILES})
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def network_kinds() -> dict[str, dict[str, tuple[Any, Any]]]:
+    """``[network] kind -> {param: (type, default)}`` from the generators' signatures (static and online)."""
+    from ..network import generators
+
+    out = {kind: _signature_fields(getattr(generators, kind), skip=("rng",)) for kind in generators.NETWORK_KINDS}
+    sched = {"schedule": (Literal["cyclic", "random"], "cyclic"), "seed": (Optional[int], None)}
+    out["s4"] = dict(sched)
+    out["random_time_varying"] = {"n": (int, inspect.Parameter.empty), "n_matrices": (int, 3), "density": (int, 2),
+                                  **sched}
+    return out
+
+
+#: Types of the ``[problem]`` keys of the shipped problem kinds (their names are checked by the problem kind).
+_PROBLEM_TYPES = {"kind": str, "loss": str, "regularizer": str, "reg_weight": float, "reference": str, "lam": float, "loss_scale": str,
+                  "layout": str, "radius": float, "noise": float, "n_agents": int, "dim": int,
+                  "sgd": dict}
+_ONLINE_NETWORKS = ("s4", "random_time_varying")
+_SIZE_PARAMS = ("n", "n_agents", "samples_per_agent", "n_features", "n_train", "n_test", "n_informative",
+                "n_factors", "n_matrices", "dim", "max_attempts")
+
+
+def _check_table(params: dict, fields: dict, where: str, what: str) -> list[str]:
+    problems = []
+    for key in params:
+        if key not in fields:
+            problems.append(f"{where}.{key} is not a parameter of {what}; known: {sorted(fields)}")
+    for key, (annotation, default) in fields.items():
+        if key not in params:
+            if default is inspect.Parameter.empty:
+                problems.append(f"{where}.{key} is a required parameter of {what}")
+            continue
+        value = params[key]
+        problem = _check_value(key, value, annotation, f"{where}.{key}")
+        if problem is None and key in _SIZE_PARAMS and isinstance(value, int) and value < 1:
+            problem = f"{where}.{key} must be >= 1, got {value}"
+        if problem:
+            problems.append(problem)
+    return problems
+
+
+def n_agents_of_network(network: dict) -> int | None:
+    """Number of agents of a ``[network]`` table, without building it (None if it cannot be told)."""
+    kind, params = network.get("kind"), network.get("params", {})
+    if kind == "dzoa5":
+        return 5
+    if kind == "s4":
+        return 6
+    n = params.get("n")
+    return n if isinstance(n, int) and not isinstance(n, bool) else None
+
+
+def _data_agents(spec) -> tuple[int | None, str]:
+    if spec.data.get("kind") == "dzoa_synthetic":
+        return spec.data.get("params", {}).get("n_agents", 5), "[data].params.n_agents"
+    if "n_agents" in spec.problem:
+        return spec.problem["n_agents"], "[problem].n_agents"
+    return None, ""
+
+
+def check_semantics(spec, entries: list, source: str) -> None:
+    """Check run, data and network parameters and cross-field consistency of a parsed spec.
+
+    Args:
+        spec: the :class:`~privdist.experiments.spec.ExperimentSpec` (runs expanded).
+        entries: the raw ``[[runs]]`` tables (for key paths).
+        source: name of the spec in messages.
+
+    Raises:
+        SpecError: naming every failing key path.
+    """
+    from ..algorithms.registry import ALGORITHMS, make_algorithm
+
+    problems: list[str] = []
+    for i, entry in enumerate(entries):
+        fields = algorithm_fields(entry["algorithm"])
+        if fields is None:
+            problems.append(f"runs[{i}].algorithm is an unknown algorithm {entry['algorithm']!r}; known: "
+                            f"{sorted(ALGORITHMS)}")
+            continue
+        for key, value in entry.get("params", {}).items():
+            if key not in fields:
+                problems.append(f"runs[{i}].params.{key} is not a parameter of algorithm {entry['algorithm']!r}; "
+                                f"known: {list(fields)}")
+            elif (p := _check_value(key, value, fields[key], f"runs[{i}].params.{key}")) is not None:
+                problems.append(p)
+        for key, values in entry.get("sweep", {}).items():
+            if key not in fields:
+                problems.append(f"runs[{i}].sweep.{key} is not a parameter of algorithm {entry['algorithm']!r}; "
+                                f"known: {list(fields)}")
+                continue
+            problems += [p for j, v in enumerate(values)
+                         if (p := _check_value(key, v, fields[key], f"runs[{i}].sweep.{key}[{j}]")) is not None]
+    if not problems:  # types are right: let each algorithm check its own ranges (ValidationError names the value)
+        for rs in spec.runs:
+            try:
+                with warnings.catch_warnings():  # caveats are warned about when the run is built, not here
+                    warnings.simplefilter("ignore")
+                    make_algorithm(rs.algorithm, **rs.params)
+            except (ValueError, TypeError, LookupError) as exc:
+                key = next((k for k in rs.params if str(exc).startswith(k)), None)
+                where = f"runs[{rs.entry}].params.{key}" if key else f"runs[{rs.entry}] ({rs.label!r})"
+                problems.append(f"{where}: {exc}")
+    for key, value in spec.problem.items():
+        if key in _PROBLEM_TYPES and (p := _check_value(key, value, _PROBLEM_TYPES[key], f"[problem].{key}")):
+            problems.append(p)
+    data_kind, net_kind = spec.data["kind"], spec.network["kind"]
+    known_data = data_kinds()
+    if data_kind not in known_data:
+        problems.append(f"[data].kind is an unknown data set {data_kind!r}; known: {sorted(known_data)}")
+    else:
+        problems += _check_table(spec.data.get("params", {}), known_data[data_kind], "[data].params",
+                                 f"data set {data_kind!r}")
+    known_net = network_kinds()
+    online = spec.problem.get("kind", "").startswith("online_")
+    allowed = [k for k in known_net if (k in _ONLINE_NETWORKS) == online]
+    if net_kind not in allowed:
+        problems.append(f"[network].kind is an unknown network kind {net_kind!r} for problem kind "
+                        f"{spec.problem.get('kind', 'horizontal_erm')!r}; known: {sorted(allowed)}")
+    else:
+        problems += _check_table(spec.network.get("params", {}), known_net[net_kind], "[network].params",
+                                 f"network kind {net_kind!r}")
+    if not problems:
+        n_net = n_agents_of_network(spec.network)
+        n_data, where = _data_agents(spec)
+        if n_net is not None and n_data is not None and n_data != n_net:
+            problems.append(f"{where}: {n_data} agents, but [network] {net_kind!r} has {n_net} agents; make them "
+                            "equal (the data would otherwise be split over the network's agents)")
+    _raise(problems, source)
+
+
+# ------------------------------------------------------------------------------------------------------ estimates
+@dataclass(frozen=True)
+class Estimate:
+    """What a spec needs: peak memory in bytes and serial CPU seconds (both rough upper-end estimates)."""
+
+    bytes: float
+    seconds: float
+    agents: int
+    samples: int
+    features: int
+
+
+_FIXED_SHAPES = {"adult": (45222, 104), "a9a": (32561, 123), "a9a.t": (16281, 123), "generated": (0, 0)}
+
+
+def _data_shape(spec) -> tuple[int, int]:
+    kind, params = spec.data.get("kind"), spec.data.get("params", {})
+    defaults = {k: d for k, (_, d) in data_kinds().get(kind, {}).items()}
+    get = {**defaults, **params}.get
+    if kind == "dzoa_synthetic":
+        return get("n_agents") * get("samples_per_agent"), get("n_features")
+    if kind in ("gisette", "gisette_synthetic"):
+        return get("n_train") + get("n_test"), get("n_features")
+    if kind in ("a9a", "a9a.t") and isinstance(get("n_features"), int):
+        return _FIXED_SHAPES[kind][0], get("n_features")
+    return _FIXED_SHAPES.get(kind, (0, 0))
+
+
+def estimate(spec) -> Estimate:
+    """Rough memory and time needs of a validated spec (before any data is generated).
+
+    Memory: the data three times (loaded, partitioned, reference solve), a dozen (agents x features) state arrays,
+    and the per-round curves of every trial, run and metric (kept in memory and in the trial files). Time: about
+    0.1 ms of per-round overhead plus one pass over the data (1e9 values per second) per round, run and trial,
+    and the spec's own ``estimated_seconds`` if larger.
+    """
+    samples, features = _data_shape(spec)
+    agents = n_agents_of_network(spec.network) or spec.data.get("params", {}).get("n_agents") or 1
+    if spec.problem.get("kind", "").startswith("online_"):
+        features = spec.problem.get("dim", 2)
+        agents = spec.problem.get("n_agents", agents)
+        samples = agents * (spec.rounds + 1)
+    n_runs, n_metrics = len(spec.runs), len(spec.metrics)
+    data_bytes = 3.0 * 8 * samples * features
+    state_bytes = 12.0 * 8 * agents * max(features, 1) + 8.0 * agents * agents
+    curve_bytes = 40.0 * spec.trials * n_runs * n_metrics * (spec.rounds + 1)
+    per_round = 1e-4 + (samples * features + agents * max(features, 1)) / 1e9
+    seconds = spec.trials * (n_runs * spec.rounds * per_round + samples * features / 1e8)
+    return Estimate(data_bytes + state_bytes + curve_bytes, max(seconds, spec.estimated_seconds), int(agents),
+                    int(samples), int(features))
+
+
+def check_resources(spec, allow_large: bool = False) -> Estimate:
+    """The :func:`estimate` of ``spec``; raise above :data:`MAX_BYTES` or :data:`MAX_SECONDS` unless allowed.
+
+    Raises:
+        ResourceLimitError: the estimate is above a limit and ``allow_large`` is false.
+    """
+    est = estimate(spec)
+    if allow_large:
+        return est
+    over = []
+    if est.bytes > MAX_BYTES:
+        over.append(f"about {est.bytes / 2**30:.3g} GiB of memory (limit {MAX_BYTES / 2**30:g} GiB)")
+    if est.seconds > MAX_SECONDS:
+        over.append(f"about {est.seconds / 3600:.3g} CPU hours (limit {MAX_SECONDS / 3600:g} h)")
+    if over:
+        raise ResourceLimitError(
+            f"experiment {spec.name!r} needs {' and '.join(over)} ({spec.trials} trials x {len(spec.runs)} runs x "
+            f"{spec.rounds} rounds, {est.agents} agents, {est.samples} x {est.features} data); pass --yes "
+            "(allow_large=True) to run it anyway")
+    return est
