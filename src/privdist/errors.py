@@ -20,6 +20,8 @@ __all__ = [
     "UnknownNameError",
     "UnsupportedEventError",
     "CalibrationError",
+    "DataBoundError",
+    "PublicParameterError",
     "DataFileNotFoundError",
     "ChecksumError",
     "DownloadError",
@@ -91,6 +93,16 @@ class UnsupportedEventError(PrivdistError, TypeError):
 
 class CalibrationError(ValidationError):
     """No noise level meets the requested privacy target (or the target is infeasible)."""
+
+
+class DataBoundError(ValidationError):
+    """Data violate a bound that a privacy guarantee rests on and that clipping cannot enforce (e.g. rows of
+    norm > 1 under objective perturbation); the message names the agent, the row and the bound."""
+
+
+class PublicParameterError(ValidationError):
+    """A noise calibration needs a public parameter that was not given and would otherwise be derived from the
+    agents' private data (e.g. DPDO-NC's gradient bound theta)."""
 
 
 class DataFileNotFoundError(PrivdistError, FileNotFoundError):

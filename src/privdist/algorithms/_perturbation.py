@@ -25,14 +25,15 @@ from typing import ClassVar
 import numpy as np
 
 from .._checks import check_int, check_positive, check_probability
-from ..errors import ValidationError
+from ..errors import DataBoundError, ValidationError
 from ..privacy import gamma_norm, gaussian_release, laplace_release
 from ..runtime.contract import Aggregation, MessageSpec
 from ._sparse_oracle import SparseERMOracle
 from .base import AlgorithmBase, in_the_clear, check_problem_network, degrees_of
 
 __all__ = ["PerturbedADMM", "PerturbedADMMState", "check_common", "iteration_budget", "noise_release",
-           "strong_convexity", "objective_perturbation", "oracle_of", "draw_noise", "noise_assumptions", "NOISES", "BUDGETS"]
+           "strong_convexity", "objective_perturbation", "oracle_of", "draw_noise", "noise_assumptions", "NOISES", "BUDGETS",
+           "check_unit_rows"]
 
 NOISES: tuple[str, ...] = ("gamma", "gaussian")
 BUDGETS: tuple[str, ...] = ("iteration", "total")
@@ -65,6 +66,26 @@ def check_common(alg) -> None:
         raise ValidationError(f"budget must be one of {BUDGETS}, got {alg.budget!r}")
     if alg.gaussian_constant not in (2.0, 2.1):
         raise ValidationError(f"gaussian_constant must be 2 or 2.1, got {alg.gaussian_constant}")
+    if not isinstance(alg.clip, bool):
+        raise TypeError(f"clip must be a bool, got {type(alg.clip).__name__}")
+
+
+def check_unit_rows(problem, name: str, bound: float = 1.0) -> None:
+    """Objective perturbation (Chaudhuri et al. 2011, Alg. 2) needs ``||x|| <= 1`` for the Hessian bound
+    ``l'' x x^T <= c_H``; clipping the gradient cannot enforce it.
+
+    Raises:
+        DataBoundError: a row of norm > ``bound`` (agent and row named).
+    """
+    norms = problem.row_norms
+    bad = norms > bound * (1.0 + 1e-12)
+    if bad.any():
+        k, j = np.argwhere(bad)[0]
+        agent = int(problem.agent_ids[k])
+        raise DataBoundError(
+            f"{name}: objective perturbation needs every row to have norm <= {bound}; agent {agent} row {int(j)} has "
+            f"norm {norms[k, j]:.6g} ({int(bad.sum())} such rows). Normalise the rows (e.g. x / max(1, ||x||)) or "
+            "use noise='gaussian' with clip (output perturbation, PVP)")
 
 
 def iteration_budget(epsilon: float, delta: float, noise: str, constant: float, budget: str, n_rel: int) -> float:
@@ -90,22 +111,23 @@ def iteration_budget(epsilon: float, delta: float, noise: str, constant: float, 
     return float(epsilon) / math.sqrt(n_rel * math.log(1.0 / delta) / (divisor * math.log(1.25 / delta)))
 
 
-def noise_release(eps_iter: float, delta: float, noise: str, constant: float):
+def noise_release(eps_iter: float, delta: float, noise: str, constant: float, reason: str | None = None):
     """The :class:`~privdist.privacy.Release` of one perturbed iteration.
 
     Gaussian: noise multiplier ``sqrt(C log(1.25/delta)) / eps_iter``, composition ``"dzoa"`` (C = 2.1) or
     ``"moments"`` (C = 2). Gamma-norm (pure ``eps_iter``-DP): ``laplace_release(1/eps_iter)`` with basic
     composition — the tight accountants then treat it as a 1-D Laplace mechanism of the same pure epsilon
-    (dp-accounting has no Gamma-norm event; recorded in :func:`noise_assumptions`).
+    (dp-accounting has no Gamma-norm event; recorded in :func:`noise_assumptions`). ``reason`` makes it the
+    paper's claim only.
     """
     if noise == "gaussian":
         z = math.sqrt(constant * math.log(1.25 / delta)) / eps_iter
         return gaussian_release(z, epsilon=eps_iter, delta=delta,
-                                composition="dzoa" if constant == 2.1 else "moments")
-    return laplace_release(1.0 / eps_iter, composition="basic")
+                                composition="dzoa" if constant == 2.1 else "moments", reason=reason)
+    return laplace_release(1.0 / eps_iter, composition="basic", reason=reason)
 
 
-def noise_assumptions(name: str, noise: str, c1: float) -> list[str]:
+def noise_assumptions(name: str, noise: str, c1: float, clip: bool = False) -> list[str]:
     """Caveats carried to results (spec §1.3: never hidden)."""
     out = [f"{name}: reconstruction of the original method (spec [RECON], AMB-B1); constant per-iteration budget"]
     if noise == "gamma":
@@ -114,8 +136,14 @@ def noise_assumptions(name: str, noise: str, c1: float) -> list[str]:
                    "has no Gamma-norm event)")
     else:
         out.append(f"{name}: Gaussian variant (spec §6.3/§6.4, AMB-X2); classical Gaussian-mechanism bound")
-    out.append(f"{name}: per-sample loss-gradient norm <= c1={c1} is assumed (true for the logistic loss with "
-               "unit-norm rows; violated by the squared loss, whose gradient is unbounded: AMB-B6/AMB-D8)")
+    if clip:
+        out.append(f"{name}: per-sample loss gradients clipped to norm c1={c1} inside the mechanism: the loss l is "
+                   "replaced by its clipped version (l' clipped to +-c1/||x||; the Huber loss for the squared loss, "
+                   "the loss itself for the logistic loss on unit-norm rows with c1 >= 1), so the local solve "
+                   "minimises that loss and the sensitivity holds a priori")
+    else:
+        out.append(f"{name}: per-sample loss-gradient norm <= c1={c1} is assumed, not enforced (clip=false; true for "
+                   "the logistic loss with unit-norm rows; violated by the squared loss, AMB-B6/AMB-D8): a claim")
     return out
 
 
@@ -198,6 +226,9 @@ class PerturbedADMM(AlgorithmBase):
         c1: per-sample loss-gradient bound ``G_l``.
         c_hess: bound ``c_H`` on ``l''`` (``None``: the loss's ``curvature_bound``).
         tol: accuracy of the exact local solve.
+        clip: replace the loss by its gradient-clipped version (norm ``c1`` per sample, the Huber loss for the
+            squared loss) inside the mechanism, so the declared sensitivity holds (a guarantee); ``False`` is the
+            paper-faithful variant whose bound is assumed (its releases are the paper's claim only).
     """
 
     rho: float = 1.0
@@ -210,6 +241,7 @@ class PerturbedADMM(AlgorithmBase):
     c1: float = 1.0
     c_hess: float | None = None
     tol: float = 1e-10
+    clip: bool = True
     name: ClassVar[str] = ""
     releases_per_iteration: ClassVar[float] = 1.0
 
@@ -239,6 +271,10 @@ class PerturbedADMM(AlgorithmBase):
         deg = degrees_of(block)
         if np.any(deg <= 0):
             raise ValidationError("PVP/DVP/R-ADMM need every agent to have at least one neighbour")
+        if self.clip:
+            local = local.with_clipped_gradients(self.c1)
+            if self.eps_iter is not None and self._objective_perturbation and self.noise == "gamma":
+                check_unit_rows(local, self.name)
         counts = np.asarray(local.counts, dtype=float)
         mu = strong_convexity(local, self.rho, deg)
         eps_prime, phi = np.full(block.size, np.inf), np.zeros(block.size)
@@ -267,12 +303,27 @@ class PerturbedADMM(AlgorithmBase):
         f = state.oracle.prox_solve(self.rho * state.degrees + phi / 2.0, v - lin, init=state.f, tol=self.tol)
         return f, lin, phi
 
+    #: whether the privatised step is objective perturbation (DVP, R-ADMM) rather than output perturbation (PVP)
+    _objective_perturbation: ClassVar[bool] = True
+
+    def unenforced(self) -> str | None:
+        """Why the releases are only the paper's claim, else None (a guarantee)."""
+        if not self.clip:
+            return (f"{self.name}: per-sample gradient norm <= c1={self.c1} is assumed, not enforced (clip=false); "
+                    "the squared loss or rows of norm > 1 violate it, so the sensitivity and epsilon are not "
+                    "guaranteed (AMB-B6)")
+        if self._objective_perturbation and self.noise == "gaussian":
+            return (f"{self.name}: the Gaussian objective-perturbation variant is a heuristic without formal "
+                    "guarantee (spec §6.4 [RES]); the epsilon shown is the classical Gaussian bound it borrows")
+        return None
+
     def dp_events(self, state, t):
         if not self._releases_at(t):
             return [None] * state.x.shape[0]
         if self.eps_iter is None:
             return [in_the_clear(self.name)] * state.x.shape[0]
-        return [noise_release(self.eps_iter, self.delta, self.noise, self.gaussian_constant)] * state.x.shape[0]
+        rel = noise_release(self.eps_iter, self.delta, self.noise, self.gaussian_constant, self.unenforced())
+        return [rel] * state.x.shape[0]
 
     def _releases_at(self, t: int) -> bool:
         return True
@@ -283,4 +334,12 @@ class PerturbedADMM(AlgorithmBase):
     def assumptions(self):
         if self.epsilon is None:
             return []
-        return noise_assumptions(self.name, self.noise, self.c1)
+        out = noise_assumptions(self.name, self.noise, self.c1, self.clip)
+        if self.clip and self._objective_perturbation and self.noise == "gamma":
+            out.append(f"{self.name}: objective perturbation needs rows of norm <= 1 (checked at init, "
+                       "DataBoundError) and l'' <= c_H (the clipped loss keeps the base loss's bound; Chaudhuri et "
+                       "al. 2011 §3.4 treat the Huber loss the same way)")
+        reason = self.unenforced()
+        if reason is not None:
+            out.append(f"{reason} (releases are the paper's claim only)")
+        return out

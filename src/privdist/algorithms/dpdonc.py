@@ -12,7 +12,15 @@ Runtime mapping: ``init`` releases ``q_1`` (from the public ``x_1``, so it costs
 ``q_t`` with ``A(t)``, steps to ``x_{t+1}`` and releases ``q_{t+1}``. Noise (spec §5.6, S4 Lemma 1, Thm 1, AMB-O1):
 l1 sensitivity ``Delta(t) = 2 sqrt(d) alpha_t theta / omega``, ``sigma_t = Delta(t) / epsilon``, so every release
 is ``LaplaceDpEvent(1/epsilon)``, pure ``epsilon``-DP, composed by basic composition (``T epsilon``, S4 Thm 1)
-and by the RDP/PLD accountants. ``estimate`` returns the decisions ``x_t^i``: the regret S4 (2) is defined on
+and by the RDP/PLD accountants.
+
+Public theta (issue 12): ``theta`` sets the noise scale, so it must not depend on private data. It is a public
+parameter given by the user (the catalog writes the value as a number); with ``clip=True`` every observed
+gradient is clipped to norm ``theta`` inside the mechanism, so the L2 change of ``x_{t+1}`` is at most
+``2 alpha_t theta / omega`` and the L1 sensitivity of Lemma 1 holds for any cost function. ``theta="data"``
+opts in to the problem's own bound (computed from all nodes' sensor data, AMB-O3): its releases are the paper's
+claim only (guaranteed epsilon inf), as are those of ``clip=False`` (the bound assumed, not enforced).
+``estimate`` returns the decisions ``x_t^i``: the regret S4 (2) is defined on
 them (a documented exception to AMB-X1, which scores released values).
 """
 
@@ -24,7 +32,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._checks import check_finite, check_positive
-from ..errors import ShapeMismatchError, ValidationError
+from ..errors import PublicParameterError, ShapeMismatchError, ValidationError
 from ..privacy import laplace_release
 from ..problems.constraints import L1Ball, Simplex
 from ..problems.mirror import make_mirror
@@ -70,10 +78,13 @@ class DPDONC(AlgorithmBase):
             ``"entropy"`` (negative entropy; Omega must be the simplex).
         Q: positive definite matrix of the Mahalanobis map (default ``diag(1, 2)``, AMB-O6).
         step_scale: ``alpha_t = step_scale / sqrt(t)``; ``None`` = ``1 / N`` (S4 §5).
-        theta: gradient bound on Omega; ``None`` = the problem's ``grad_bound`` (AMB-O3), or 1.0 for a problem
-            without one (then gradients are clipped to it).
+        theta: public gradient bound (> 0) that sets the noise scale and the clipping norm. ``None``: 1.0 for a
+            problem without a bound of its own (static ERM); a private run on a problem that computes its bound
+            from the nodes' data (localisation, quadratic) raises ``PublicParameterError`` (pass the value, e.g.
+            4.030199 for S4's literal layout). ``"data"``: the problem's data-derived ``grad_bound`` (AMB-O3); the
+            releases are then a claim, not a guarantee. A non-private run may leave it ``None``.
         clip: clip observed gradients to norm ``theta`` so that Lemma 1's bound holds a priori (a no-op when
-            ``theta`` is a true bound, as for the localisation problem).
+            ``theta`` is a true bound, as for the localisation problem); ``False`` makes the releases a claim.
         x0: initial decision (in Omega) for every node; ``None`` = 0 (l1 ball) or the uniform point (simplex).
         radius: l1-ball radius of Omega for problems without a constraint set of their own (static ERM).
         floor: uniform mixing weight of the entropy step (see :class:`~privdist.problems.mirror.EntropyMirror`).
@@ -83,7 +94,7 @@ class DPDONC(AlgorithmBase):
     mirror: str = "euclidean"
     Q: Any = None
     step_scale: float | None = None
-    theta: float | None = None
+    theta: float | str | None = None
     clip: bool = True
     x0: Any = None
     radius: float = 3.0
@@ -95,7 +106,10 @@ class DPDONC(AlgorithmBase):
             check_positive(self.epsilon, "epsilon")
         if self.step_scale is not None:
             check_positive(self.step_scale, "step_scale")
-        if self.theta is not None:
+        if isinstance(self.theta, str):
+            if self.theta != "data":
+                raise ValidationError(f"theta must be a positive number, None or 'data', got {self.theta!r}")
+        elif self.theta is not None:
             check_positive(self.theta, "theta")
         check_positive(self.radius, "radius")
         make_mirror(self.mirror, Q=self.Q, floor=self.floor)  # validates name, Q (PD) and floor
@@ -110,14 +124,33 @@ class DPDONC(AlgorithmBase):
         return 2.0 * np.sqrt(d) * step_scale / np.sqrt(t) * theta / (omega * self.epsilon)
 
     def _theta(self, online) -> float:
-        if self.theta is not None:
+        if self.theta is not None and self.theta != "data":
             return float(self.theta)
         bound = getattr(online, "grad_bound", None)
+        if self.theta == "data":
+            if bound is None:
+                raise ValidationError("theta='data' needs a problem with a gradient bound (grad_bound)")
+            return float(bound)
         if bound is not None:
+            if self.private:
+                raise PublicParameterError(
+                    f"dpdonc: theta (the gradient bound that sets the Laplace scale) must be a public parameter; "
+                    f"this problem computes it from the nodes' private data ({float(bound):.7g}). Pass theta=<number> "
+                    "(a guarantee, gradients clipped to it) or theta='data' (the paper's claim, not a guarantee)")
             return float(bound)
         if not self.clip:
             raise ValidationError("theta is needed: the problem has no gradient bound and clip=False")
         return 1.0
+
+    def unenforced(self) -> str | None:
+        """Why the releases are only the paper's claim, else None."""
+        if self.theta == "data":
+            return ("dpdonc: theta (which sets the Laplace scale) is computed from all nodes' private data "
+                    "(theta='data', AMB-O3), so the noise scale itself depends on private data")
+        if not self.clip:
+            return ("dpdonc: ||grad f_t^i|| <= theta on Omega is assumed, not enforced (clip=false), so the L1 "
+                    "sensitivity of S4 Lemma 1 is not guaranteed")
+        return None
 
     def init(self, problem, network, block, rng):
         online = as_online_problem(problem, self.radius, self.mirror)
@@ -172,7 +205,8 @@ class DPDONC(AlgorithmBase):
     def dp_events(self, state, t):
         if not self.private:
             return [in_the_clear(self.name)] * state.x.shape[0]
-        return [laplace_release(1.0 / self.epsilon, composition="basic")] * state.x.shape[0]
+        rel = laplace_release(1.0 / self.epsilon, composition="basic", reason=self.unenforced())
+        return [rel] * state.x.shape[0]
 
     def estimate(self, state):
         return state.x
@@ -185,7 +219,12 @@ class DPDONC(AlgorithmBase):
                "one changed node cost function is the neighbouring relation (S4 Def. 3)",
                "dpdonc: metrics score the decisions x_t^i (S4 (2)), not the noisy releases q_t^i"]
         if self.clip:
-            out.append("dpdonc: observed gradients clipped to norm theta, so the sensitivity bound holds a priori")
+            out.append("dpdonc: observed gradients clipped to norm theta inside the mechanism, so the sensitivity "
+                       "bound holds a priori")
         else:
             out.append("dpdonc: ||grad f_t^i|| <= theta on Omega is assumed, not enforced")
+        if self.theta == "data":
+            out.append("dpdonc: theta computed from the nodes' private data (theta='data'): releases are a claim")
+        else:
+            out.append("dpdonc: theta is a public parameter (given, not computed from the data)")
         return out

@@ -20,6 +20,12 @@ S3(20) for the paper's sigma), ``c2 = n + lambda D/n`` with S3's ``lambda`` (``p
 Output (S3(19)): the running average ``w_hat_i = (1/(k l)) sum_{k'<=k} sum_{r=0..l-1} w^{k',r}`` is kept
 beside the broadcasts; ``output`` selects which one :meth:`LAADMM.estimate` scores (AMB-H11).
 
+Clipping (issue 12): with ``clip=True`` (default) every per-sample loss gradient is clipped to norm ``c1``
+inside the mechanism (the loss ``l`` is replaced by its clipped version, :meth:`HorizontalERM.with_clipped_gradients`),
+so the sensitivity ``s_i^{k,r}`` of S3(12) holds a priori for any data; on unit-norm rows with the logistic loss
+and ``c1 >= 1`` this changes nothing. ``clip=False`` is the paper's unclipped method: its releases are the paper's
+claim (guaranteed epsilon inf), since the bound ``||grad l|| <= c1`` is then assumed, not enforced.
+
 Accounting: each round declares one Gaussian release per agent with noise multiplier ``sigma / sqrt(l)``, the
 exact composition of the round's ``l`` steps (each with multiplier ``sigma``: noise std ``s sigma`` for
 sensitivity ``s``), and per-release epsilon ``sqrt(l) eps_step`` with ``eps_step = sqrt(2 log(1.25/delta))/sigma``
@@ -106,6 +112,7 @@ class LAADMM(AlgorithmBase):
         eta: constant prox weight overriding S3(20) (> 0), e.g. for the convergence check of spec §10.
         output: ``"broadcast"`` (score ``wb_i^k``) or ``"average"`` (score ``w_hat_i`` of S3(19)).
         calibration: ``"paper"`` (S3(16), default) or ``"pld"`` (smallest sigma the PLD accountant allows).
+        clip: clip per-sample gradients to ``c1`` (a guarantee) or assume the bound (the paper's claim only).
     """
 
     rho: float = 1e-3
@@ -120,6 +127,7 @@ class LAADMM(AlgorithmBase):
     eta: float | None = None
     output: str = "broadcast"
     calibration: str = "paper"
+    clip: bool = True
     name: ClassVar[str] = "laadmm"
 
     def __post_init__(self):
@@ -129,6 +137,8 @@ class LAADMM(AlgorithmBase):
         check_positive(self.c1, "c1")
         check_positive(self.D, "D")
         check_probability(self.delta, "delta")
+        if not isinstance(self.clip, bool):
+            raise TypeError(f"clip must be a bool, got {type(self.clip).__name__}")
         for key in ("epsilon", "c0", "eta"):
             if getattr(self, key) is not None:
                 check_positive(getattr(self, key), key)
@@ -179,6 +189,8 @@ class LAADMM(AlgorithmBase):
     def init(self, problem, network, block, rng):
         check_problem_network(problem, network)
         local = problem.subset(block.agents) if block.size != problem.n_agents else problem
+        if self.clip:
+            local = local.with_clipped_gradients(self.c1)
         zeros = np.zeros((block.size, problem.n_features))
         state = LAADMMState(zeros, zeros.copy(), zeros.copy(), zeros.copy(), 0, degrees_of(block),
                             np.asarray(local.counts, dtype=float), local, oracle_of(local))
@@ -213,8 +225,17 @@ class LAADMM(AlgorithmBase):
             return [in_the_clear(self.name)] * state.w.shape[0]
         z = self.sigma / math.sqrt(self.l)
         eps_step = math.sqrt(2.0 * math.log(1.25 / self.delta)) / self.sigma
-        rel = gaussian_release(z, epsilon=eps_step * math.sqrt(self.l), delta=self.delta, composition="moments")
+        rel = gaussian_release(z, epsilon=eps_step * math.sqrt(self.l), delta=self.delta, composition="moments",
+                               reason=self.unenforced())
         return [rel] * state.w.shape[0]
+
+    def unenforced(self) -> str | None:
+        """Why the releases are only the paper's claim (``clip=False``), else None."""
+        if self.clip:
+            return None
+        return (f"laadmm: per-sample gradient norm <= c1={self.c1} is assumed, not enforced (clip=false); rows "
+                "of norm > 1 or the squared loss violate it, so the sensitivity S3(12) and the epsilon are not "
+                "guaranteed")
 
     def estimate(self, state):
         if self.output == "average" and state.k > 0:
@@ -224,8 +245,14 @@ class LAADMM(AlgorithmBase):
     def assumptions(self):
         if self.epsilon is None:
             return []
-        out = [f"laadmm: per-sample loss-gradient norm <= c1={self.c1} assumed (true for the logistic loss with "
-               "unit-norm rows; violated by the squared loss, AMB-D8)",
+        if self.clip:
+            first = (f"laadmm: per-sample loss gradients clipped to norm c1={self.c1} inside the mechanism (l' clipped "
+                     "to +-c1/||x||; a no-op for the logistic loss on unit-norm rows with c1 >= 1), so the "
+                     "sensitivity S3(12) holds a priori")
+        else:
+            first = (f"laadmm: per-sample loss-gradient norm <= c1={self.c1} assumed, not enforced (clip=false; true "
+                     "for the logistic loss with unit-norm rows, violated by the squared loss, AMB-D8): a claim")
+        out = [first,
                f"laadmm: noise calibrated for t={self.iterations} iterations x l={self.l} steps "
                f"({self.calibration} calibration, sigma={self.sigma:.6g}); each round's release is the exact "
                "Gaussian composition of its l steps",

@@ -15,6 +15,12 @@ most ``Delta_p = 2 c1 / (B_p mu_p)``. Native noise (``noise="gamma"``): density 
 mode, AMB-X2). ``alpha`` is ``epsilon`` (``budget="iteration"``) or derived from a total (``budget="total"``,
 AMB-X3, spec §4.10).
 
+Clipping (issue 12): the bound ``Delta_p`` needs ``||grad_f l|| <= c1`` for every sample at every ``f``, which the
+squared loss breaks (one replaced row moved the release up to 5.25x ``Delta_p``). With ``clip=True`` (default)
+the local objective uses the clipped loss (``l'`` clipped to ``+-c1/||x||``: the Huber loss for the squared
+loss), so ``Delta_p`` holds for any data and the exact minimiser is that of the clipped objective; ``clip=False``
+is the paper-faithful variant, whose releases are the paper's claim only.
+
 References:
     Spec §6.2, §6.3, §4.10, AMB-B1, AMB-B6, AMB-X2, AMB-X3; Zhang & Zhu, IEEE TIFS 12(1) 2017;
     Chaudhuri, Monteleoni & Sarwate, JMLR 12 (2011), Alg. 1.
@@ -41,6 +47,7 @@ class PVP(PerturbedADMM):
     """
 
     name: ClassVar[str] = "pvp"
+    _objective_perturbation: ClassVar[bool] = False
 
     def sensitivity(self, state: PerturbedADMMState) -> np.ndarray:
         """``Delta_p = 2 c1 / (B_p mu_p)``, shape (K,)."""

@@ -13,6 +13,9 @@ Even iterations ``t = 2k``: a linearised step around ``f_p^{t-1}`` with prox wei
 
 Every iteration the agent broadcasts ``f_p^t``; the dual ``gamma_p += rho (d_p f_p - sum_j f_j)`` is formed at
 the start of the next round. Only odd rounds declare releases: ``n_rel = ceil(iterations / 2)`` (spec §4.10).
+The even step is post-processing: ``tau = mu_p`` (public: regulariser weight and degree), ``g_hat``, ``gamma`` and
+the anchor are functions of released values only, and the step reads no data (tested on neighbouring datasets).
+Clipping, the row-norm check and the Gaussian variant's claim are those of DVP (see :mod:`.dvp`).
 
 References:
     Spec §6.4, §6.5, §4.10, AMB-B2, AMB-X3; Zhang, Khalili & Liu, Allerton 2018 (arXiv 1810.03197).

@@ -12,13 +12,14 @@ leading agent axis: no Python loop over agents.
 
 from __future__ import annotations
 
+import copy
 from functools import cached_property
 
 import numpy as np
 
 from .._checks import check_finite, check_nonnegative
 from ..errors import ShapeMismatchError, ValidationError
-from .losses import Loss
+from .losses import Loss, RowClippedLoss
 from .regularizers import Regularizer
 
 __all__ = ["HorizontalERM"]
@@ -91,9 +92,40 @@ class HorizontalERM:
     def subset(self, agents) -> "HorizontalERM":
         """The same problem restricted to ``agents`` (their data only; ``K`` for the regularizer kept)."""
         agents = np.asarray(agents)
+        source = getattr(self, "_unclipped", None)
+        if source is not None:
+            return source.subset(agents).with_clipped_gradients(self.loss.c1)
         parts = [(self.X[k, : self.counts[k]], self.y[k, : self.counts[k]]) for k in agents]
         return HorizontalERM(parts, self.loss, self.regularizer, self.reg_weight,
                              n_agents_total=self.n_agents_total, agent_ids=self.agent_ids[agents])
+
+    @cached_property
+    def row_norms(self) -> np.ndarray:
+        """``||x_kj||`` of every (padded) row, shape (K, n); 0 on padding."""
+        return np.linalg.norm(self.X, axis=2)
+
+    def with_clipped_gradients(self, c1: float) -> "HorizontalERM":
+        """The same problem with every per-sample loss replaced by its clipped version: ``l'`` clipped to
+        ``+-c1/||x_kj||`` (:class:`~privdist.problems.losses.RowClippedLoss`), so every per-sample gradient has
+        norm ``<= c1`` at every point. For the squared loss this is the Huber loss; for the logistic loss on rows
+        of norm ``<= 1`` and ``c1 >= 1`` it is the loss itself. Values, gradients and exact solves all use it.
+
+        Raises:
+            ValidationError: ``c1 <= 0``.
+        """
+        from .._checks import check_positive
+
+        c1 = check_positive(c1, "c1")
+        source = getattr(self, "_unclipped", None) or self
+        out = copy.copy(source)
+        for key in ("oracle",):  # cached objects holding the loss
+            out.__dict__.pop(key, None)
+        norms = source.row_norms
+        with np.errstate(divide="ignore"):
+            thr = np.where(norms > 0, c1 / np.where(norms > 0, norms, 1.0), np.inf)
+        out.loss = RowClippedLoss(source.loss, thr, c1)
+        out._unclipped = source
+        return out
 
     # ---------------------------------------------------------------- oracles
     def _margins(self, B: np.ndarray) -> np.ndarray:
@@ -121,13 +153,12 @@ class HorizontalERM:
     def loss_grads(self, B: np.ndarray, clip: float | None = None) -> np.ndarray:
         """Gradient of the data term ``(1/N_k) sum_j l``, optionally with each per-sample gradient clipped to
         l2 norm ``clip`` (which makes ``2 clip / N_k`` an a-priori replace-one sensitivity)."""
-        if clip is None:
-            d = self.loss.dz(self._margins(B), self.y) * self.w
-            return np.einsum("kn,knp->kp", d, self.X)
-        G = self.per_sample_grads(B)
-        norms = np.linalg.norm(G, axis=2, keepdims=True)
-        G = G * np.minimum(1.0, clip / np.maximum(norms, 1e-300))
-        return np.einsum("kn,knp->kp", self.w, G)
+        d = self.loss.dz(self._margins(B), self.y)
+        if clip is not None:  # ||l'(z) x|| = |l'(z)| ||x||: clip the scalar, never form (K, n, P)
+            norms = self.row_norms
+            scale = np.minimum(1.0, clip / np.maximum(np.abs(d) * norms, 1e-300))
+            d = d * scale
+        return np.einsum("kn,knp->kp", d * self.w, self.X)
 
     def local_grads(self, B: np.ndarray, clip: float | None = None) -> np.ndarray:
         """A (sub)gradient of ``f_k`` at ``beta_k`` (sign(0) = 0 for l1), shape (K, P)."""

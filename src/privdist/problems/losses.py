@@ -18,7 +18,7 @@ from scipy.special import expit, log_expit
 
 from ..errors import UnknownNameError, ValidationError
 
-__all__ = ["Loss", "SquaredLoss", "LogisticLoss", "make_loss", "LOSSES"]
+__all__ = ["Loss", "SquaredLoss", "LogisticLoss", "RowClippedLoss", "make_loss", "LOSSES"]
 
 
 class Loss(abc.ABC):
@@ -50,6 +50,11 @@ class Loss(abc.ABC):
         """Validate labels for this loss; return them as float."""
         return np.asarray(y, dtype=float)
 
+    def clipped_value(self, z: np.ndarray, y: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """Value of the convex loss whose derivative is ``clip(l'(z), -t, t)`` (equal to ``l`` where
+        ``|l'| <= t``, its tangent line beyond). ``t`` > 0, possibly inf (no clipping)."""
+        raise NotImplementedError(f"the {self.name!r} loss has no clipped (Huberised) form")
+
 
 @dataclass(frozen=True)
 class SquaredLoss(Loss):
@@ -67,6 +72,15 @@ class SquaredLoss(Loss):
 
     def d2z(self, z, y):
         return np.full(np.broadcast(z, y).shape, 2.0)
+
+    def clipped_value(self, z, y, t):
+        """Huber: ``r^2`` for ``|2 r| <= t``, ``t |r| - t^2/4`` beyond (``r = z - y``)."""
+        r = np.abs(z - y)
+        t = np.broadcast_to(t, r.shape)
+        out = r * r
+        big = 2.0 * r > t  # never true where t = inf
+        tb = np.where(big, t, 0.0)
+        return np.where(big, tb * r - tb * tb / 4.0, out)
 
 
 @dataclass(frozen=True)
@@ -87,6 +101,17 @@ class LogisticLoss(Loss):
         s = expit(z)
         return s * (1.0 - s)
 
+    def clipped_value(self, z, y, t):
+        """``|l'| = expit(-y z) <= t`` holds for ``y z >= u0 = log(1/t - 1)`` (always when ``t >= 1``);
+        below ``u0`` the tangent ``l(u0) + t (u0 - y z)``."""
+        u = np.asarray(y * z, dtype=float)
+        t = np.broadcast_to(t, u.shape)
+        active = t < 1.0
+        ts = np.where(active, t, 0.5)
+        u0 = np.log1p(-ts) - np.log(ts)
+        clipped = active & (u < u0)
+        return np.where(clipped, -log_expit(u0) + ts * (u0 - u), -log_expit(u))
+
     def check_labels(self, y, where):
         y = np.asarray(y, dtype=float)
         bad = ~np.isin(y, (-1.0, 1.0))
@@ -96,6 +121,46 @@ class LogisticLoss(Loss):
                 f"e.g. {y[bad][0]!r} (map {{0, 1}} labels with 2*y-1)"
             )
         return y
+
+
+class RowClippedLoss(Loss):
+    """``base`` with ``l'`` clipped per sample to ``[-t_j, t_j]``, ``t_j = c1 / ||x_j||``: every per-sample
+    gradient ``l'(x_j^T b) x_j`` then has norm ``<= c1`` for every ``b`` (the Huber loss for the squared loss).
+
+    The thresholds are an array laid out like the owning problem's padded labels (K, n); arguments of shape
+    (K, n), (K, n, m) and (K n,) are accepted. Made by :meth:`HorizontalERM.with_clipped_gradients`, not directly.
+    """
+
+    quadratic = False
+
+    def __init__(self, base: Loss, thresholds: np.ndarray, c1: float):
+        self.base, self.thresholds, self.c1 = base, np.asarray(thresholds, dtype=float), float(c1)
+        self.name = f"clipped_{base.name}"
+        self.curvature_bound = base.curvature_bound
+
+    def _t(self, z):
+        z = np.asarray(z)
+        t = self.thresholds
+        if z.ndim == t.ndim:
+            return t
+        if z.ndim == t.ndim + 1:
+            return t[..., None]
+        if z.ndim == 1 and z.size == t.size:
+            return t.ravel()
+        raise ValueError(f"clipped loss: argument of shape {z.shape} does not match thresholds {t.shape}")
+
+    def value(self, z, y):
+        return self.base.clipped_value(z, y, self._t(z))
+
+    def dz(self, z, y):
+        t = self._t(z)
+        return np.clip(self.base.dz(z, y), -t, t)
+
+    def d2z(self, z, y):
+        return np.where(np.abs(self.base.dz(z, y)) < self._t(z), self.base.d2z(z, y), 0.0)
+
+    def check_labels(self, y, where):
+        return self.base.check_labels(y, where)
 
 
 LOSSES = {"squared": SquaredLoss, "logistic": LogisticLoss}
