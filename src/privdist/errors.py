@@ -26,6 +26,10 @@ __all__ = [
     "SpecError",
     "OutputDirError",
     "CheckpointError",
+    "UnknownColumnError",
+    "NonNumericDataError",
+    "EmptyPartyError",
+    "DataFormatError",
 ]
 
 
@@ -112,3 +116,20 @@ class OutputDirError(PrivdistError, FileExistsError):
 
 class CheckpointError(PrivdistError, RuntimeError):
     """A checkpoint cannot be used to resume this run (missing, corrupt, or from another config)."""
+
+
+class UnknownColumnError(ValidationError, LookupError):
+    """A named column (the target, a party column, a column of a group) is not in the data; the message lists
+    the columns that are."""
+
+
+class NonNumericDataError(ValidationError):
+    """Feature columns are not numeric and no encoder was asked for (the message names them and the option)."""
+
+
+class EmptyPartyError(ValidationError):
+    """A party (agent) would hold no rows or no columns."""
+
+
+class DataFormatError(ValidationError):
+    """A data file's format is unknown or its content cannot be read as a table."""
