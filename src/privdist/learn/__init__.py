@@ -10,11 +10,16 @@ from __future__ import annotations
 from ._base import PrivacyTargetWarning, ResearchModeWarning, UtilityWarning
 from .budget import NON_PRIVATE_ALGORITHMS, TOTAL_BUDGET_ALGORITHMS, total_budget_params
 from .linear import DistributedLasso, DistributedLogisticRegression, DistributedRidge
+from .model_io import MODEL_FORMAT, LinearModel, load_model, save_model
 
 __all__ = [
     "DistributedLogisticRegression",
     "DistributedRidge",
     "DistributedLasso",
+    "load_model",
+    "save_model",
+    "LinearModel",
+    "MODEL_FORMAT",
     "total_budget_params",
     "TOTAL_BUDGET_ALGORITHMS",
     "NON_PRIVATE_ALGORITHMS",
