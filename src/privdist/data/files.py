@@ -229,6 +229,8 @@ def _from_table(df, target, encode, drop, party_column, label, extras):
     if target is None:
         raise UnknownColumnError(f"{label}: name the label column with target=...; columns: {columns}")
     target = str(target)
+    if len(df) == 0:
+        raise EmptyPartyError(f"{label}: the file has no data rows")
     y = df[target]
     if party_column is not None:
         party = df[str(party_column)]
