@@ -45,7 +45,7 @@ def random_groups(n_samples: int, n_parties: int, rng: np.random.Generator) -> n
     """
     n, k = check_int(n_samples, "n_samples", 0), check_int(n_parties, "n_parties")
     if k > n:
-        raise EmptyPartyError(f"{k} parties but only {n} rows: party {n} would hold no rows")
+        raise EmptyPartyError(f"{k} parties but only {n} rows (n_samples={n}): party {n} would hold no rows")
     groups = np.empty(n, dtype=int)
     groups[_rng(rng).permutation(n)] = np.arange(n) % k
     return groups

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
-from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
 
 from ._base import DistributedLinearModel, UtilityWarning
 
@@ -81,10 +81,12 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
     def fit(self, X, y, groups=None):
         """Fit on rows ``X``, binary labels ``y`` and ``groups`` (the agent holding each row, optional)."""
         X, y = self._validate_xy(X, y, y_numeric=False)
+        check_classification_targets(y)
+        if len(np.unique(y)) < 2:
+            raise ValueError("Classifier can't train when only one class is present.")
         kind = type_of_target(y)
         if kind not in ("binary",):
-            raise ValueError(f"DistributedLogisticRegression handles binary targets only, got {kind} "
-                             f"({len(np.unique(y))} classes)")
+            raise ValueError(f"Only binary classification is supported. The type of the target is {kind}.")
         self.classes_ = np.unique(y)
         y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
         self._fit(X, y_pm, groups)
@@ -109,7 +111,8 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X):
-        return self.classes_[(self._decision(X) > 0).astype(int)]
+        score = self._decision(X)
+        return self.classes_[(score > 0).astype(int)]
 
 
 class _DistributedRegressor(RegressorMixin, DistributedLinearModel):
