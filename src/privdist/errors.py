@@ -31,6 +31,10 @@ __all__ = [
     "ResourceLimitError",
     "ResultsLockedError",
     "DivergenceError",
+    "UnknownColumnError",
+    "NonNumericDataError",
+    "EmptyPartyError",
+    "DataFormatError",
 ]
 
 
@@ -139,3 +143,20 @@ class ResultsLockedError(OutputDirError):
 
 class DivergenceError(PrivdistError, ArithmeticError):
     """A run produced a non-finite metric or estimate (NaN or inf): it diverged or degenerated."""
+
+
+class UnknownColumnError(ValidationError, LookupError):
+    """A named column (the target, a party column, a column of a group) is not in the data; the message lists
+    the columns that are."""
+
+
+class NonNumericDataError(ValidationError):
+    """Feature columns are not numeric and no encoder was asked for (the message names them and the option)."""
+
+
+class EmptyPartyError(ValidationError):
+    """A party (agent) would hold no rows or no columns."""
+
+
+class DataFormatError(ValidationError):
+    """A data file's format is unknown or its content cannot be read as a table."""

@@ -9,6 +9,7 @@ import numpy as np
 from ..errors import UnknownNameError
 from .adult import load_adult
 from .dataset import Dataset
+from .files import file_dataset
 from .svmlight import LIBSVM_FILES, load_svmlight
 from .synthetic import dzoa_regression
 
@@ -20,6 +21,7 @@ DATASETS: dict[str, str] = {
     "adult": "UCI Adult, one-hot (S3 §5.2): 45,222 x 104, labels +1/-1",
     "gisette_synthetic": "synthetic gisette-shaped stand-in (S2): 6,000 + 1,000 x 5,000, seeded (not the real data)",
     **{name: info.description for name, info in LIBSVM_FILES.items()},
+    "file": "your own file: CSV, Parquet, svmlight, .npy/.npz (params: path, target, encode, party_column, ...)",
 }
 
 
@@ -32,7 +34,8 @@ def load_dataset(
     """Load or generate the data set called ``name``.
 
     Args:
-        name: A key of :data:`DATASETS`: ``"dzoa_synthetic"``, ``"adult"``, ``"a9a"`` or ``"a9a.t"``.
+        name: A key of :data:`DATASETS`: ``"dzoa_synthetic"``, ``"adult"``, ``"a9a"``, ``"a9a.t"``, or ``"file"``
+            (a user's file: ``path=``, ``target=`` and the options of :func:`privdist.data.files.file_dataset`).
         rng: Generator for synthetic data sets (required for ``"dzoa_synthetic"``, ignored otherwise).
         data_dir: Data directory for files that are not shipped (``"a9a"``, ``"a9a.t"``); see
             :func:`privdist.data.svmlight.data_dir`.
@@ -55,6 +58,10 @@ def load_dataset(
         return dzoa_regression(rng, **params)
     if name == "adult":
         return load_adult(**params)
+    if name == "file":
+        if "path" not in params:
+            raise TypeError("dataset 'file' needs params path=... (and target=... for tables)")
+        return file_dataset(**params)
     if name in LIBSVM_FILES:
         return load_svmlight(name, data_dir=data_dir, **params)
     if name == "gisette_synthetic":  # S2 stand-in for gisette (issue 4)

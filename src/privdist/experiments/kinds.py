@@ -7,7 +7,7 @@ the metrics ``ne`` (normalized error, spec §1.5) and ``objective_gap``.
 
 from __future__ import annotations
 
-from ..data import horizontal_partition, load_dataset
+from ..data import column_groups, dirichlet_groups, horizontal_partition, load_dataset, split_rows
 from ..errors import SpecError
 from ..network import make_network
 from ..problems import (HorizontalERM, literal_reference, make_loss, make_regularizer, normalized_error,
@@ -27,14 +27,34 @@ def make_spec_network(spec, rng):
     return make_network(spec.network["kind"], rng=rng, **spec.network.get("params", {}))
 
 
+def _partition(partition, dataset, n_agents: int, rng):
+    """Rows per agent: ``contiguous``, ``shuffle``, ``column`` (the file's ``party_column``, one agent per value)
+    or ``dirichlet`` / ``dirichlet:ALPHA`` (label skew, seeded by the trial's stream; alpha 0.5 by default)."""
+    if partition in ("contiguous", "shuffle"):
+        return horizontal_partition(dataset.X, dataset.y, n_agents=n_agents,
+                                    rng=rng if partition == "shuffle" else None)
+    if partition == "column":
+        if "party" not in dataset.extras:
+            raise SpecError("[data].partition 'column' needs params.party_column (a column naming each row's party)")
+        groups, names = column_groups(dataset.extras["party"])
+        if len(names) != n_agents:
+            raise SpecError(f"[data].partition 'column': the party column has {len(names)} values {names} but the "
+                            f"network has {n_agents} agents")
+        return split_rows(dataset.X, dataset.y, groups, n_agents)
+    if isinstance(partition, str) and partition.split(":")[0] == "dirichlet":
+        try:
+            alpha = float(partition.split(":", 1)[1]) if ":" in partition else 0.5
+        except ValueError:
+            raise SpecError(f"[data].partition {partition!r}: write dirichlet:ALPHA with a number") from None
+        return split_rows(dataset.X, dataset.y, dirichlet_groups(dataset.y, n_agents, alpha, rng), n_agents)
+    raise SpecError(f"[data].partition must be 'contiguous', 'shuffle', 'column' or 'dirichlet[:ALPHA]', "
+                    f"got {partition!r}")
+
+
 def build_horizontal_erm(spec, rng, data_dir) -> Trial:
     dataset = load_spec_dataset(spec, rng, data_dir)
     network = make_spec_network(spec, rng)
-    partition = spec.data.get("partition", "contiguous")
-    if partition not in ("contiguous", "shuffle"):
-        raise SpecError(f"[data].partition must be 'contiguous' or 'shuffle', got {partition!r}")
-    parts = horizontal_partition(dataset.X, dataset.y, n_agents=network.n_agents,
-                                 rng=rng if partition == "shuffle" else None)
+    parts = _partition(spec.data.get("partition", "contiguous"), dataset, network.n_agents, rng)
     prob = spec.problem
     loss, reg = make_loss(prob.get("loss", "squared")), make_regularizer(prob.get("regularizer", "l2"))
     problem = HorizontalERM(parts, loss, reg, prob.get("reg_weight", 0.0))

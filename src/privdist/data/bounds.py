@@ -1,0 +1,138 @@
+"""Preprocessing that does not leak: public feature bounds and row clipping.
+
+The sensitivity of every DP algorithm rests on bounded rows (``||x|| <= 1``) or on clipped per-sample gradients.
+Scaling features by a min/max *read off the private data* is itself a release the accountant does not see, so it is
+never done silently:
+
+* :func:`scale_by_bounds` maps each column into [-1, 1] with bounds the user states as public knowledge (an age
+  in [17, 90], a 0/1 indicator, ...), clipping values outside them: no data is read to choose them;
+* :func:`clip_rows` scales every row to Euclidean norm <= ``max_norm`` (a public constant): a per-row operation
+  that cannot reveal another row;
+* :func:`data_bounds` reads per-column min/max from the data. It is **not private**: callers that use it (the
+  estimators' ``scale="data"``, ``privdist fit --scale data``) must record it as a non-private step, which
+  :class:`Preprocessor` does in its ``record``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._checks import check_positive
+from ..errors import ShapeMismatchError, UnknownColumnError, ValidationError
+
+__all__ = ["clip_rows", "scale_by_bounds", "data_bounds", "bounds_array", "Preprocessor", "SCALES"]
+
+#: ``"none"``: features used as given (only row clipping); ``"bounds"``: public per-column bounds;
+#: ``"data"``: per-column min/max of the training data (NOT private, recorded).
+SCALES = ("none", "bounds", "data")
+
+
+def clip_rows(X, max_norm: float = 1.0):
+    """Every row scaled to Euclidean norm at most ``max_norm`` (rows inside the ball are unchanged)."""
+    max_norm = check_positive(max_norm, "max_norm")
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, dtype=float, copy=True)
+        norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+        X.data /= np.repeat(np.maximum(1.0, norms / max_norm), np.diff(X.indptr))
+        return X
+    X = np.asarray(X, dtype=float)
+    norms = np.linalg.norm(X, axis=1)
+    return X / np.maximum(1.0, norms / max_norm)[:, None]
+
+
+def bounds_array(bounds, feature_names: Sequence[str] | None, n_features: int) -> np.ndarray:
+    """Public bounds as a ``(2, n_features)`` array of (lower, upper).
+
+    ``bounds`` is an array of shape ``(2, d)``, a pair of scalars (the same for every column), or a mapping
+    ``column name -> (lower, upper)`` (unnamed columns get ``(-1, 1)``, i.e. are assumed already in range).
+
+    Raises:
+        UnknownColumnError: a mapping key that is not a column.
+        ValidationError: a lower bound not below its upper bound.
+    """
+    if isinstance(bounds, Mapping):
+        out = np.tile(np.array([[-1.0], [1.0]]), (1, n_features))
+        names = [str(n) for n in (feature_names or [f"x{j}" for j in range(n_features)])]
+        where = {n: j for j, n in enumerate(names)}
+        for key, (lo, hi) in bounds.items():
+            if str(key) not in where:
+                raise UnknownColumnError(f"bounds name column {key!r}, which is not a feature; features: {names}")
+            out[:, where[str(key)]] = (lo, hi)
+    else:
+        arr = np.asarray(bounds, dtype=float)
+        if arr.shape == (2,):
+            arr = np.repeat(arr[:, None], n_features, axis=1)
+        if arr.shape != (2, n_features):
+            raise ShapeMismatchError(f"bounds must have shape (2, {n_features}) (lower, upper), got {arr.shape}")
+        out = arr.copy()
+    if not np.all(np.isfinite(out)) or np.any(out[0] >= out[1]):
+        j = int(np.flatnonzero(~(out[0] < out[1]))[0]) if np.any(out[0] >= out[1]) else 0
+        raise ValidationError(f"bounds must be finite with lower < upper, column {j} has {tuple(out[:, j])}")
+    return out
+
+
+def scale_by_bounds(X, bounds: np.ndarray):
+    """Map each column from ``[lower, upper]`` into [-1, 1], clipping values outside (dense output)."""
+    X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
+    lo, hi = bounds
+    return np.clip(2.0 * (X - lo) / (hi - lo) - 1.0, -1.0, 1.0)
+
+
+def data_bounds(X) -> np.ndarray:
+    """Per-column (min, max) of ``X``: NOT private (it reads the data); constant columns get a width of 1."""
+    X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
+    lo, hi = X.min(axis=0), X.max(axis=0)
+    hi = np.where(hi > lo, hi, lo + 1.0)
+    return np.vstack([lo, hi])
+
+
+@dataclass
+class Preprocessor:
+    """Scale (``"none"``, ``"bounds"`` or ``"data"``) then clip rows to ``row_norm``; fit once, apply to any split.
+
+    Attributes:
+        scale: one of :data:`SCALES`.
+        bounds: public bounds (with ``scale="bounds"``), see :func:`bounds_array`.
+        row_norm: public row-norm bound (rows are clipped to it).
+        bounds_: the fitted ``(2, d)`` bounds (``None`` with ``scale="none"``).
+        record: the steps, each with ``private`` (True = uses no private data) and a note.
+    """
+
+    scale: str = "none"
+    bounds: object = None
+    row_norm: float = 1.0
+    bounds_: np.ndarray | None = None
+    record: list = field(default_factory=list)
+
+    def fit(self, X, feature_names=None) -> "Preprocessor":
+        if self.scale not in SCALES:
+            raise ValidationError(f"scale must be one of {SCALES}, got {self.scale!r}")
+        check_positive(self.row_norm, "row_norm")
+        self.record = []
+        if self.scale == "bounds":
+            if self.bounds is None:
+                raise ValidationError("scale='bounds' needs bounds=... (public lower/upper per column)")
+            self.bounds_ = bounds_array(self.bounds, feature_names, X.shape[1])
+            self.record.append({"step": "scale_by_public_bounds", "private": True,
+                                "note": "columns mapped into [-1, 1] by bounds stated as public; values outside "
+                                        "are clipped"})
+        elif self.scale == "data":
+            self.bounds_ = data_bounds(X)
+            self.record.append({"step": "scale_by_data_min_max", "private": False,
+                                "note": "NOT PRIVATE: per-column min/max read from the training data and used "
+                                        "without noise; the DP guarantee covers the training messages given these "
+                                        "bounds, not the bounds themselves (state public bounds instead)"})
+        else:
+            self.bounds_ = None
+        self.record.append({"step": "clip_rows", "private": True, "max_norm": float(self.row_norm),
+                            "note": f"every row scaled to Euclidean norm <= {self.row_norm} (public bound)"})
+        return self
+
+    def transform(self, X):
+        if self.bounds_ is not None:
+            X = scale_by_bounds(X, self.bounds_)
+        return clip_rows(X, self.row_norm)

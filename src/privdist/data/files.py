@@ -1,0 +1,367 @@
+"""A user's own data from files: CSV, Parquet, svmlight and numpy (``.npy``/``.npz``).
+
+Every format is read by a library reader (pandas for CSV/TSV, pyarrow through pandas for Parquet, scikit-learn's
+``load_svmlight_file``, ``numpy.load`` with ``allow_pickle=False``); nothing here parses text by hand. A table's
+``target`` column becomes the labels, the other columns the features, checked for what a distributed private fit
+needs, each failure with a named error:
+
+* a ``target`` (or ``party_column``, ``drop``) name that is not a column: :class:`UnknownColumnError` listing them;
+* non-numeric feature columns: :class:`NonNumericDataError`, unless ``encode="onehot"`` (pandas ``get_dummies``,
+  categories sorted; the category list is read from the data, which is recorded in ``extras["preprocessing"]``);
+* NaN or infinity anywhere: :class:`NonFiniteDataError` (naming the column and row; no silent imputation);
+* an empty file: :class:`EmptyPartyError`.
+
+Labels: a non-numeric target, or one with exactly two distinct values, is a binary classification target mapped
+to -1/+1 in sorted order (``extras["classes"]`` keeps the original values); otherwise the target is a numeric
+response. ``task="regression"`` or ``"classification"`` overrides the guess.
+
+Nothing is scaled here: scaling and row clipping are :mod:`privdist.data.bounds` (public bounds; any scaling read
+off the data is explicit and recorded as a non-private step).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import (DataFileNotFoundError, DataFormatError, EmptyPartyError, NonFiniteDataError,
+                      NonNumericDataError, UnknownColumnError, ValidationError)
+from .dataset import Dataset
+
+__all__ = ["FILE_FORMATS", "file_format", "load_file", "load_files", "TASKS"]
+
+#: Formats and the file-name endings that select them (``format=`` overrides the ending).
+FILE_FORMATS: dict[str, tuple[str, ...]] = {
+    "csv": (".csv", ".csv.gz", ".csv.bz2", ".csv.zip", ".csv.xz"),
+    "tsv": (".tsv", ".tsv.gz", ".tab"),
+    "parquet": (".parquet", ".pq"),
+    "svmlight": (".svm", ".svmlight", ".libsvm", ".svm.gz", ".libsvm.gz"),
+    "npy": (".npy",),
+    "npz": (".npz",),
+}
+TASKS = ("auto", "classification", "regression")
+
+
+def file_format(path, format: str | None = None) -> str:
+    """The format of ``path``: ``format`` if given, else from the file-name ending.
+
+    Raises:
+        DataFormatError: unknown ``format`` or an ending no format claims (the message lists them).
+    """
+    if format is not None:
+        if format not in FILE_FORMATS:
+            raise DataFormatError(f"unknown file format {format!r}; known: {', '.join(FILE_FORMATS)}")
+        return format
+    name = Path(path).name.lower()
+    for fmt, endings in FILE_FORMATS.items():
+        if name.endswith(endings):
+            return fmt
+    known = ", ".join(e for ends in FILE_FORMATS.values() for e in ends)
+    raise DataFormatError(f"cannot tell the format of {str(path)!r} from its name (known endings: {known}); "
+                          "pass format='csv' (or --format)")
+
+
+def load_file(
+    path: str | os.PathLike,
+    target: str | int | None = None,
+    *,
+    format: str | None = None,
+    encode: str = "none",
+    drop: Sequence[str] = (),
+    party_column: str | None = None,
+    task: str = "auto",
+    n_features: int | None = None,
+    name: str | None = None,
+) -> Dataset:
+    """Load a labelled data set from a file.
+
+    Args:
+        path: A ``.csv``/``.tsv`` (optionally compressed), ``.parquet``, svmlight (``.svm``, ``.libsvm``),
+            ``.npy`` or ``.npz`` file.
+        target: The label column: a column name (CSV, TSV, Parquet); for ``.npy`` an integer column index
+            (default: the last column); for ``.npz`` the name of the label array (default ``"y"``, features in
+            ``"X"``); ignored by svmlight (labels are in the file).
+        format: Override the format guessed from the file name (a key of :data:`FILE_FORMATS`).
+        encode: ``"none"`` (non-numeric feature columns are an error) or ``"onehot"`` (they are one-hot encoded).
+        drop: Columns to leave out of the features (tables only).
+        party_column: A column naming each row's party (natural silos): removed from the features and kept in
+            ``extras["party"]`` (the values) for :func:`privdist.data.parties.column_groups`.
+        task: ``"auto"``, ``"classification"`` (labels mapped to -1/+1; exactly two classes) or ``"regression"``.
+        n_features: Column count of an svmlight file (default: the largest index in the file).
+        name: Data set name (default: the file name).
+
+    Returns:
+        A dense :class:`Dataset` (CSR for svmlight) with ``feature_names``; ``extras`` holds ``"task"``,
+        ``"classes"`` (classification), ``"party"`` (with ``party_column``), ``"source"`` (the file name) and
+        ``"preprocessing"`` (steps that read the data, e.g. the one-hot categories).
+
+    Raises:
+        DataFileNotFoundError: no such file.
+        DataFormatError: unknown format, unreadable content, bad ``encode``/``task``.
+        UnknownColumnError: ``target``, ``party_column`` or a ``drop`` column is not in the table.
+        NonNumericDataError: non-numeric feature columns with ``encode="none"``.
+        NonFiniteDataError: NaN or infinity in a feature or the target.
+        EmptyPartyError: the file has no rows.
+        ValidationError: a classification target without exactly two classes.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise DataFileNotFoundError(f"data file {str(path)!r} not found")
+    if encode not in ("none", "onehot"):
+        raise DataFormatError(f"encode must be 'none' or 'onehot', got {encode!r}")
+    if task not in TASKS:
+        raise DataFormatError(f"task must be one of {TASKS}, got {task!r}")
+    fmt = file_format(path, format)
+    label = name or path.name
+    extras: dict = {"source": path.name, "format": fmt, "preprocessing": []}
+    if fmt in ("csv", "tsv", "parquet"):
+        X, y, names = _from_table(_read_table(path, fmt), target, encode, tuple(drop), party_column, label, extras)
+    elif fmt == "svmlight":
+        X, y, names = _from_svmlight(path, n_features, label)
+    else:
+        X, y, names = _from_numpy(path, fmt, target, label)
+    if X.shape[0] == 0:
+        raise EmptyPartyError(f"{label}: the file has no data rows")
+    y = _labels(y, task, label, extras)
+    return Dataset(X=X, y=y, name=label, feature_names=names, credit=f"user data from {path.name}", extras=extras)
+
+
+def load_files(paths: Sequence, target=None, **kwargs) -> tuple[Dataset, np.ndarray]:
+    """One file per party: load each, check they agree on the columns, stack them.
+
+    Args:
+        paths: One file per party (in party order).
+        target, **kwargs: As for :func:`load_file` (the same for every file).
+
+    Returns:
+        ``(dataset, groups)``: the stacked data set and, per row, the index of the file (party) it came from.
+
+    Raises:
+        EmptyPartyError: no paths, or a file without rows (the message names the party and the file).
+        ValidationError: files whose feature columns differ (after encoding).
+        And everything :func:`load_file` raises.
+    """
+    paths = list(paths)
+    if not paths:
+        raise EmptyPartyError("give at least one file (one per party)")
+    if kwargs.get("encode") == "onehot":
+        # one-hot per file would give each party its own columns: encode the stacked table instead
+        return _load_files_onehot(paths, target, kwargs)
+    sets = []
+    for k, p in enumerate(paths):
+        try:
+            sets.append(load_file(p, target, **kwargs))
+        except EmptyPartyError:
+            raise EmptyPartyError(f"party {k} ({Path(p).name}) has no rows") from None
+    first = sets[0]
+    for k, ds in enumerate(sets[1:], start=1):
+        if ds.feature_names != first.feature_names:
+            raise ValidationError(f"party {k} ({Path(paths[k]).name}) has columns {list(ds.feature_names)}, "
+                                  f"party 0 has {list(first.feature_names)}: files of one data set must agree")
+    return _stack(sets, first, paths)
+
+
+def _load_files_onehot(paths, target, kwargs):
+    import pandas as pd
+
+    fmt = kwargs.get("format")
+    frames = []
+    for k, p in enumerate(paths):
+        p = Path(p)
+        if not p.is_file():
+            raise DataFileNotFoundError(f"data file {str(p)!r} (party {k}) not found")
+        f = file_format(p, fmt)
+        if f not in ("csv", "tsv", "parquet"):
+            raise DataFormatError(f"encode='onehot' needs tables (csv, tsv, parquet), party {k} is {f}")
+        df = _read_table(p, f)
+        if len(df) == 0:
+            raise EmptyPartyError(f"party {k} ({p.name}) has no rows")
+        frames.append(df)
+    groups = np.concatenate([np.full(len(df), k) for k, df in enumerate(frames)])
+    table = pd.concat(frames, ignore_index=True)
+    extras: dict = {"source": [Path(p).name for p in paths], "format": "tables", "preprocessing": []}
+    X, y, names = _from_table(table, target, "onehot", tuple(kwargs.get("drop", ())), kwargs.get("party_column"),
+                              kwargs.get("name") or "files", extras)
+    y = _labels(y, kwargs.get("task", "auto"), "files", extras)
+    ds = Dataset(X=X, y=y, name=kwargs.get("name") or "files", feature_names=names,
+                 credit="user data, one file per party", extras=extras)
+    return ds, groups
+
+
+def _stack(sets, first, paths):
+    import scipy.sparse as sp
+
+    X = sp.vstack([d.X for d in sets], format="csr") if first.is_sparse else np.vstack([d.X for d in sets])
+    y = np.concatenate([d.y for d in sets])
+    classes = [d.extras.get("classes") for d in sets]
+    if first.extras.get("task") == "classification" and any(c != classes[0] for c in classes):
+        raise ValidationError(f"the files' labels differ: {classes}; every party must use the same two classes")
+    groups = np.concatenate([np.full(d.n_samples, k) for k, d in enumerate(sets)])
+    extras = dict(first.extras, source=[Path(p).name for p in paths])
+    ds = Dataset(X=X, y=y, name=first.name, feature_names=first.feature_names,
+                 credit="user data, one file per party", extras=extras)
+    return ds, groups
+
+
+# ----------------------------------------------------------------------------------------------- readers
+def _read_table(path: Path, fmt: str):
+    import pandas as pd
+
+    try:
+        if fmt == "parquet":
+            return pd.read_parquet(path)
+        return pd.read_csv(path, sep="," if fmt == "csv" else "\t", skipinitialspace=True)
+    except (ValueError, OSError, pd.errors.ParserError) as exc:
+        raise DataFormatError(f"cannot read {path.name} as {fmt}: {exc}") from None
+
+
+def _from_table(df, target, encode, drop, party_column, label, extras):
+    import pandas as pd
+
+    columns = [str(c) for c in df.columns]
+    df.columns = columns
+    for what, col in (("target", target), ("party column", party_column), *(("drop column", c) for c in drop)):
+        if col is not None and str(col) not in columns:
+            raise UnknownColumnError(f"{label}: {what} {col!r} is not a column; columns: {columns}")
+    if target is None:
+        raise UnknownColumnError(f"{label}: name the label column with target=...; columns: {columns}")
+    target = str(target)
+    if len(df) == 0:
+        raise EmptyPartyError(f"{label}: the file has no data rows")
+    y = df[target]
+    if party_column is not None:
+        party = df[str(party_column)]
+        if party.isna().any():
+            raise NonFiniteDataError(f"{label}: party column {party_column!r} has a missing value at row "
+                                     f"{int(np.flatnonzero(party.isna().to_numpy())[0])}")
+        extras["party"] = party.to_numpy()
+    features = df.drop(columns=[c for c in {target, party_column, *drop} if c is not None])
+    if features.shape[1] == 0:
+        raise ValidationError(f"{label}: no feature columns are left besides the target {target!r}")
+    _check_missing(features, label)
+    text = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]  # bool is numeric
+    if text and encode == "none":
+        raise NonNumericDataError(f"{label}: column(s) {text} are not numeric; pass encode='onehot' "
+                                  "(CLI: --onehot) to one-hot encode them, or drop them")
+    if text:
+        cats = {c: sorted(features[c].astype(str).unique().tolist()) for c in text}
+        features = features.astype({c: pd.CategoricalDtype(cats[c]) for c in text})
+        features = pd.get_dummies(features, columns=text, prefix_sep="=", dtype=float)
+        extras["preprocessing"].append({"step": "onehot", "columns": text, "categories": cats,
+                                        "private": False, "note": "category lists read from the data"})
+    X = features.to_numpy(dtype=float)
+    _check_finite(X, list(features.columns), label)
+    return X, y.to_numpy(), tuple(str(c) for c in features.columns)
+
+
+def _check_missing(features, label):
+    na = features.isna().to_numpy()
+    if na.any():
+        row, col = (int(i) for i in np.argwhere(na)[0])
+        raise NonFiniteDataError(f"{label}: {int(na.sum())} missing value(s) (NaN), first in column "
+                                 f"{features.columns[col]!r} at row {row}; privdist does not impute: drop or fill them")
+
+
+def _check_finite(X, names, label):
+    bad = ~np.isfinite(X)
+    if bad.any():
+        row, col = (int(i) for i in np.argwhere(bad)[0])
+        raise NonFiniteDataError(f"{label}: {int(bad.sum())} non-finite value(s) (NaN or inf), first in column "
+                                 f"{names[col]!r} at row {row}")
+
+
+def _from_svmlight(path: Path, n_features, label):
+    from sklearn.datasets import load_svmlight_file
+
+    try:
+        X, y = load_svmlight_file(str(path), n_features=n_features)
+    except (ValueError, OSError) as exc:
+        raise DataFormatError(f"cannot read {path.name} as svmlight: {exc}") from None
+    return X.tocsr(), y, tuple(f"x{j}" for j in range(X.shape[1]))
+
+
+def _from_numpy(path: Path, fmt: str, target, label):
+    try:
+        obj = np.load(path, allow_pickle=False)
+    except (ValueError, OSError) as exc:
+        raise DataFormatError(f"cannot read {path.name} as {fmt} (object arrays are refused): {exc}") from None
+    if fmt == "npz":
+        key = "y" if target is None else str(target)
+        keys = list(obj.files)
+        for k in ("X", key):
+            if k not in keys:
+                raise UnknownColumnError(f"{label}: array {k!r} is not in the file; arrays: {keys}")
+        X, y = obj["X"], obj[key]
+    else:
+        if obj.ndim != 2 or obj.shape[1] < 2:
+            raise DataFormatError(f"{label}: a .npy file must hold a 2-D array with the label as one column, "
+                                  f"got shape {obj.shape}")
+        col = obj.shape[1] - 1 if target is None else target
+        if isinstance(col, bool) or not isinstance(col, (int, np.integer)) or not -obj.shape[1] <= col < obj.shape[1]:
+            raise UnknownColumnError(f"{label}: target of a .npy file is a column index in "
+                                     f"0..{obj.shape[1] - 1}, got {target!r}")
+        col = int(col) % obj.shape[1]
+        y, X = obj[:, col], np.delete(obj, col, axis=1)
+    if not np.issubdtype(np.asarray(X).dtype, np.number):
+        raise NonNumericDataError(f"{label}: the feature array has dtype {X.dtype}, not numeric")
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2:
+        raise DataFormatError(f"{label}: X must be 2-D, got shape {X.shape}")
+    names = tuple(f"x{j}" for j in range(X.shape[1]))
+    _check_finite(X, names, label)
+    return X, y, names
+
+
+def _labels(y, task, label, extras) -> np.ndarray:
+    import pandas as pd
+
+    y = pd.Series(y)
+    if y.isna().any():
+        raise NonFiniteDataError(f"{label}: the target has {int(y.isna().sum())} missing value(s), first at row "
+                                 f"{int(np.flatnonzero(y.isna().to_numpy())[0])}")
+    numeric = pd.api.types.is_numeric_dtype(y) and not pd.api.types.is_bool_dtype(y)
+    values = sorted(y.unique().tolist(), key=lambda v: (str(type(v)), v))
+    if task == "auto":
+        task = "classification" if (not numeric or len(values) == 2) else "regression"
+    extras["task"] = task
+    if task == "regression":
+        if not numeric:
+            raise NonNumericDataError(f"{label}: a regression target must be numeric, got {y.dtype}")
+        out = y.to_numpy(dtype=float)
+        _check_finite(out[:, None], ["target"], label)
+        return out
+    if len(values) != 2:
+        raise ValidationError(f"{label}: binary classification needs exactly two classes in the target, found "
+                              f"{len(values)}: {values[:10]}")
+    extras["classes"] = [v.item() if hasattr(v, "item") else v for v in values]
+    return np.where(y.to_numpy() == values[1], 1.0, -1.0)
+
+
+def file_dataset(path, target=None, *, row_norm: float | None = None, scale: str = "none", bounds=None,
+                 **kwargs) -> Dataset:
+    """:func:`load_file`, then optional preprocessing: the ``[data] kind = "file"`` entry of the data registry.
+
+    Args:
+        path, target, **kwargs: As for :func:`load_file`.
+        row_norm: Clip every row to this Euclidean norm (a public bound; ``None``: no clipping unless ``scale``
+            is set, then 1).
+        scale: ``"none"``, ``"bounds"`` (public ``bounds``) or ``"data"`` (per-column min/max of the file: NOT
+            private, recorded in ``extras["preprocessing"]``); see :class:`privdist.data.bounds.Preprocessor`.
+        bounds: Public bounds for ``scale="bounds"``.
+
+    Returns:
+        The :class:`Dataset`, dense when preprocessed.
+    """
+    from .bounds import Preprocessor
+
+    ds = load_file(path, target, **kwargs)
+    if row_norm is None and scale == "none":
+        return ds
+    pre = Preprocessor(scale=scale, bounds=bounds, row_norm=1.0 if row_norm is None else row_norm)
+    pre.fit(ds.X, ds.feature_names)
+    extras = dict(ds.extras, preprocessing=[*ds.extras.get("preprocessing", []), *pre.record])
+    return Dataset(X=pre.transform(ds.X), y=ds.y, name=ds.name, feature_names=ds.feature_names, credit=ds.credit,
+                   extras=extras)

@@ -1,0 +1,29 @@
+"""scikit-learn style estimators over privdist's private distributed algorithms (DESIGN "estimators").
+
+``epsilon`` and ``delta`` are the TOTAL per-agent budget of the whole fit; the per-round noise is calibrated with
+the PLD accountant (:mod:`privdist.learn.budget`). Noise comes from fresh OS entropy unless ``random_state`` is set
+(research mode, warned).
+"""
+
+from __future__ import annotations
+
+from ._base import PrivacyTargetWarning, ResearchModeWarning, UtilityWarning
+from .budget import NON_PRIVATE_ALGORITHMS, TOTAL_BUDGET_ALGORITHMS, total_budget_params
+from .linear import DistributedLasso, DistributedLogisticRegression, DistributedRidge
+from .model_io import MODEL_FORMAT, LinearModel, load_model, save_model
+
+__all__ = [
+    "DistributedLogisticRegression",
+    "DistributedRidge",
+    "DistributedLasso",
+    "load_model",
+    "save_model",
+    "LinearModel",
+    "MODEL_FORMAT",
+    "total_budget_params",
+    "TOTAL_BUDGET_ALGORITHMS",
+    "NON_PRIVATE_ALGORITHMS",
+    "UtilityWarning",
+    "ResearchModeWarning",
+    "PrivacyTargetWarning",
+]

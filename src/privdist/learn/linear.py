@@ -1,0 +1,156 @@
+"""Horizontal estimators: each agent holds some rows; a private distributed algorithm fits one linear model."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.base import ClassifierMixin, RegressorMixin
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+
+from ._base import DistributedLinearModel, UtilityWarning
+
+__all__ = ["DistributedLogisticRegression", "DistributedRidge", "DistributedLasso"]
+
+_DOC_PARAMS = """
+    Args:
+        algorithm: A privdist algorithm for horizontal data: ``"dpsgd"`` (default; per-sample gradients clipped,
+            so its guarantee is enforced), ``"dpadmm"``, ``"pvp"``, ``"dvp"``, ``"laadmm"``, or
+            ``"consensus_admm"`` (no noise).
+        epsilon: TOTAL epsilon per agent for the whole run (``None``: no noise, a non-private baseline).
+        delta: TOTAL delta per agent.
+        n_agents: Number of agents when ``fit`` gets no ``groups`` (rows are then split at random, equally).
+        network: ``"complete"``, ``"ring"``, ``"star"``, ... (:func:`privdist.network.make_network` kinds) or a
+            ``Network``.
+        rounds: Communication rounds (each costs one release per agent; the budget covers all of them).
+        alpha: Regularisation weight of the whole network objective.
+        fit_intercept: Fit an intercept (a constant feature 1 appended after row clipping).
+        row_norm: Public bound: every row is clipped to this Euclidean norm before training.
+        scale: ``"none"`` (default), ``"bounds"`` (public ``bounds``) or ``"data"`` (min/max of the training data;
+            NOT private; recorded in ``privacy_report_["preprocessing"]`` and warned about).
+        bounds: Public per-column bounds for ``scale="bounds"`` ((2, d) array, a pair, or ``{column: (lo, hi)}``).
+        algorithm_params: Overrides of the algorithm's hyperparameters (e.g. ``{"alpha0": 32}``).
+        secure: Draw the noise from fresh OS entropy (never recorded). Default True: what a release needs.
+        random_state: Research reproducibility: seeds the partition and the noise; switches ``secure`` off and
+            warns (a seeded model is not for release).
+
+    Attributes:
+        coef_, intercept_: The model (average of the agents' released models).
+        agent_coefs_, agent_intercepts_: Each agent's released model, shape (K, d) and (K,).
+        privacy_report_: Requested budget, the PLD guarantee per agent (RDP cross-check), the paper's claim,
+            the calibration, assumptions enforced, preprocessing steps (and whether they are private), noise mode.
+        history_: ``{"objective": training objective per round, ...}``.
+        n_agents_: Number of agents of the fit.
+"""
+
+
+class _Defaults:
+    def __init__(self, algorithm="dpsgd", epsilon=1.0, delta=1e-5, n_agents=10, network="complete", rounds=100,
+                 alpha=1e-4, fit_intercept=True, row_norm=1.0, scale="none", bounds=None, algorithm_params=None,
+                 secure=True, random_state=None):
+        self.algorithm = algorithm
+        self.epsilon = epsilon
+        self.delta = delta
+        self.n_agents = n_agents
+        self.network = network
+        self.rounds = rounds
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.row_norm = row_norm
+        self.scale = scale
+        self.bounds = bounds
+        self.algorithm_params = algorithm_params
+        self.secure = secure
+        self.random_state = random_state
+
+
+class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
+    __doc__ = ("Binary logistic regression fitted by a (private) distributed algorithm over agents holding rows."
+               + _DOC_PARAMS)
+    __init__ = _Defaults.__init__
+    _loss = "logistic"
+    _regularizer = "l2"
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.sparse = True
+        tags.non_deterministic = True
+        return tags
+
+    def fit(self, X, y, groups=None):
+        """Fit on rows ``X``, binary labels ``y`` and ``groups`` (the agent holding each row, optional)."""
+        X, y = self._validate_xy(X, y, y_numeric=False)
+        check_classification_targets(y)
+        if len(np.unique(y)) < 2:
+            raise ValueError("Classifier can't train when only one class is present.")
+        kind = type_of_target(y)
+        if kind not in ("binary",):
+            raise ValueError(f"Only binary classification is supported. The type of the target is {kind}.")
+        self.classes_ = np.unique(y)
+        y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
+        self._fit(X, y_pm, groups)
+        if self.epsilon is not None:
+            acc = float(np.mean((self.decision_function(X) > 0) == (y_pm > 0)))
+            majority = float(max(np.mean(y_pm > 0), np.mean(y_pm < 0)))
+            self.train_score_ = {"accuracy": acc, "majority_class": majority}
+            if acc <= majority + 1e-12:
+                warnings.warn(f"the private model's training accuracy {acc:.3f} is no better than predicting the "
+                              f"majority class ({majority:.3f}): at epsilon={self.epsilon} the noise dominates; "
+                              "more rows per agent, fewer rounds or a larger budget would help", UtilityWarning,
+                              stacklevel=2)
+        return self
+
+    def decision_function(self, X):
+        return self._decision(X)
+
+    def predict_proba(self, X):
+        from scipy.special import expit
+
+        p = expit(self._decision(X))
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X):
+        score = self._decision(X)
+        return self.classes_[(score > 0).astype(int)]
+
+
+class _DistributedRegressor(RegressorMixin, DistributedLinearModel):
+    _loss = "squared"
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.non_deterministic = True
+        return tags
+
+    def fit(self, X, y, groups=None):
+        """Fit on rows ``X``, responses ``y`` and ``groups`` (the agent holding each row, optional)."""
+        X, y = self._validate_xy(X, y, y_numeric=True)
+        y = np.asarray(y, dtype=float)
+        self._fit(X, y, groups)
+        if self.epsilon is not None:
+            mse = float(np.mean((self.predict(X) - y) ** 2))
+            var = float(np.var(y))
+            self.train_score_ = {"mse": mse, "mean_predictor_mse": var}
+            if mse >= var:
+                warnings.warn(f"the private model's training MSE {mse:.4g} is no better than predicting the mean "
+                              f"({var:.4g}): at epsilon={self.epsilon} the noise dominates", UtilityWarning,
+                              stacklevel=2)
+        return self
+
+    def predict(self, X):
+        return self._decision(X)
+
+
+class DistributedRidge(_DistributedRegressor):
+    __doc__ = "Ridge regression (squared loss + alpha ||w||^2) fitted by a (private) distributed algorithm." + _DOC_PARAMS
+    __init__ = _Defaults.__init__
+    _regularizer = "l2"
+
+
+class DistributedLasso(_DistributedRegressor):
+    __doc__ = "Lasso (squared loss + alpha ||w||_1) fitted by a (private) distributed algorithm." + _DOC_PARAMS
+    __init__ = _Defaults.__init__
+    _regularizer = "l1"
+

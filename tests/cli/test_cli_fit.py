@@ -1,0 +1,41 @@
+"""``privdist fit`` on a CSV a user writes (issue 16 'done when')."""
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from privdist.cli.main import main
+from privdist.learn import load_model
+
+
+def test_fit_csv_prints_requested_total_budget(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    n = 600
+    X = rng.normal(size=(n, 3)) / 2
+    df = pd.DataFrame(X, columns=["age", "income", "score"])
+    df["city"] = rng.choice(["x", "y"], n)
+    df["bought"] = np.where(X @ np.array([2.0, -1.0, 0.5]) > 0, "yes", "no")
+    df.to_csv(tmp_path / "mine.csv", index=False)
+    out = tmp_path / "out"
+    rc = main(["fit", str(tmp_path / "mine.csv"), "--target", "bought", "--onehot", "--agents", "3",
+               "--epsilon", "0.8", "--delta", "1e-5", "--rounds", "20", "--curve", "0.8,4", "--out", str(out)])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "guarantee epsilon = 0.8000 (PLD" in text
+    for name in ("private distributed", "non-private distributed", "centralized", "party 0 alone", "majority"):
+        assert name in text
+    results = json.loads((out / "results.json").read_text())
+    assert all(abs(a["guarantee_pld"] - 0.8) <= 1e-3 * 0.8 for a in results["privacy"]["per_agent"])
+    assert results["privacy"]["guaranteed"] and results["privacy"]["noise"]["mode"] == "secure"
+    assert (out / "privacy_utility.png").stat().st_size > 0
+    model = load_model(out / "model.json")
+    assert model.classes == ["no", "yes"]
+    pred = model.predict(pd.get_dummies(df.drop(columns="bought"), dtype=float).to_numpy())
+    assert np.mean(pred == df["bought"].to_numpy()) > 0.6
+
+
+def test_fit_bad_target_is_a_named_error(tmp_path, capsys):
+    pd.DataFrame({"a": [1.0, 2.0], "y": [0, 1]}).to_csv(tmp_path / "d.csv", index=False)
+    assert main(["fit", str(tmp_path / "d.csv"), "--target", "nope", "--epsilon", "1", "--delta", "1e-5"]) == 2
+    assert "'nope' is not a column" in capsys.readouterr().err
