@@ -1,6 +1,8 @@
 """Runtime: the algorithm contract, random streams, routing, backends, transcripts, checkpoints, ``run``."""
 
 from .contract import AGENT, COORDINATOR, AgentBlock, Aggregation, Algorithm, MessageSpec
+from .party import HorizontalParties, PooledDataUnavailableError, VerticalParties
+from .ray_party import Cluster, PartyBackend, PlacementError
 from .result import RunResult
 from .rng import AgentStreams, data_rng, stream
 from .routing import Router
@@ -11,5 +13,6 @@ from .transcript import TRANSCRIPT_MODES, Transcript
 __all__ = [
     "AGENT", "COORDINATOR", "AgentBlock", "Aggregation", "Algorithm", "MessageSpec", "RunResult",
     "AgentStreams", "data_rng", "stream", "Router", "BACKENDS", "make_backend", "run", "versions",
-    "SimulatorBackend", "TRANSCRIPT_MODES", "Transcript",
+    "SimulatorBackend", "TRANSCRIPT_MODES", "Transcript", "HorizontalParties", "VerticalParties",
+    "PooledDataUnavailableError", "Cluster", "PartyBackend", "PlacementError",
 ]

@@ -226,6 +226,10 @@ class RayBackend:
         actors: number of agent actors (1 <= actors; capped at ``K``); None = one per CPU of the cluster,
             at most ``K``. ``actors=K`` puts every agent in its own actor.
         timeout: seconds to wait for a remote cluster address to answer.
+        placement, max_restarts, checkpoint_every: for party-local problems only (issue 17): a run on a
+            :class:`privdist.runtime.party.HorizontalParties` / ``VerticalParties`` goes to
+            :class:`privdist.runtime.ray_party.PartyBackend` with these settings (one actor per party on its node,
+            data resolved there, restarts from node-local checkpoints).
 
     Raises (when the run starts):
         RayUnavailableError, RayConnectionError: see :func:`connect`.
@@ -234,16 +238,30 @@ class RayBackend:
 
     name = "ray"
 
-    def __init__(self, address: str | None = None, actors: int | None = None, timeout: float = 10.0):
+    def __init__(self, address: str | None = None, actors: int | None = None, timeout: float = 10.0, *,
+                 placement=None, max_restarts: int = 3, checkpoint_every: int = 10, _pool=None):
         self.address = address
         self.n_actors = None if actors is None else check_int(actors, "actors", 1)
         self.timeout = check_positive(timeout, "timeout")
+        self.party_options = {"placement": placement, "max_restarts": check_int(max_restarts, "max_restarts", 0),
+                              "checkpoint_every": check_int(checkpoint_every, "checkpoint_every", 1)}
+        self._pool = _pool
         self._actors: list = []
         self._coord = None
 
     def __getstate__(self):  # a backend handed to a process or Ray task travels as its configuration only
         return {"address": self.address, "n_actors": self.n_actors, "timeout": self.timeout,
-                "_actors": [], "_coord": None}
+                "party_options": self.party_options, "_pool": None, "_actors": [], "_coord": None}
+
+    def for_problem(self, problem):
+        """The backend that runs ``problem``: this one, or a :class:`PartyBackend` for a party-local problem."""
+        from .party import is_party_local
+
+        if not is_party_local(problem):
+            return self
+        from .ray_party import PartyBackend
+
+        return PartyBackend(self.address, timeout=self.timeout, pool=self._pool, **self.party_options)
 
     def start(self, algorithm, problem, network, seed: int, trial: int):
         """Create (or reuse) the actors, initialise them; return the round-0 outboxes."""

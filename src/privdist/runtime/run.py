@@ -69,6 +69,27 @@ def _evaluate(fn, est: np.ndarray, t: int) -> float:
     return float(fn(est, t) if getattr(fn, "with_round", False) else fn(est))
 
 
+def _party_local(problem, be, metrics):
+    """Issue 17 hook: a party-local problem runs on the backend's party mode (data resolved on the parties'
+    nodes) or, on a backend without one (the simulator), materialized in this process. Returns the problem and
+    backend to use and what results record about where data and metrics were."""
+    from .party import PooledDataUnavailableError, is_party_local
+
+    if not is_party_local(problem):
+        return problem, be, {}
+    be = be.for_problem(problem) if hasattr(be, "for_problem") else be
+    if not getattr(be, "party_local", False):
+        return problem.materialize(), be, {"data": {**problem.describe(), "resolved": "driver (materialized)"}}
+    pooled = [name for name, fn in metrics.items() if getattr(fn, "needs_pooled_data", False)]
+    if pooled:
+        raise PooledDataUnavailableError(
+            f"metric(s) {pooled} need pooled data, which a party-local run never holds in one place; compute them "
+            "from data a party or an evaluator is declared to hold (a metric function without needs_pooled_data)")
+    where = {name: getattr(fn, "where", "driver, from the released values (messages)") for name, fn in metrics.items()}
+    return problem, be, {"data": {**problem.describe(), "resolved": "each party's actor, on its node"},
+                         "metrics_where": where}
+
+
 def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int = 0, backend="simulate",
         metrics: Mapping[str, Callable[[np.ndarray], float]] | None = None, keep_iterates: bool = False,
         transcript: str = "digest", checkpoint: str | Path | None = None, checkpoint_every: int = 0,
@@ -113,11 +134,12 @@ def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int =
     if n_prob != K:
         raise ShapeMismatchError(f"the network has {K} agents but the problem has {n_prob}")
     metrics = dict(metrics or {})
-    specs = algorithm.messages(problem, network)
-    router = Router(specs, network)
     if type(secure) is not bool:
         raise TypeError(f"secure must be a bool, got {type(secure).__name__}")
     be = make_backend(backend)
+    problem, be, party_config = _party_local(problem, be, metrics)
+    specs = algorithm.messages(problem, network)
+    router = Router(specs, network)
     config = {"algorithm": algorithm.name, "params": algorithm.params(), "seed": seed, "trial": trial,
               "n_agents": K, "backend": getattr(be, "name", type(be).__name__), "noise": noise_provenance(secure)}
     fp = fingerprint({k: v for k, v in config.items() if k != "backend"})
@@ -187,4 +209,5 @@ def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int =
         ledger=ledger, timings={"init": t_init, "rounds": t_rounds, "per_round": t_rounds / max(ran, 1)},
         final_state=final["state"], final_coordinator_state=final["cstate"],
         iterates=None if iterates is None else np.stack(iterates), config={**config, "rounds": rounds,
-                                                                          "versions": versions()})
+                                                                          "versions": versions(), **party_config,
+                                                                          **getattr(be, "report", dict)()})

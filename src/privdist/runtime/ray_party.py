@@ -1,0 +1,477 @@
+"""Party-local runs on a Ray cluster (issue 17): one actor per party on the party's node, data loaded there.
+
+:class:`PartyBackend` runs a party-local problem (:mod:`privdist.runtime.party`): party ``k``'s actor asks for
+the custom resource of its placement (default ``"party_k"``, offered by the node started with
+``ray start --resources '{"party_k": 1}'``), receives the problem *handle* (sources and public facts only) and
+resolves its own source inside the actor, so environment variables in a path are the node's. The driver routes
+messages, keeps the transcript and the ledger, and never holds a party's arrays: no state is fetched into the
+driver (``final_state`` is None, checkpoints of :func:`run` hold no state).
+
+Placement is checked against ``ray.cluster_resources()`` before any actor starts (:class:`PlacementError`).
+
+Faults: every ``checkpoint_every`` rounds each actor writes its state to a file on its own node
+(``$PRIVDIST_CHECKPOINT_DIR`` or the node's temporary directory); the driver keeps the inboxes it sent since. An
+actor found dead is replaced by a new one on the same node (same resource), which re-initialises from its own
+source, loads the node checkpoint and replays the kept inboxes; randomness being a function of (seed, trial,
+agent, round), the run continues exactly as an uninterrupted one. At most ``max_restarts`` replacements per
+actor and run; beyond that, or when the node is gone, the run ends with :class:`AgentFailedError`. Restarts are
+recorded in ``RunResult.config["ray"]["restarts"]``.
+
+:class:`Cluster` keeps the Ray connection and the party actors (with their loaded data) warm across runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import shutil
+import socket
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+
+from .._checks import check_int, check_positive
+from ..errors import CheckpointError, PrivdistError, ValidationError
+from .checkpoint import atomic_write_bytes
+from .contract import AgentBlock
+from .ray_backend import AgentFailedError, _Worker, connect
+from .simulator import join_outboxes
+
+__all__ = ["PartyBackend", "Cluster", "PlacementError", "default_placement", "load_placement", "RESOURCE_AMOUNT"]
+
+RESOURCE_AMOUNT = 0.001  # of a party's custom resource per actor: a replacement fits beside a dying actor
+COORDINATOR_KEY = "coordinator"
+_INIT_TIMEOUT = 120.0  # seconds for a (re)started actor to load its data and initialise
+
+
+class PlacementError(PrivdistError, LookupError):
+    """A party (or the coordinator) is placed on a custom resource that no live node of the cluster offers."""
+
+
+def default_placement(n_parties: int) -> dict:
+    """``{k: "party_k"}`` for every party and ``{"coordinator": "coordinator"}``."""
+    return {**{k: f"party_{k}" for k in range(n_parties)}, COORDINATOR_KEY: COORDINATOR_KEY}
+
+
+def load_placement(placement, n_parties: int) -> dict | None:
+    """Normalise a placement: None (default names), False (no custom resources), a mapping party -> resource
+    (keys ints, their strings, or ``"coordinator"``) or a JSON/TOML file holding such a mapping.
+
+    Raises:
+        ValidationError: a key that is neither a party id nor ``"coordinator"``, or a party without a resource.
+    """
+    if placement is False:
+        return None
+    if placement is None:
+        return default_placement(n_parties)
+    if isinstance(placement, (str, os.PathLike)):
+        text = Path(placement).read_text()
+        if str(placement).endswith(".toml"):
+            import tomllib
+
+            placement = tomllib.loads(text)
+            placement = placement.get("placement", placement)
+        else:
+            placement = json.loads(text)
+    if not isinstance(placement, Mapping):
+        raise TypeError(f"placement must be a mapping, a file, None or False, got {type(placement).__name__}")
+    out = {}
+    for key, res in placement.items():
+        if key == COORDINATOR_KEY:
+            out[COORDINATOR_KEY] = str(res)
+            continue
+        try:
+            k = int(key)
+        except (TypeError, ValueError):
+            raise ValidationError(f"placement keys are party ids or 'coordinator', got {key!r}") from None
+        if not 0 <= k < n_parties:
+            raise ValidationError(f"placement names party {k}, the problem has parties 0..{n_parties - 1}")
+        out[k] = str(res)
+    missing = [k for k in range(n_parties) if k not in out]
+    if missing:
+        raise ValidationError(f"placement gives no resource to parties {missing}")
+    return out
+
+
+def _ckpt_path(token: str, name: str) -> Path:
+    base = os.environ.get("PRIVDIST_CHECKPOINT_DIR") or tempfile.gettempdir()
+    return Path(base) / "privdist-party-checkpoints" / token / f"{name}.pkl"
+
+
+class _PartyWorker(_Worker):
+    """A party's (or the coordinator's) actor: ``_Worker`` plus node-local checkpoints and node identity."""
+
+    def where(self) -> dict:
+        import ray
+
+        return {"node_id": ray.get_runtime_context().get_node_id(), "host": socket.gethostname(),
+                "pid": os.getpid()}
+
+    def save_local(self, token: str, name: str, t: int) -> None:
+        atomic_write_bytes(_ckpt_path(token, name), pickle.dumps((t, self.state), protocol=pickle.HIGHEST_PROTOCOL))
+
+    def load_local(self, token: str, name: str):
+        """Restore the node checkpoint if there is one: ``(round, estimate or None)``; ``(0, None)`` otherwise."""
+        path = _ckpt_path(token, name)
+        if not path.exists():
+            return 0, None
+        with open(path, "rb") as fh:
+            t, state = pickle.load(fh)
+        return t, self.set_state(state)
+
+    def drop_local(self, token: str) -> None:
+        shutil.rmtree(_ckpt_path(token, "x").parent, ignore_errors=True)
+
+
+_CLASS: list = []
+
+
+class _Pool:
+    """Idle party actors of one Ray session, by resource name (their processes keep the data they loaded)."""
+
+    def __init__(self, max_idle_per_resource: int = 64):
+        self.max_idle = max_idle_per_resource
+        self.job, self.idle = None, {}
+
+    def acquire(self, ray, resources: list) -> list:
+        if not _CLASS:
+            _CLASS.append(ray.remote(num_cpus=0, max_restarts=0, max_task_retries=0)(_PartyWorker))
+        ctx = ray.get_runtime_context()
+        job = (ctx.get_job_id(), ctx.get_node_id())
+        if self.job != job:
+            self.job, self.idle = job, {}
+        picked = [self.idle.get(r, []).pop() if self.idle.get(r) else None for r in resources]
+        pings = {i: a.pid.remote() for i, a in enumerate(picked) if a is not None}
+        for i, ref in pings.items():
+            try:
+                ray.get(ref, timeout=30)
+            except Exception:  # died while idle: replaced below
+                picked[i] = None
+        return [a if a is not None else self.new(ray, r) for a, r in zip(picked, resources)]
+
+    @staticmethod
+    def new(ray, resource):
+        opts = {"resources": {resource: RESOURCE_AMOUNT}} if resource else {}
+        return _CLASS[0].options(**opts).remote()
+
+    def release(self, ray, actors: list, resources: list, dead: set) -> None:
+        for a, r in zip(actors, resources):
+            if a is None:
+                continue
+            if id(a) not in dead and len(self.idle.setdefault(r, [])) < self.max_idle:
+                a.reset.remote()
+                self.idle[r].append(a)
+            else:
+                ray.kill(a, no_restart=True)
+
+    def clear(self, ray) -> None:
+        for actors in self.idle.values():
+            for a in actors:
+                ray.kill(a, no_restart=True)
+        self.idle = {}
+
+
+_DEFAULT_POOL = _Pool()
+
+
+class _Slot:
+    """One actor of the run (a party or the coordinator) and what a replacement needs to catch up."""
+
+    def __init__(self, name: str, resource, agents, role: str):
+        self.name, self.resource, self.agents, self.role = name, resource, agents, role
+        self.actor, self.init_args, self.since, self.ckpt_round, self.restarts = None, None, [], 0, 0
+
+
+class PartyBackend:
+    """One Ray actor per party on the party's node; the party resolves its own data (see module docstring).
+
+    Args:
+        address: Ray cluster (see :func:`privdist.runtime.ray_backend.connect`).
+        placement: party -> custom resource (see :func:`load_placement`); None = ``"party_k"`` and
+            ``"coordinator"``; False = no custom resources (every actor anywhere: sources must resolve there).
+        max_restarts: replacements of one actor per run before the run ends with :class:`AgentFailedError`.
+        checkpoint_every: rounds between node-local state checkpoints (a replacement replays at most this many).
+        timeout: seconds to wait for a remote cluster address to answer.
+        pool: idle actors to reuse (a :class:`Cluster`'s); default: this process's pool.
+
+    Raises (when the run starts):
+        PlacementError: a party's resource is offered by no node (before any actor starts).
+        AgentFailedError: an actor could not be brought back.
+    """
+
+    name = "ray"
+    party_local = True
+
+    def __init__(self, address: str | None = None, placement=None, *, max_restarts: int = 3,
+                 checkpoint_every: int = 10, timeout: float = 10.0, pool: _Pool | None = None):
+        self.address, self.placement = address, placement
+        self.max_restarts = check_int(max_restarts, "max_restarts", 0)
+        self.checkpoint_every = check_int(checkpoint_every, "checkpoint_every", 1)
+        self.timeout = check_positive(timeout, "timeout")
+        self._pool = pool or _DEFAULT_POOL
+        self._slots: list[_Slot] = []
+        self._coord: _Slot | None = None
+        self._report: dict = {}
+
+    def __getstate__(self):
+        return {"address": self.address, "placement": self.placement, "max_restarts": self.max_restarts,
+                "checkpoint_every": self.checkpoint_every, "timeout": self.timeout, "_pool": _DEFAULT_POOL,
+                "_slots": [], "_coord": None, "_report": {}}
+
+    # ------------------------------------------------------------------------------------------ start
+    def _check_placement(self, ray, problem, algorithm) -> tuple[list, object]:
+        K = problem.n_agents
+        placement = load_placement(self.placement, K)
+        if placement is None:
+            return [None] * K, None
+        offered = ray.cluster_resources()
+        need = {k: placement[k] for k in range(K)}
+        coord = None
+        if algorithm.has_coordinator:
+            coord = placement.get(COORDINATOR_KEY)
+            if problem.kind == "horizontal" and coord not in offered:
+                coord = None  # a coordinator that holds no data runs anywhere
+            elif coord is not None:
+                need[COORDINATOR_KEY] = coord
+        missing = {k: r for k, r in need.items() if offered.get(r, 0) < RESOURCE_AMOUNT}
+        if missing:
+            custom = sorted(r for r in offered if not (r in ("CPU", "GPU", "memory", "object_store_memory")
+                                                       or r.startswith("node:") or r.startswith("accelerator")))
+            first_k, first_r = next(iter(missing.items()))
+            who = "the coordinator" if first_k == COORDINATOR_KEY else f"party {first_k}"
+            raise PlacementError(
+                f"no live node of the Ray cluster offers the resource(s) {sorted(set(missing.values()))} needed by "
+                f"{', '.join('the coordinator' if k == COORDINATOR_KEY else f'party {k}' for k in missing)} "
+                f"(custom resources offered: {custom or 'none'}); start {who}'s node with "
+                f"`ray start --address HEAD:PORT --resources '{{\"{first_r}\": 1}}'` or change the placement")
+        return [need[k] for k in range(K)], coord
+
+    def start(self, algorithm, problem, network, seed: int, trial: int):
+        """Check placement, start (or reuse) one actor per party, initialise them on their nodes."""
+        from .party import is_party_local
+
+        if not is_party_local(problem):
+            raise ValidationError("PartyBackend runs party-local problems (HorizontalParties, VerticalParties); "
+                                  "use RayBackend for a problem held by the driver")
+        ray = self._ray = connect(self.address, timeout=self.timeout)
+        self.algorithm, self.t, self.trial = algorithm, 0, trial
+        self._token = uuid.uuid4().hex
+        self._restarts: list[dict] = []
+        self._dead: set = set()
+        K = network.n_agents
+        resources, coord_res = self._check_placement(ray, problem, algorithm)
+        degrees = getattr(network, "degrees", None)
+        self._slots = [_Slot(f"party_{k}", r, [k], "agent") for k, r in enumerate(resources)]
+        self.blocks = [AgentBlock(np.array([k]), K, None if degrees is None else np.asarray(degrees)[[k]])
+                       for k in range(K)]
+        self._coord = _Slot(COORDINATOR_KEY, coord_res, [], "coordinator") if algorithm.has_coordinator else None
+        slots = self._all()
+        actors = self._pool.acquire(ray, [s.resource for s in slots])
+        problem_ref, network_ref = ray.put(ray.cloudpickle.dumps(problem)), ray.put(ray.cloudpickle.dumps(network))
+        for s, a in zip(slots, actors):
+            s.actor = a
+        for s, b in zip(self._slots, self.blocks):
+            s.init_args = ("init", (algorithm, problem_ref, network_ref, b, seed, trial))
+        if self._coord is not None:
+            self._coord.init_args = ("init_coordinator", (algorithm, problem_ref, network_ref, seed, trial))
+        refs = [self._call_init(s) for s in slots]
+        results = self._collect(slots, refs, 0, lambda s: self._call_init(s))
+        agent_res = results[:len(self._slots)]
+        self._events, self._est = None, [est for _, est in agent_res]
+        self._where = self._collect(slots, [s.actor.where.remote() for s in slots], 0,
+                                    lambda s: s.actor.where.remote(), through=0)
+        cout = results[-1] if self._coord is not None else None
+        return join_outboxes([out for out, _ in agent_res]), cout
+
+    def _all(self) -> list:
+        return self._slots + ([self._coord] if self._coord is not None else [])
+
+    def _call_init(self, slot):
+        method, args = slot.init_args
+        return getattr(slot.actor, method).remote(*args)
+
+    # ------------------------------------------------------------------------------------------ faults
+    def _collect(self, slots, refs, t: int, resubmit, through: int | None = None) -> list:
+        """``ray.get`` each reference; a dead actor is replaced, caught up to the state after round ``through``
+        (default ``t - 1``: the call was round ``t``'s step), then its call is resubmitted."""
+        through = max(t - 1, 0) if through is None else through
+        ray = self._ray
+        out = []
+        for s, ref in zip(slots, refs):
+            while True:
+                try:
+                    out.append(ray.get(ref))
+                    break
+                except ray.exceptions.RayActorError as exc:
+                    self._replace(s, t, through, type(exc).__name__)
+                    ref = resubmit(s)
+                except ray.exceptions.RayTaskError as exc:  # the algorithm raised: its own error
+                    raise exc.cause if isinstance(exc.cause, Exception) else exc
+        return out
+
+    def _fail(self, s, t, detail):
+        raise AgentFailedError(s.agents, t, s.role, detail)
+
+    def _replace(self, s: _Slot, t: int, through: int, detail: str) -> None:
+        """A new actor for slot ``s`` on its node, initialised from its source, at the state after ``through``."""
+        ray = self._ray
+        self._dead.add(id(s.actor))
+        if s.restarts >= self.max_restarts:
+            self._fail(s, t, f"{detail}; {s.restarts} restart(s) used, max_restarts={self.max_restarts}")
+        if s.resource is not None and ray.cluster_resources().get(s.resource, 0) < RESOURCE_AMOUNT:
+            self._fail(s, t, f"{detail}; its node (resource {s.resource!r}) has left the cluster")
+        s.restarts += 1
+        t0 = time.perf_counter()
+        s.actor = self._pool.new(ray, s.resource)
+        try:
+            ray.get(self._call_init(s), timeout=_INIT_TIMEOUT)
+            ckpt_round, _ = ray.get(s.actor.load_local.remote(self._token, s.name), timeout=_INIT_TIMEOUT)
+            replay = [(r, inbox) for r, inbox in s.since if ckpt_round < r <= through]
+            step = s.actor.step if s.role == "agent" else s.actor.step_coordinator
+            for r, inbox in replay:
+                ray.get(step.remote(r, inbox), timeout=_INIT_TIMEOUT)
+            where = ray.get(s.actor.where.remote(), timeout=_INIT_TIMEOUT)
+        except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError) as exc:
+            self._dead.add(id(s.actor))
+            self._fail(s, t, f"{detail}; its replacement failed too ({type(exc).__name__})")
+        self._restarts.append({"role": s.role, "agents": list(s.agents), "round": t, "resumed_from_round": ckpt_round,
+                               "replayed_rounds": len(replay), "resource": s.resource, "host": where["host"],
+                               "node_id": where["node_id"], "seconds": time.perf_counter() - t0, "cause": detail})
+
+    def _remember(self, s: _Slot, t: int, inbox) -> None:
+        s.since.append((t, inbox))
+
+    def _checkpoint(self, t: int) -> None:
+        if t % self.checkpoint_every:
+            return
+        slots = self._all()
+        self._collect(slots, [s.actor.save_local.remote(self._token, s.name, t) for s in slots], t,
+                      lambda s: s.actor.save_local.remote(self._token, s.name, t), through=t)
+        for s in slots:
+            s.since, s.ckpt_round = [], t
+
+    # ------------------------------------------------------------------------------------------ rounds
+    def step_agents(self, t: int, inbox):
+        rows = [{k: np.ascontiguousarray(v[b.agents]) for k, v in inbox.items()} for b in self.blocks]
+        for s, r in zip(self._slots, rows):
+            self._remember(s, t, r)
+        refs = [s.actor.step.remote(t, r) for s, r in zip(self._slots, rows)]
+        by_slot = dict(zip(map(id, self._slots), rows))
+        results = self._collect(self._slots, refs, t, lambda s: s.actor.step.remote(t, by_slot[id(s)]))
+        self.t = t
+        self._events = (t, [e for _, ev, _ in results for e in ev])
+        self._est = [est for _, _, est in results]
+        if self._coord is None:
+            self._checkpoint(t)
+        return join_outboxes([out for out, _, _ in results])
+
+    def step_coordinator(self, t: int, inbox):
+        inbox = dict(inbox)
+        self._remember(self._coord, t, inbox)
+        out = self._collect([self._coord], [self._coord.actor.step_coordinator.remote(t, inbox)], t,
+                            lambda s: s.actor.step_coordinator.remote(t, inbox))[0]
+        self._checkpoint(t)
+        return out
+
+    def dp_events(self, t: int) -> list:
+        if self._events is None or self._events[0] != t:
+            return [e for ev in self._collect(self._slots, [s.actor.events.remote(t) for s in self._slots], t,
+                                              lambda s: s.actor.events.remote(t), through=t) for e in ev]
+        return list(self._events[1])
+
+    def estimate(self) -> np.ndarray:
+        return np.concatenate(self._est)
+
+    def snapshot(self):
+        """No state leaves the parties: the states stay on their nodes (``final_state`` is None)."""
+        return {"state": None, "cstate": None, "party_local": True}
+
+    def restore(self, snap) -> None:
+        raise CheckpointError("a party-local run cannot resume from a driver checkpoint (the states stay on the "
+                              "parties' nodes); rerun the trial")
+
+    def report(self) -> dict:
+        """What results record about this run: placement, nodes, restarts."""
+        return dict(self._report)
+
+    def close(self) -> None:
+        if not self._slots:
+            return
+        slots = self._all()
+        for s in slots:
+            try:
+                s.actor.drop_local.remote(self._token)
+            except Exception:
+                pass
+        where = getattr(self, "_where", None) or [{}] * len(slots)
+        self._report = {"ray": {
+            "party_local": True, "checkpoint_every": self.checkpoint_every, "max_restarts": self.max_restarts,
+            "placement": {s.name: {"resource": s.resource, "host": w.get("host"), "node_id": w.get("node_id")}
+                          for s, w in zip(slots, where)},
+            "restarts": list(self._restarts)}}
+        self._pool.release(self._ray, [s.actor for s in slots], [s.resource for s in slots], self._dead)
+        self._slots, self._coord = [], None
+
+    def actors(self) -> list:
+        """The party actors in party order (diagnostics and failure tests)."""
+        return [s.actor for s in self._slots]
+
+
+class Cluster:
+    """A Ray session kept warm across runs: one connection, and party actors that keep their loaded data.
+
+    ``with Cluster("HEAD:PORT") as cluster: run(..., backend=cluster.backend())`` -- the second run reuses the
+    actors (no actor start-up, no data loading). Problems held by the driver run on the same session through
+    :class:`privdist.runtime.ray_backend.RayBackend`.
+
+    Args:
+        address: Ray cluster (see :func:`privdist.runtime.ray_backend.connect`); None starts a local Ray.
+        placement, max_restarts, checkpoint_every: defaults of :meth:`backend` (see :class:`PartyBackend`).
+        num_cpus: CPUs of a local Ray.
+        timeout: seconds to wait for a remote address.
+    """
+
+    def __init__(self, address: str | None = None, placement=None, *, max_restarts: int = 3,
+                 checkpoint_every: int = 10, num_cpus: int | None = None, timeout: float = 10.0):
+        self.address, self.placement, self.timeout = address, placement, timeout
+        self.max_restarts, self.checkpoint_every = max_restarts, checkpoint_every
+        from .ray_backend import _import_ray
+
+        ray = _import_ray()
+        self._owns = not ray.is_initialized()
+        t0 = time.perf_counter()
+        self.ray = connect(address, num_cpus=num_cpus, timeout=timeout)
+        self.connect_seconds = time.perf_counter() - t0
+        self._pool = _Pool()
+
+    def backend(self, placement=None, **kwargs):
+        """A backend on this session: :class:`PartyBackend` for party-local problems, else :class:`RayBackend`
+        (chosen per run by ``run``)."""
+        from .ray_backend import RayBackend
+
+        kw = {"max_restarts": self.max_restarts, "checkpoint_every": self.checkpoint_every, **kwargs}
+        return RayBackend(self.address, placement=self.placement if placement is None else placement,
+                          _pool=self._pool, **kw)
+
+    def resources(self) -> dict:
+        """The cluster's resources (custom ones name the parties' nodes)."""
+        return self.ray.cluster_resources()
+
+    def close(self) -> None:
+        """Kill the idle actors; disconnect if this object connected."""
+        if self._pool is not None:
+            self._pool.clear(self.ray)
+            self._pool = None
+            if self._owns:
+                self.ray.shutdown()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

@@ -1,0 +1,195 @@
+"""Data stays with its party on a real two-node Ray cluster (issue 17).
+
+A head node (resources ``party_0``, ``party_1``, ``coordinator``) and a worker node (``party_2``, ``party_3``) are
+started by ``ray.cluster_utils.Cluster`` as separate raylets, each with its own ``PRIVDIST_TEST_PARTY_DIR``
+pointing to its own temporary data directory; the driver (this process) has no such variable, so every party's
+data path resolves only on that party's node. The released models must equal the simulator's on the same data,
+and a party actor killed mid-run must come back and finish with the uninterrupted result.
+"""
+
+import logging
+import os
+import time
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray")
+
+from privdist.algorithms import make_algorithm  # noqa: E402
+from privdist.data.per_party import PartyDataError, clear_cache  # noqa: E402
+from privdist.data import per_party  # noqa: E402
+from privdist.network import ring  # noqa: E402
+from privdist.privacy import privacy_report  # noqa: E402
+from privdist.problems import make_loss, make_regularizer  # noqa: E402
+from privdist.runtime import SimulatorBackend, run  # noqa: E402
+from privdist.runtime.party import HorizontalParties, PooledDataUnavailableError, VerticalParties  # noqa: E402
+from privdist.runtime.ray_backend import AgentFailedError  # noqa: E402
+from privdist.runtime.ray_party import Cluster, PartyBackend, PlacementError  # noqa: E402
+
+ENV = "PRIVDIST_TEST_PARTY_DIR"
+K, P, N_H, N_V, DIMS = 4, 5, 15, 30, (2, 3, 2, 3)
+HEAD, WORKER = (0, 1), (2, 3)
+ROUNDS = 8
+
+
+def _write_data(head_dir, worker_dir):
+    rng = np.random.default_rng(17)
+    omega = rng.standard_normal(P)
+    for k in range(K):
+        X = rng.standard_normal((N_H, P)) / np.sqrt(P)
+        y = X @ omega + 0.1 * rng.standard_normal(N_H)
+        D = rng.standard_normal((N_V, DIMS[k]))
+        d = head_dir if k in HEAD else worker_dir
+        np.savez(os.path.join(d, f"h_{k}.npz"), X=X, y=y)
+        np.savez(os.path.join(d, f"v_{k}.npz"), X=D)
+    np.savez(os.path.join(head_dir, "labels.npz"), y=np.where(rng.standard_normal(N_V) > 0, 1.0, -1.0))
+
+
+@pytest.fixture(scope="module")
+def two_nodes(tmp_path_factory):
+    from ray.cluster_utils import Cluster as RayTestCluster
+
+    assert ENV not in os.environ, f"{ENV} must not be set in the driver"
+    head_dir, worker_dir = (str(tmp_path_factory.mktemp(n)) for n in ("head_node", "worker_node"))
+    _write_data(head_dir, worker_dir)
+    if ray.is_initialized():  # another module's local Ray: this module needs its own cluster
+        ray.shutdown()
+    cluster = None
+    try:
+        cluster = RayTestCluster(initialize_head=True, head_node_args=dict(
+            num_cpus=1, resources={"party_0": 1, "party_1": 1, "coordinator": 1}, env_vars={ENV: head_dir},
+            include_dashboard=False))
+        cluster.add_node(num_cpus=1, resources={"party_2": 1, "party_3": 1}, env_vars={ENV: worker_dir})
+        ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False,
+                 logging_level=logging.WARNING)
+    except Exception as exc:  # pragma: no cover - depends on the machine
+        if cluster is not None:
+            cluster.shutdown()
+        pytest.skip(f"cannot start a two-node Ray cluster here: {type(exc).__name__}: {exc}")
+    session = Cluster(cluster.address)
+    nodes = {n["Resources"].get("party_0", 0) > 0: n["NodeID"] for n in ray.nodes() if n["Alive"]}
+    yield {"session": session, "head": nodes[True], "worker": nodes[False], "dirs": (head_dir, worker_dir)}
+    session.close()
+    ray.shutdown()
+    cluster.shutdown()
+
+
+def _horizontal(root=None):
+    """The party-local problem; with ``root`` (a function of the party id) the same files by explicit path."""
+    where = (lambda k: f"${ENV}") if root is None else root
+    return HorizontalParties([f"{where(k)}/h_{k}.npz" for k in range(K)], make_loss("squared"),
+                             make_regularizer("l2"), 1.0, n_features=P)
+
+
+def _vertical(root=None):
+    where = (lambda k: f"${{{ENV}}}") if root is None else root
+    return VerticalParties([f"{where(k)}/v_{k}.npz" for k in range(K)], f"{where(0)}/labels.npz", dims=DIMS,
+                           n_samples=N_V, reg_weight=0.1)
+
+
+def _materialized(make, dirs):
+    """The same problem built in this process from the files (the simulator reference on the same data)."""
+    try:
+        return make(lambda k: dirs[0] if k in HEAD else dirs[1]).materialize()
+    finally:
+        clear_cache()
+
+
+def _assert_same(ref, got):
+    assert sorted(ref.transcript.rounds) == sorted(got.transcript.rounds)
+    for t, msgs in ref.transcript.rounds.items():
+        for key, arr in msgs.items():
+            np.testing.assert_allclose(got.transcript.rounds[t][key], arr, rtol=1e-12, atol=0,
+                                       err_msg=f"round {t} {key}")
+    np.testing.assert_allclose(got.estimates, ref.estimates, rtol=1e-12, atol=0)
+    assert privacy_report(ref.ledger, 1e-3)["per_agent"] == privacy_report(got.ledger, 1e-3)["per_agent"]
+
+
+def _placed_right(result, info):
+    placed = result.config["ray"]["placement"]
+    for k in range(K):
+        assert placed[f"party_{k}"]["node_id"] == info["head" if k in HEAD else "worker"], k
+
+
+@pytest.mark.parametrize("name,params", [("consensus_admm", {"rho": 1.0}),
+                                         ("dpsgd", {"alpha0": 0.3, "epsilon": 0.5})])
+def test_horizontal_parties_on_their_nodes_equal_the_simulator(two_nodes, name, params):
+    algo, net = make_algorithm(name, **params), ring(K)
+    got = run(algo, _horizontal(), net, ROUNDS, seed=3, transcript="full", backend=two_nodes["session"].backend())
+    _placed_right(got, two_nodes)
+    assert got.final_state is None and got.config["data"]["resolved"] == "each party's actor, on its node"
+    problem = _materialized(_horizontal, two_nodes["dirs"])
+    _assert_same(run(algo, problem, net, ROUNDS, seed=3, transcript="full", backend=SimulatorBackend(blocks=K)), got)
+    one = run(algo, problem, net, ROUNDS, seed=3, transcript="full")  # the default single block: to 1e-9
+    np.testing.assert_allclose(got.estimates, one.estimates, rtol=1e-9, atol=1e-12)
+
+
+def test_admm_sharing_parties_and_coordinator_on_their_nodes_equal_the_simulator(two_nodes):
+    algo, net = make_algorithm("admm_sharing", rho=1.0, epsilon=1.0, b1=5.0), ring(K)
+    got = run(algo, _vertical(), net, ROUNDS, seed=4, transcript="full", backend=two_nodes["session"].backend())
+    _placed_right(got, two_nodes)
+    assert got.config["ray"]["placement"]["coordinator"]["node_id"] == two_nodes["head"]
+    assert got.final_coordinator_state is None  # the labels never reach the driver
+    ref = run(algo, _materialized(_vertical, two_nodes["dirs"]), net, ROUNDS, seed=4, transcript="full",
+              backend=SimulatorBackend(blocks=K))
+    _assert_same(ref, got)
+
+
+def test_the_driver_cannot_resolve_any_party_data(two_nodes):
+    handle = _horizontal()
+    for k in range(K):
+        with pytest.raises(PartyDataError, match=f"{ENV}.*not set on node"):
+            handle.sources[k].resolve(k)
+    with pytest.raises(PartyDataError):  # the simulator would need the data here: it cannot get them
+        run(make_algorithm("consensus_admm"), handle, ring(K), 2)
+    with pytest.raises(PooledDataUnavailableError, match="X"):
+        handle.X  # noqa: B018  (no pooled arrays on a handle)
+    run(make_algorithm("consensus_admm"), handle, ring(K), 2, backend=two_nodes["session"].backend())
+    assert per_party._CACHE == {}  # nothing was ever resolved in this process
+    assert handle._local == {}
+
+
+def test_missing_resource_is_a_named_error_before_round_one(two_nodes):
+    t0 = time.perf_counter()
+    backend = two_nodes["session"].backend(placement={0: "party_0", 1: "party_1", 2: "party_2", 3: "party_9"})
+    with pytest.raises(PlacementError, match=r"party_9.*party 3.*ray start --address"):
+        run(make_algorithm("consensus_admm"), _horizontal(), ring(K), ROUNDS, backend=backend)
+    assert time.perf_counter() - t0 < 10
+    pooled = lambda B: 0.0  # noqa: E731
+    pooled.needs_pooled_data = True
+    with pytest.raises(PooledDataUnavailableError, match="pooled"):
+        run(make_algorithm("consensus_admm"), _horizontal(), ring(K), 2, backend=two_nodes["session"].backend(),
+            metrics={"ne": pooled})
+
+
+def test_killed_party_actor_restarts_on_its_node_and_the_run_is_unchanged(two_nodes):
+    algo, net = make_algorithm("dpsgd", alpha0=0.3, epsilon=0.5), ring(K)
+    be = PartyBackend(two_nodes["session"].address, checkpoint_every=3, pool=two_nodes["session"]._pool)
+
+    def killer(B, calls=[]):  # metrics run in the driver after init and after every round
+        calls.append(1)
+        if len(calls) == 6:  # after round 5: kill party 2 (worker node); checkpoint at 3, replay 4..5
+            ray.kill(be.actors()[2], no_restart=True)
+        return float(np.linalg.norm(B))
+
+    got = run(algo, _horizontal(), net, ROUNDS, seed=5, transcript="full", backend=be, metrics={"norm": killer})
+    (restart,) = got.config["ray"]["restarts"]
+    assert restart["agents"] == [2] and restart["round"] == 6 and restart["resumed_from_round"] == 3
+    assert restart["replayed_rounds"] == 2 and restart["node_id"] == two_nodes["worker"]
+    whole = run(algo, _horizontal(), net, ROUNDS, seed=5, transcript="full",
+                backend=two_nodes["session"].backend(), metrics={"norm": lambda B: float(np.linalg.norm(B))})
+    assert whole.config["ray"]["restarts"] == []
+    _assert_same(whole, got)
+    np.testing.assert_array_equal(got.curves["norm"], whole.curves["norm"])
+
+    be0 = PartyBackend(two_nodes["session"].address, max_restarts=0, pool=two_nodes["session"]._pool)
+
+    def killer0(B, calls=[]):
+        calls.append(1)
+        if len(calls) == 3:
+            ray.kill(be0.actors()[1], no_restart=True)
+        return 0.0
+
+    with pytest.raises(AgentFailedError, match=r"agent 1 died in round 3.*max_restarts=0"):
+        run(algo, _horizontal(), net, ROUNDS, seed=5, backend=be0, metrics={"k": killer0})
