@@ -1,2 +1,15 @@
-"""privdist: privacy-preserving distributed optimization."""
+"""privdist: privacy-preserving distributed optimization.
+
+``privdist.run`` is :func:`privdist.runtime.run` (imported on first use, so ``import privdist`` stays fast).
+"""
+
 __version__ = "0.1.0"
+__all__ = ["run", "__version__"]
+
+
+def __getattr__(name: str):
+    if name == "run":
+        from .runtime import run
+
+        return run
+    raise AttributeError(f"module 'privdist' has no attribute {name!r}")
