@@ -68,7 +68,7 @@ def test_simulator_materializes_the_handle_and_equals_the_plain_problem(files):
     with pytest.raises(PooledDataUnavailableError, match="parts"):
         handle.parts()
     with pytest.raises(PooledDataUnavailableError):  # D-ZOA needs beta^c on pooled data: a named error
-        make_algorithm("dzoa", check_rows=False).init(handle, ring(3), type("B", (), {"agents": np.arange(1), "size": 1,
+        make_algorithm("dzoa", check_rows=False, R="oracle").init(handle, ring(3), type("B", (), {"agents": np.arange(1), "size": 1,
                                                                       "n_agents": 3, "degrees": np.ones(1)})(), None)
     bad = HorizontalParties([f"${ENV}/p{k}.npz" for k in range(3)], make_loss("squared"), make_regularizer("l2"),
                             n_features=5)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import check_int, check_positive
+from .._checks import check_int, check_positive, check_probability
 from ..errors import CalibrationError, ValidationError
 
 __all__ = [
@@ -89,8 +89,7 @@ def check_theorem_range(epsilon: float, delta: float, allow_outside_theorem: boo
         ValidationError: ``epsilon <= 0`` or ``delta`` outside (0, 1) (never allowed).
     """
     check_positive(epsilon, "epsilon")
-    if not 0 < delta < 1:
-        raise ValidationError(f"delta must be in (0, 1), got {delta}")
+    check_probability(delta, "delta")
     problems = []
     if epsilon > 1:
         problems.append(f"epsilon = {epsilon} > 1")

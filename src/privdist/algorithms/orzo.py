@@ -118,6 +118,7 @@ class ORZO(CentralRelay, AlgorithmBase):
 
     def __post_init__(self):
         check_int(self.J, "J", 1)
+        check_int(self.chunk, "chunk", 1)
         check_positive(self.alpha, "alpha")
         for nm in ("u", "R", "G"):
             if getattr(self, nm) is not None:

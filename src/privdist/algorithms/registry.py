@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import numbers
+import types
+import typing
 
 from ..errors import UnknownNameError, ValidationError
 from .consensus_admm import ConsensusADMM
@@ -46,4 +49,38 @@ def make_algorithm(name: str, **params):
     unknown = sorted(set(params) - set(known))
     if unknown:
         raise ValidationError(f"unknown parameter(s) {unknown} for algorithm {name!r}; known: {known}")
+    _check_types(name, cls, params)
     return cls(**params)
+
+
+def _allowed(hint) -> set:
+    """The plain types a field annotation admits (``float | None`` -> {float, NoneType})."""
+    if hint is typing.Any:
+        return {object}
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return set().union(*(_allowed(a) for a in typing.get_args(hint)))
+    if origin is not None:
+        return {origin}
+    return {hint}
+
+
+def _check_types(name: str, cls: type, params: dict) -> None:
+    """Reject a value of the wrong type before the factory sees it (a TypeError naming the parameter, STYLE
+    #11): a string where a number is expected would otherwise fail deep inside a comparison."""
+    hints = typing.get_type_hints(cls)
+    for key, value in params.items():
+        allowed = _allowed(hints.get(key, typing.Any))
+        if object in allowed or type(value) in allowed:
+            continue
+        if value is False and type(None) in allowed:  # TOML has no null: false means "none" (e.g. epsilon)
+            continue
+        is_number = isinstance(value, numbers.Real) and not isinstance(value, bool)
+        if is_number and (float in allowed or (int in allowed and float(value).is_integer()
+                                               and isinstance(value, numbers.Integral))):
+            continue
+        if isinstance(value, (list, tuple)) and (tuple in allowed or list in allowed):
+            continue
+        names = sorted(getattr(t, "__name__", str(t)).replace("NoneType", "None") for t in allowed)
+        raise TypeError(f"{name}: parameter {key} must be {' or '.join(names)}, got {type(value).__name__} "
+                        f"{value!r}")

@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._checks import check_int, check_positive
+from .._checks import check_int, check_nonnegative, check_positive
 from ..errors import ValidationError
 from .base import AlgorithmBase
 from .orzo import CentralRelay, global_value_diff
@@ -63,8 +63,7 @@ class ZOOADMM(CentralRelay, AlgorithmBase):
         check_int(self.q, "q", 1)
         for nm in ("rho", "a", "eta_c", "beta_c"):
             check_positive(getattr(self, nm), nm)
-        if self.init_scale < 0:
-            raise ValidationError(f"init_scale must be >= 0, got {self.init_scale}")
+        check_nonnegative(self.init_scale, "init_scale")
 
     def init_coordinator(self, problem, network, rng):
         a = self.a

@@ -64,8 +64,8 @@ def register_problem_kind(kind: ProblemKind) -> ProblemKind:
 def problem_kind(name: str) -> ProblemKind:
     """The registered problem kind ``name`` (UnknownNameError otherwise)."""
     _load_builtin_kinds()
-    if name not in PROBLEM_KINDS:
-        raise UnknownNameError("problem kind", name, list(PROBLEM_KINDS))
+    if not isinstance(name, str) or name not in PROBLEM_KINDS:
+        raise UnknownNameError("problem kind", repr(name) if not isinstance(name, str) else name, list(PROBLEM_KINDS))
     return PROBLEM_KINDS[name]
 
 

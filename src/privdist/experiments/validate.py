@@ -71,7 +71,8 @@ class _Run(_Model):
 class _Data(_Model):
     kind: str
     params: dict[str, Any] = {}
-    partition: Literal["contiguous", "shuffle"] = "contiguous"
+    # contiguous | shuffle | column (natural silos, params.party_column) | dirichlet[:ALPHA] (label skew)
+    partition: Annotated[str, Field(pattern=r"^(contiguous|shuffle|column|dirichlet(:[0-9.eE+-]+)?)$")] = "contiguous"
 
 
 class _Network(_Model):
@@ -280,6 +281,7 @@ def _signature_fields(func, skip=("rng", "data_dir", "name", "name_or_path", "sp
 def data_kinds() -> dict[str, dict[str, tuple[Any, Any]]]:
     """``[data] kind -> {param: (type, default)}`` from the loaders' signatures."""
     from ..data.adult import load_adult
+    from ..data.files import file_dataset, load_file
     from ..data.gisette import gisette_synthetic
     from ..data.svmlight import LIBSVM_FILES, load_svmlight
     from ..data.synthetic import dzoa_regression
@@ -287,7 +289,13 @@ def data_kinds() -> dict[str, dict[str, tuple[Any, Any]]]:
     gis = _signature_fields(gisette_synthetic)
     out = {"dzoa_synthetic": _signature_fields(dzoa_regression), "adult": _signature_fields(load_adult),
            "gisette_synthetic": gis, "gisette": {**gis, "source": (Literal["auto", "real", "synthetic"], "auto")},
-           "generated": {}}
+           "generated": {},
+           # a user's own file: file_dataset's preprocessing options plus load_file's reader options
+           "file": {**_signature_fields(load_file, skip=()), **_signature_fields(file_dataset, skip=())},
+           # party-local sources (issue 17): resolved on each party's node, checked by the party_* problem kinds
+           "per_party": {"parties": (list, inspect.Parameter.empty), "n_features": (Optional[int], None),
+                         "dims": (Optional[list], None), "n_samples": (Optional[int], None),
+                         "labels": (Any, None)}}
     out.update({name: _signature_fields(load_svmlight) for name in LIBSVM_FILES})
     return out
 
