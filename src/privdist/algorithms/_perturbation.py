@@ -164,7 +164,8 @@ class PerturbedADMMState:
         f: (K, P) last private primal solution (warm start of the exact solve).
         gamma: (K, P) duals, ``gamma = 2 lambda`` of spec §6.2.
         g_hat: (K, P) R-ADMM's recycled gradient (zeros for PVP/DVP).
-        degrees, counts, mu: (K,) degree ``d_p``, sample count ``B_p``, modulus ``mu_p``.
+        degrees, counts, mu: (K,) degree ``d_p``, effective sample count ``B_p = 1/w_p`` (``w_p`` the problem's
+            per-sample loss weight: ``B_p`` = samples under the mean loss, 1 under the sum loss), modulus ``mu_p``.
         eps_prime, phi: (K,) DVP/R-ADMM objective-perturbation rate budget and extra ridge.
         problem: the block's local data.
         oracle: its :class:`~privdist.algorithms._sparse_oracle.SparseERMOracle` (fast exact solves).
@@ -239,7 +240,7 @@ class PerturbedADMM(AlgorithmBase):
         deg = degrees_of(block)
         if np.any(deg <= 0):
             raise ValidationError("PVP/DVP/R-ADMM need every agent to have at least one neighbour")
-        counts = np.asarray(local.counts, dtype=float)
+        counts = 1.0 / np.asarray(local.sample_weight, dtype=float)  # B_p: every 1/B_p below is the loss weight
         mu = strong_convexity(local, self.rho, deg)
         eps_prime, phi = np.full(block.size, np.inf), np.zeros(block.size)
         if self.eps_iter is not None and self.noise == "gamma":

@@ -141,7 +141,8 @@ class SparseHorizontalERM(HorizontalERM):
         agents = np.asarray(agents)
         parts = [(self.X[k, : self.counts[k]], self.y[k, : self.counts[k]]) for k in agents]
         return SparseHorizontalERM(parts, self.loss, self.regularizer, self.reg_weight,
-                                   n_agents_total=self.n_agents_total, agent_ids=self.agent_ids[agents])
+                                   n_agents_total=self.n_agents_total, agent_ids=self.agent_ids[agents],
+                                   loss_scale=self.loss_scale)
 
     def local_values(self, B):
         B = np.asarray(B, dtype=float)
