@@ -192,7 +192,8 @@ class PerturbedADMMState:
         f: (K, P) last private primal solution (warm start of the exact solve).
         gamma: (K, P) duals, ``gamma = 2 lambda`` of spec §6.2.
         g_hat: (K, P) R-ADMM's recycled gradient (zeros for PVP/DVP).
-        degrees, counts, mu: (K,) degree ``d_p``, sample count ``B_p``, modulus ``mu_p``.
+        degrees, counts, mu: (K,) degree ``d_p``, effective sample count ``B_p = 1/w_p`` (``w_p`` the problem's
+            per-sample loss weight: ``B_p`` = samples under the mean loss, 1 under the sum loss), modulus ``mu_p``.
         eps_prime, phi: (K,) DVP/R-ADMM objective-perturbation rate budget and extra ridge.
         problem: the block's local data.
         oracle: its :class:`~privdist.algorithms._sparse_oracle.SparseERMOracle` (fast exact solves).
@@ -275,7 +276,7 @@ class PerturbedADMM(AlgorithmBase):
             local = local.with_clipped_gradients(self.c1)
             if self.eps_iter is not None and self._objective_perturbation and self.noise == "gamma":
                 check_unit_rows(local, self.name)
-        counts = np.asarray(local.counts, dtype=float)
+        counts = 1.0 / np.asarray(local.sample_weight, dtype=float)  # B_p: every 1/B_p below is the loss weight
         mu = strong_convexity(local, self.rho, deg)
         eps_prime, phi = np.full(block.size, np.inf), np.zeros(block.size)
         if self.eps_iter is not None and self.noise == "gamma":

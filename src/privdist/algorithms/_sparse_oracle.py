@@ -150,7 +150,8 @@ class SparseHorizontalERM(HorizontalERM):
             return source.subset(agents).with_clipped_gradients(self.loss.c1)
         parts = [(self.X[k, : self.counts[k]], self.y[k, : self.counts[k]]) for k in agents]
         return SparseHorizontalERM(parts, self.loss, self.regularizer, self.reg_weight,
-                                   n_agents_total=self.n_agents_total, agent_ids=self.agent_ids[agents])
+                                   n_agents_total=self.n_agents_total, agent_ids=self.agent_ids[agents],
+                                   loss_scale=self.loss_scale)
 
     def local_values(self, B):
         B = np.asarray(B, dtype=float)

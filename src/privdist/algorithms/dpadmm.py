@@ -7,7 +7,10 @@ release ``w~_i^k``, with ``eta_t = eta0 / sqrt(t)``:
     g_i = grad L_i(w~_i^k)                (per-sample loss gradients clipped to ``c1`` when ``clip``)
     w_i = (rho z^k + lambda_i^k + w~_i^k / eta_t - g_i) / (rho + 1/eta_t)
     w~_i = w_i + N(0, sigma_t^2 I),   sigma_t = Delta_t sqrt(C log(1.25/delta)) / epsilon,
-    Delta_t = 2 c1 / (m_i (rho + 1/eta_t))                              (replace-one sensitivity)
+    Delta_t = 2 c1 w_i / (rho + 1/eta_t)                                 (replace-one sensitivity)
+
+with ``w_i`` the problem's per-sample loss weight (``1/m_i`` under the mean loss, 1 under the sum loss,
+:attr:`~privdist.problems.HorizontalERM.sample_weight`).
 
 Coordinator (round ``t``, on the gathered ``w~``): ``z = mean_i(w~_i - lambda_i/rho)``,
 ``lambda_i <- lambda_i - rho (w~_i - z)``; broadcasts ``z`` and scatters ``lambda_i``. ``C = 2.1`` (comparison mode,
@@ -31,10 +34,10 @@ __all__ = ["DPADMM", "DPADMMState", "DPADMMCoordinatorState"]
 
 @dataclass(frozen=True)
 class DPADMMState:
-    """Agents: ``w`` (K, P) last release ``w~``, ``counts`` samples per agent, local ``problem``."""
+    """Agents: ``w`` (K, P) last release ``w~``, ``weights`` per-sample loss weight per agent, local ``problem``."""
 
     w: np.ndarray
-    counts: np.ndarray
+    weights: np.ndarray
     problem: Any
 
 
@@ -83,7 +86,7 @@ class DPADMM(PerIterationGaussian, AlgorithmBase):
         check_problem_network(problem, network, needs_degrees=False)
         local = problem.subset(block.agents) if block.size != problem.n_agents else problem
         zeros = np.zeros((block.size, problem.n_features))
-        return DPADMMState(zeros, np.asarray(local.counts, dtype=float), local), {"w": zeros.copy()}
+        return DPADMMState(zeros, np.asarray(local.sample_weight, dtype=float), local), {"w": zeros.copy()}
 
     def init_coordinator(self, problem, network, rng):
         P = problem.n_features
@@ -95,7 +98,7 @@ class DPADMM(PerIterationGaussian, AlgorithmBase):
         grad = state.problem.local_grads(state.w, clip=self.c1 if self.clip else None)
         w = (self.rho * inbox["z"] + inbox["lam"] + state.w * inv_eta - grad) / (self.rho + inv_eta)
         if self.epsilon is not None:
-            sigma = 2.0 * self.c1 / (state.counts * (self.rho + inv_eta)) * self.noise_multiplier
+            sigma = 2.0 * self.c1 * state.weights / (self.rho + inv_eta) * self.noise_multiplier
             w = w + rng.normal((w.shape[1],), scale=sigma)
         return replace(state, w=w), {"w": w}
 

@@ -6,8 +6,9 @@ Core: Nedić & Ozdaglar (2009). DP customisation [RECON, spec §6.6]: agent ``k`
     x_k(t) = sum_{l in N_k ∪ {k}} a_kl q_l(t-1) - alpha_t d_k(q_k(t-1)),   alpha_t = alpha0 / sqrt(t),
 
 with Metropolis weights ``a_kl`` (the ``MIX`` aggregation of a static network) and ``d_k`` a subgradient of
-``f_k``. Replacing one sample of agent ``k`` moves ``d_k`` by at most ``2 c1 / N_k`` when every per-sample
-loss gradient has norm <= ``c1``, so the l2 sensitivity of ``x_k(t)`` is ``Delta_t = 2 alpha_t c1 / N_k`` and
+``f_k``. Replacing one sample of agent ``k`` moves ``d_k`` by at most ``2 c1 w_k`` when every per-sample
+loss gradient has norm <= ``c1`` (``w_k`` the per-sample loss weight: ``1/N_k`` mean, 1 sum loss), so the l2
+sensitivity of ``x_k(t)`` is ``Delta_t = 2 alpha_t c1 w_k`` and
 
     sigma_t = Delta_t sqrt(C log(1.25 / delta)) / epsilon
 
@@ -34,11 +35,11 @@ __all__ = ["DPSGD", "DPSGDState"]
 
 @dataclass(frozen=True)
 class DPSGDState:
-    """``x`` (K, P) private iterate, ``q`` (K, P) last release, ``counts`` samples per agent."""
+    """``x`` (K, P) private iterate, ``q`` (K, P) last release, ``weights`` per-sample loss weight per agent."""
 
     x: np.ndarray
     q: np.ndarray
-    counts: np.ndarray
+    weights: np.ndarray
     problem: object
 
 
@@ -73,7 +74,7 @@ class DPSGD(PerIterationGaussian, AlgorithmBase):
         check_problem_network(problem, network, needs_degrees=False)
         local = problem.subset(block.agents) if block.size != problem.n_agents else problem
         zeros = np.zeros((block.size, problem.n_features))
-        return DPSGDState(zeros, zeros.copy(), np.asarray(local.counts, dtype=float), local), {"q": zeros.copy()}
+        return DPSGDState(zeros, zeros.copy(), np.asarray(local.sample_weight, dtype=float), local), {"q": zeros.copy()}
 
     def step(self, state, inbox, t, rng):
         alpha = self.alpha0 / np.sqrt(t)
@@ -82,7 +83,7 @@ class DPSGD(PerIterationGaussian, AlgorithmBase):
         if self.epsilon is None:
             q = x
         else:
-            sigma = 2.0 * alpha * self.c1 / state.counts * self.noise_multiplier
+            sigma = 2.0 * alpha * self.c1 * state.weights * self.noise_multiplier
             q = x + rng.normal((x.shape[1],), scale=sigma)
         return replace(state, x=x, q=q), {"q": q}
 

@@ -129,7 +129,7 @@ def squared_inner_loops(X, y, counts, q, v, l1w: float, Js, T: int, alphas, u1: 
 
     Args:
         X, y: (K, n, P) and (K, n), rows beyond ``counts[k]`` zero.
-        counts: (K,) samples per agent; q: (K,); v: (K, P); l1w: l1 weight; Js: (K,) pairs per step.
+        counts: (K,) ``n_k = 1/w_k`` (samples under the mean loss, 1 under the sum loss); q: (K,); v: (K, P); l1w: l1 weight; Js: (K,) pairs per step.
         T: steps; alphas: (K, T) step sizes; u1: smoothing; gens: K generators.
         chunk: pairs per block (memory: about ``K (3 P + 2) chunk`` doubles).
         probe: optional ``(k, probe(t, g))`` called with agent ``k``'s estimate of each step.

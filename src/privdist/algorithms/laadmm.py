@@ -82,7 +82,8 @@ def paper_sigma(epsilon: float, delta: float, t: int, l: int, c0: float | None =
 @dataclass(frozen=True)
 class LAADMMState:
     """``w`` (K, P) last noisy inner iterate, ``wb`` last broadcast, ``gamma`` duals (``2 lambda``),
-    ``w_sum`` running sum of ``w^{k,r}``, r = 0..l-1, ``k`` iterations done; per-agent constants."""
+    ``w_sum`` running sum of ``w^{k,r}``, r = 0..l-1, ``k`` iterations done; per-agent constants (``counts`` is the
+    effective ``|D_i| = 1/w_i``, ``w_i`` the problem's per-sample loss weight: samples (mean loss) or 1 (sum loss))."""
 
     w: np.ndarray
     wb: np.ndarray
@@ -193,7 +194,7 @@ class LAADMM(AlgorithmBase):
             local = local.with_clipped_gradients(self.c1)
         zeros = np.zeros((block.size, problem.n_features))
         state = LAADMMState(zeros, zeros.copy(), zeros.copy(), zeros.copy(), 0, degrees_of(block),
-                            np.asarray(local.counts, dtype=float), local, oracle_of(local))
+                            1.0 / np.asarray(local.sample_weight, dtype=float), local, oracle_of(local))
         return state, {"wb": zeros.copy()}
 
     def _reg_lambda(self, problem) -> float:

@@ -8,7 +8,8 @@ Centralised and non-private: ``F(beta) = sum_k f_k(beta)``, ``beta^{(0)} = 0`` a
 
 scoring the running average ``beta_hat^{(t)}`` (the iterate of Duchi et al.'s guarantee, S1(26)). Defaults of S1
 Fig. 1 [RES, AMB-D14]: ``J = 30``, ``u = 1/R``, ``alpha = 0.54``, ``R = 2||beta^c||``,
-``G = sum_k 2/N_k (||X_k||^2 R + ||X_k^T y_k||) + eta G_R`` (§2.8 without dual/penalty terms).
+``G = sum_k 2 w_k (||X_k||^2 R + ||X_k^T y_k||) + eta G_R`` (§2.8 without dual/penalty terms; ``w_k`` the
+per-sample loss weight, ``1/N_k`` mean or 1 sum loss).
 
 In the runtime the *coordinator* is the central solver (it sees the whole problem, as a central hub would); it
 broadcasts the scored estimate, which every agent reports (spec §1.5: ``beta_k := beta``). The broadcast of
@@ -78,8 +79,10 @@ def global_value_diff(problem, data_only: bool = False):
 
 
 def global_lipschitz(problem, R: float, with_reg: bool = True) -> float:
-    """``G = sum_k 2/N_k (||X_k||_2^2 R + ||X_k^T y_k||) + eta G_R`` (spec §6.7 / §2.8)."""
-    G = sum(2.0 / X.shape[0] * (np.linalg.norm(X, 2) ** 2 * R + np.linalg.norm(X.T @ y)) for X, y in problem.parts())
+    """``G = sum_k 2 w_k (||X_k||_2^2 R + ||X_k^T y_k||) + eta G_R`` (spec §6.7 / §2.8; ``w_k = 1/N_k`` under the
+    mean loss, 1 under the sum loss)."""
+    G = sum(2.0 * w * (np.linalg.norm(X, 2) ** 2 * R + np.linalg.norm(X.T @ y))
+            for w, (X, y) in zip(problem.sample_weight, problem.parts()))
     if with_reg:
         name = problem.regularizer.name
         G += problem.reg_weight * (math.sqrt(problem.n_features) if name == "l1" else 2.0 * R if name == "l2" else 0.0)

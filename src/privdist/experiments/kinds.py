@@ -1,7 +1,9 @@
 """Problem kinds shipped with the experiments layer (see :mod:`privdist.experiments.build`).
 
 ``horizontal_erm``: a dataset from the data registry split evenly among the network's agents, a loss and a
-regularizer (spec §2.1 form ``f_k = mean loss + reg_weight / K * R``), the reference ``beta^c`` (AMB-D12) and
+regularizer (spec §2.1 form ``f_k = w_k sum loss + reg_weight / K * R`` with ``[problem].loss_scale`` ``"mean"``
+(``w_k = 1/N_k``, default) or ``"sum"`` (``w_k = 1``, AMB-D12 revised: S1(30)/(31) is then the distributed
+minimiser exactly)), the reference ``beta^c`` (AMB-D12) and
 the metrics ``ne`` (normalized error, spec §1.5) and ``objective_gap``.
 """
 
@@ -57,7 +59,7 @@ def build_horizontal_erm(spec, rng, data_dir) -> Trial:
     parts = _partition(spec.data.get("partition", "contiguous"), dataset, network.n_agents, rng)
     prob = spec.problem
     loss, reg = make_loss(prob.get("loss", "squared")), make_regularizer(prob.get("regularizer", "l2"))
-    problem = HorizontalERM(parts, loss, reg, prob.get("reg_weight", 0.0))
+    problem = HorizontalERM(parts, loss, reg, prob.get("reg_weight", 0.0), loss_scale=prob.get("loss_scale", "mean"))
     reference = prob.get("reference", "distributed")
     if reference == "distributed":  # AMB-D12 default: minimiser of the distributed objective S1(1)
         beta_c = reference_solution(problem)
@@ -74,5 +76,6 @@ def build_horizontal_erm(spec, rng, data_dir) -> Trial:
     return Trial(problem, network, metrics, {"beta_c": beta_c, "dataset": dataset})
 
 
-register_problem_kind(ProblemKind("horizontal_erm", frozenset({"loss", "regularizer", "reg_weight", "reference"}),
+register_problem_kind(ProblemKind("horizontal_erm", frozenset({"loss", "regularizer", "reg_weight", "reference",
+                                                               "loss_scale"}),
                                   ("ne", "objective_gap"), build_horizontal_erm))

@@ -47,7 +47,7 @@ def build_dzoa_probe(spec, rng, data_dir) -> Trial:
     return trial
 
 
-register_problem_kind(ProblemKind("dzoa_probe", frozenset({"loss", "regularizer", "reg_weight", "reference"}),
+register_problem_kind(ProblemKind("dzoa_probe", frozenset({"loss", "regularizer", "reg_weight", "reference", "loss_scale"}),
                                   ("ne", "probe1", "probe2"), build_dzoa_probe))
 
 

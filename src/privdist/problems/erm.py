@@ -3,11 +3,15 @@
 Agent ``k`` holds ``(X_k, y_k)`` with ``N_k`` rows and the local objective (spec §2.1, S1(2); §6.2 ``O_p``;
 S3 ``L_{D_i}``)
 
-    f_k(beta) = (1/N_k) sum_j l(x_kj^T beta, y_kj) + (reg_weight / K) R(beta),
+    f_k(beta) = w_k sum_j l(x_kj^T beta, y_kj) + (reg_weight / K) R(beta),
 
-so that ``sum_k f_k`` is the network objective. Agents' data are stored padded to a common row count with
-per-row weights ``1/N_k`` (0 on padding), so every oracle below is one batched array expression over the
-leading agent axis: no Python loop over agents.
+with the per-sample loss weight ``w_k = 1/N_k`` (``loss_scale="mean"``, the spec's reading of S1(1)/(2), the
+default) or ``w_k = 1`` (``loss_scale="sum"``: ``sum_k f_k = ||X beta - y||^2 + eta R`` for the squared loss, so
+the distributed minimiser is exactly S1(30)/(31)'s ``beta^c``, AMB-D12 revised), so that ``sum_k f_k`` is the
+network objective. Agents' data are stored padded to a common row count with per-row weights ``w_k`` (0 on
+padding), so every oracle below is one batched array expression over the leading agent axis: no Python loop over
+agents. Algorithms whose sensitivity involves ``1/N_k`` read :attr:`HorizontalERM.sample_weight` instead (a
+replace-one change of a record moves the data term's gradient by at most ``2 c1 w_k``).
 """
 
 from __future__ import annotations
@@ -22,7 +26,10 @@ from ..errors import ShapeMismatchError, ValidationError
 from .losses import Loss, RowClippedLoss
 from .regularizers import Regularizer
 
-__all__ = ["HorizontalERM"]
+__all__ = ["HorizontalERM", "LOSS_SCALES"]
+
+#: Accepted ``loss_scale`` values: per-sample weight ``1/N_k`` (mean) or ``1`` (sum).
+LOSS_SCALES = ("mean", "sum")
 
 
 class HorizontalERM:
@@ -34,18 +41,23 @@ class HorizontalERM:
         regularizer: ``R`` (:mod:`privdist.problems.regularizers`).
         reg_weight: total weight ``eta`` of ``R`` in ``sum_k f_k`` (each agent carries ``eta / K``).
         n_agents_total: ``K`` used to split ``reg_weight``; defaults to ``len(parts)`` (kept by :meth:`subset`).
+        loss_scale: ``"mean"`` (weight ``1/N_k`` on each sample, default) or ``"sum"`` (weight 1; AMB-D12 revised).
 
     Raises:
         ShapeMismatchError: column counts differ, or ``len(y_k) != rows of X_k``.
         NonFiniteDataError: NaN or inf in any part.
-        ValidationError: an agent without samples, negative ``reg_weight``, labels outside the loss's domain.
+        ValidationError: an agent without samples, negative ``reg_weight``, labels outside the loss's domain,
+            unknown ``loss_scale``.
     """
 
     def __init__(self, parts, loss: Loss, regularizer: Regularizer, reg_weight: float = 0.0, *,
-                 n_agents_total: int | None = None, agent_ids=None):
+                 n_agents_total: int | None = None, agent_ids=None, loss_scale: str = "mean"):
         parts = list(parts)
         if not parts:
             raise ValidationError("an ERM problem needs at least one agent")
+        if loss_scale not in LOSS_SCALES:
+            raise ValidationError(f"loss_scale must be one of {LOSS_SCALES}, got {loss_scale!r}")
+        self.loss_scale = loss_scale
         self.loss = loss
         self.regularizer = regularizer
         self.reg_weight = check_nonnegative(reg_weight, "reg_weight")
@@ -71,7 +83,7 @@ class HorizontalERM:
         self.w = np.zeros((K, n_max))
         for k in range(K):  # construction only, not a hot path
             n = self.counts[k]
-            self.X[k, :n], self.y[k, :n], self.w[k, :n] = Xs[k], ys[k], 1.0 / n
+            self.X[k, :n], self.y[k, :n], self.w[k, :n] = Xs[k], ys[k], (1.0 / n if loss_scale == "mean" else 1.0)
         self.n_agents_total = int(n_agents_total or K)
         self.agent_ids = np.arange(K) if agent_ids is None else np.asarray(agent_ids)
         self.local_reg = self.reg_weight / self.n_agents_total
@@ -85,6 +97,11 @@ class HorizontalERM:
     def n_features(self) -> int:
         return self.X.shape[2]
 
+    @property
+    def sample_weight(self) -> np.ndarray:
+        """Per-sample loss weight ``w_k`` of each agent, shape (K,): ``1/N_k`` (mean) or 1 (sum)."""
+        return 1.0 / self.counts if self.loss_scale == "mean" else np.ones(self.counts.shape)
+
     def parts(self):
         """The unpadded ``(X_k, y_k)`` pairs."""
         return [(self.X[k, :n], self.y[k, :n]) for k, n in enumerate(self.counts)]
@@ -97,7 +114,8 @@ class HorizontalERM:
             return source.subset(agents).with_clipped_gradients(self.loss.c1)
         parts = [(self.X[k, : self.counts[k]], self.y[k, : self.counts[k]]) for k in agents]
         return HorizontalERM(parts, self.loss, self.regularizer, self.reg_weight,
-                             n_agents_total=self.n_agents_total, agent_ids=self.agent_ids[agents])
+                             n_agents_total=self.n_agents_total, agent_ids=self.agent_ids[agents],
+                             loss_scale=self.loss_scale)
 
     @cached_property
     def row_norms(self) -> np.ndarray:
@@ -151,8 +169,8 @@ class HorizontalERM:
         return d[:, :, None] * self.X
 
     def loss_grads(self, B: np.ndarray, clip: float | None = None) -> np.ndarray:
-        """Gradient of the data term ``(1/N_k) sum_j l``, optionally with each per-sample gradient clipped to
-        l2 norm ``clip`` (which makes ``2 clip / N_k`` an a-priori replace-one sensitivity)."""
+        """Gradient of the data term ``w_k sum_j l``, optionally with each per-sample gradient clipped to l2 norm
+        ``clip`` (which makes ``2 clip w_k`` an a-priori replace-one sensitivity; ``w_k`` = 1/N_k or 1)."""
         d = self.loss.dz(self._margins(B), self.y)
         if clip is not None:  # ||l'(z) x|| = |l'(z)| ||x||: clip the scalar, never form (K, n, P)
             norms = self.row_norms
@@ -173,7 +191,7 @@ class HorizontalERM:
     # --------------------------------------------------- exact local solves
     @cached_property
     def _gram_eig(self):
-        """Eigen-decomposition of ``G_k = X_k^T X_k / N_k`` (K, P, P), computed once."""
+        """Eigen-decomposition of ``G_k = w_k X_k^T X_k`` (K, P, P), computed once."""
         G = np.einsum("kn,knp,knq->kpq", self.w, self.X, self.X)
         return np.linalg.eigh(G)
 

@@ -19,7 +19,7 @@ REFERENCE_METHODS = ("auto", "closed_form", "newton", "fista", "cvxpy")
 
 
 def _pooled(problem: HorizontalERM) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Pooled rows with their weights ``1/N_k`` (padding dropped)."""
+    """Pooled rows with their per-sample weights ``w_k`` (padding dropped)."""
     mask = problem.w > 0
     return problem.X[mask], problem.y[mask], problem.w[mask]
 

@@ -1,0 +1,118 @@
+"""Validation of the large-J moment sampler against the exact two-point sampler (issue 14 item 5).
+
+Release distribution: one agent's inner loop (sum-loss lasso, the S1 penalty rho d_k = 8, T = 100) run ``REPS``
+times with each sampler, per-coordinate two-sample Kolmogorov-Smirnov tests (Bonferroni over P) and spread ratios.
+Final NE: D-ZOA over trials with each sampler, two-sample KS on the final NE. J = 10^2 runs in CI; 10^3 and 10^4
+are slow-marked.
+"""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from privdist.algorithms.dzoa import DZOA
+from privdist.algorithms.dzoa_inner import squared_diff, squared_inner_loops
+from privdist.algorithms.dzoa_moments import _quad_parts, moment_inner_loops, pair_moments
+from privdist.data import dzoa_regression, horizontal_partition
+from privdist.network import dzoa5
+from privdist.problems import HorizontalERM, make_loss, make_regularizer, normalized_error, reference_solution
+from privdist.runtime import run
+
+P, T = 10, 100
+
+
+def _agent(seed=0):
+    rng = np.random.default_rng(seed)
+    ds = dzoa_regression(rng)
+    X, y = horizontal_partition(ds.X, ds.y, n_agents=5)[1]
+    return np.asarray(X), np.asarray(y), 8.0, 2.0 * rng.standard_normal(P), 0.2  # q = rho d_k, v, l1w = eta/K
+
+
+def test_pair_moments_match_monte_carlo():
+    X, y, q, v, l1w = _agent()
+    rng = np.random.default_rng(1)
+    b = 0.05 * rng.standard_normal(P)
+    b[:3] = 0.0  # on the kink
+    t = 3
+    u1t, u2t = 1.0 / t, 1.0 / (P * P * t * t)
+    m, cov = pair_moments(*_quad_parts(X[None], y[None], [1.0], [q], v[None]), b[None], l1w, u1t, u2t)
+    N = 200_000
+    Z = rng.standard_normal((2, P, N))
+    G = Z[1] * _sum_diff(X, y, q, v, l1w)(b[:, None] + u1t * Z[0], Z[1], u2t)
+    se = np.sqrt(np.diag(cov[0]) / N)
+    assert np.all(np.abs(G.mean(axis=1) - m[0]) < 5 * se)
+    np.testing.assert_allclose(np.cov(G), cov[0], rtol=0.03, atol=0.03 * np.abs(cov[0]).max())
+
+
+def _sum_diff(X, y, q, v, l1w):
+    n = X.shape[0]
+    return squared_diff(X * math.sqrt(n), y * math.sqrt(n), q, v, l1w)  # 1/n ||sqrt(n)(X b - y)||^2 = ||X b - y||^2
+
+
+def _releases(J, reps, sampler, seed):
+    X, y, q, v, l1w = _agent()
+    Xs, ys = np.repeat(X[None], reps, 0), np.repeat(y[None], reps, 0)
+    alphas = np.repeat((0.2 / np.sqrt(np.arange(1, T + 1) * P * math.log(2 * P)))[None], reps, 0)
+    args = (Xs, ys, np.ones(reps), np.full(reps, q), np.repeat(v[None], reps, 0), l1w, np.full(reps, J), T, alphas,
+            1.0, [np.random.default_rng([seed, r]) for r in range(reps)])
+    if sampler == "exact":
+        return squared_inner_loops(*args, chunk=min(J, 2000))
+    return moment_inner_loops(*args)
+
+
+def _release_check(J, reps):
+    a, b = _releases(J, reps, "exact", 1), _releases(J, reps, "moments", 2)
+    pvals = [stats.ks_2samp(a[:, p], b[:, p]).pvalue for p in range(P)]
+    assert min(pvals) > 1e-3 / P, pvals  # Bonferroni over coordinates
+    ratio = b.std(axis=0) / a.std(axis=0)
+    assert np.all(np.abs(ratio - 1) < 0.25), ratio
+    return a, b
+
+
+def test_release_distribution_matches_exact_at_j_1e2():
+    _release_check(100, 300)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("J", [1000, 10000])
+def test_release_distribution_matches_exact_large_j(J):
+    _release_check(J, 200)
+
+
+def _final_ne(sampler, J, trials, rounds):
+    ds = dzoa_regression(np.random.default_rng(0))
+    prob = HorizontalERM(horizontal_partition(ds.X, ds.y, n_agents=5), make_loss("squared"), make_regularizer("l1"),
+                         1.0, loss_scale="sum")
+    bc = reference_solution(prob)
+    alg = DZOA(epsilon=None, mode="fixed", J=J, step_scale=0.2, inner_sampler=sampler)
+    return np.array([run(alg, prob, dzoa5(), rounds=rounds, seed=11, trial=t, transcript="none",
+                         metrics={"ne": lambda est: normalized_error(est, bc)}).curves["ne"][-1]
+                     for t in range(trials)])
+
+
+def test_final_ne_matches_exact_at_j_1e2():
+    a, b = _final_ne("exact", 100, 12, 8), _final_ne("moments", 100, 12, 8)
+    assert stats.ks_2samp(a, b).pvalue > 1e-3, (a, b)
+    assert abs(np.median(b) / np.median(a) - 1) < 0.3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("J", [1000, 10000])
+def test_final_ne_matches_exact_large_j(J):
+    a, b = _final_ne("exact", J, 20, 10), _final_ne("moments", J, 20, 10)
+    assert stats.ks_2samp(a, b).pvalue > 1e-3, (a, b)
+
+
+def test_auto_uses_moments_only_at_or_above_the_threshold_and_records_it():
+    ds = dzoa_regression(np.random.default_rng(0))
+    prob = HorizontalERM(horizontal_partition(ds.X, ds.y, n_agents=5), make_loss("squared"), make_regularizer("l1"),
+                         1.0, loss_scale="sum")
+    alg = DZOA(epsilon=None, mode="fixed", J=50, step_scale=0.2, inner_sampler="auto", moment_threshold=50)
+    res = run(alg, prob, dzoa5(), rounds=2, seed=0, transcript="none")
+    info = alg.run_info([res.final_state])
+    assert info["inner_sampler_per_agent"] == ["moments"] * 5 and info["moment_threshold"] == 50
+    alg2 = DZOA(epsilon=None, mode="fixed", J=49, step_scale=0.2, inner_sampler="auto", moment_threshold=50)
+    info2 = alg2.run_info([run(alg2, prob, dzoa5(), rounds=2, seed=0, transcript="none").final_state])
+    assert info2["inner_sampler_per_agent"] == ["exact"] * 5
