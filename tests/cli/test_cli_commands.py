@@ -72,3 +72,28 @@ def test_report_renders_results_directories_as_markdown(tmp_path, capsys):
     assert main(["report", str(tmp_path / "missing")]) == 2
     assert "holds no results.json" in capsys.readouterr().err
     assert main(["report", str(tmp_path / "qs"), "--metric", "nope"]) == 2
+
+
+def test_help_and_list_do_not_import_the_heavy_layers():
+    """Start-up (issue 16): --help and list load neither dp-accounting, scipy, the algorithms nor the runtime."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from privdist.cli.main import main\n"
+            "import contextlib, io\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    main(['list'])\n"
+            "    try: main(['--help'])\n"
+            "    except SystemExit: pass\n"
+            "heavy = [m for m in ('dp_accounting', 'scipy', 'privdist.algorithms', 'privdist.runtime', 'matplotlib')"
+            " if m in sys.modules]\n"
+            "print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_backend_choices_match_the_runtime():
+    from privdist.cli.run_cmd import BACKEND_NAMES
+    from privdist.runtime import BACKENDS
+
+    assert set(BACKEND_NAMES) == set(BACKENDS)

@@ -8,7 +8,7 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
-from ..experiments import catalog, experiments_of_paper
+from ..experiments.catalog import catalog_index, resolve_paper
 
 __all__ = ["register"]
 
@@ -21,9 +21,10 @@ def register(sub) -> None:
 
 
 def _main(args) -> int:
-    specs = experiments_of_paper(args.paper) if args.paper else list(catalog().values())
-    rows = [{"name": s.name, "paper": s.paper or None, "figure": s.figure, "title": s.title, "trials": s.trials,
-             "estimated_seconds": s.estimated_seconds} for s in specs]
+    rows = catalog_index()  # read from the TOML files: no spec building, no algorithm imports (start-up time)
+    if args.paper:
+        ids = resolve_paper(args.paper)
+        rows = [r for r in rows if r["paper"] in ids]
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0

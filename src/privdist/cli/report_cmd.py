@@ -10,8 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import OutputDirError, ValidationError
-from ..experiments.store import read_json
-from ..experiments.summary import claim_lines, privacy_notes, results_table
 
 __all__ = ["register", "report_markdown"]
 
@@ -26,6 +24,8 @@ def register(sub) -> None:
 
 
 def _load(path: Path) -> dict:
+    from ..experiments.store import read_json  # here, not at import: start-up time
+
     f = path / "results.json"
     if not f.is_file():
         raise OutputDirError(f"{path} holds no results.json (not a privdist results directory)")
@@ -47,6 +47,8 @@ def report_markdown(dirs, metric: str | None = None, claims: bool = True) -> str
         OutputDirError: a directory holds no complete results.
         ValidationError: ``metric`` is not one of an experiment's metrics.
     """
+    from ..experiments.summary import claim_lines, privacy_notes, results_table
+
     parts = []
     for d in dirs:
         results = _load(Path(d))

@@ -8,8 +8,6 @@ import sys
 from rich.console import Console
 
 from ..errors import UnknownNameError
-from ..experiments import experiments_of_paper, resolve_paper, run_experiment
-from .report import print_results
 from .run_cmd import add_run_options, check_run_options, diverged_exit, quick_variant
 
 __all__ = ["register"]
@@ -28,6 +26,9 @@ def register(sub) -> None:
 def _main(args) -> int:
     console = Console(width=None if sys.stdout.isatty() else 140)
     check_run_options(args)
+    from ..experiments import experiments_of_paper, resolve_paper, run_experiment  # start-up time
+    from .report import print_results
+
     ids = resolve_paper(args.paper)
     specs = experiments_of_paper(args.paper)
     if not specs:

@@ -6,9 +6,10 @@ import os
 import sys
 
 from ..errors import ValidationError
-from ..experiments import load_experiment, run_experiment
-from ..runtime import BACKENDS
-from .report import print_results
+
+#: ``--backend`` choices: the keys of ``privdist.runtime.BACKENDS`` (a test keeps them equal; not imported here,
+#: so that ``privdist --help`` does not load the runtime).
+BACKEND_NAMES = ("ray", "simulate")
 
 __all__ = ["register", "add_run_options", "check_run_options"]
 
@@ -16,7 +17,7 @@ __all__ = ["register", "add_run_options", "check_run_options"]
 def add_run_options(p) -> None:
     """Options shared by ``run`` and ``reproduce``."""
     p.add_argument("--seed", type=int, help="base seed (default: the spec's)")
-    p.add_argument("--backend", default="simulate", choices=sorted(BACKENDS), help="runtime backend")
+    p.add_argument("--backend", default="simulate", choices=BACKEND_NAMES, help="runtime backend")
     p.add_argument("--jobs", type=int, default=1, help="trials run in parallel processes (default 1)")
     p.add_argument("--resume", action="store_true", help="continue an interrupted run in the same --out")
     p.add_argument("--overwrite", action="store_true", help="replace another experiment's results in --out")
@@ -78,6 +79,9 @@ def diverged_exit(results: dict, out) -> int:
 
 def _main(args) -> int:
     check_run_options(args)
+    from ..experiments import load_experiment, run_experiment  # here, not at import: start-up time
+    from .report import print_results
+
     spec = load_experiment(args.experiment)
     spec = quick_variant(spec) if args.quick else spec
     spec = spec.with_overrides(trials=args.trials, seed=args.seed, secure=True if args.secure else None)

@@ -13,17 +13,32 @@ try:
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["catalog", "load_experiment", "experiments_of_paper", "resolve_paper"]
+__all__ = ["catalog", "catalog_index", "load_experiment", "experiments_of_paper", "resolve_paper"]
+
+
+def _entries():
+    root = resources.files("privdist.experiments") / "catalog"
+    return [e for e in sorted(root.iterdir(), key=lambda e: e.name) if e.name.endswith(".toml")]
+
+
+def catalog_index() -> list[dict]:
+    """Name, paper, figure, title, trials and estimated seconds of every shipped entry, read from the TOML files
+    without building the specs (what ``privdist list`` shows; fast). :func:`catalog` validates them fully."""
+    out = []
+    for entry in _entries():
+        raw = tomllib.loads(entry.read_text(encoding="utf-8"))
+        out.append({"name": raw.get("name"), "paper": raw.get("paper") or None, "figure": raw.get("figure", ""),
+                    "title": raw.get("title", ""), "trials": raw.get("trials"),
+                    "estimated_seconds": raw.get("estimated_seconds")})
+    return out
 
 
 def catalog() -> dict[str, ExperimentSpec]:
     """Every shipped experiment, by name (sorted)."""
     out = {}
-    root = resources.files("privdist.experiments") / "catalog"
-    for entry in sorted(root.iterdir(), key=lambda e: e.name):
-        if entry.name.endswith(".toml"):
-            spec = parse_spec(tomllib.loads(entry.read_text(encoding="utf-8")), source=f"catalog/{entry.name}")
-            out[spec.name] = spec
+    for entry in _entries():
+        spec = parse_spec(tomllib.loads(entry.read_text(encoding="utf-8")), source=f"catalog/{entry.name}")
+        out[spec.name] = spec
     return out
 
 
