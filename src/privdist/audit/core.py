@@ -210,7 +210,7 @@ def audit(algorithm, problem=None, network=None, *, releases: int = 1000, rounds
     x0, x1, info = collect_releases(algorithm, d0, d1, network, rounds, releases, target=target, seed=seed,
                                     jobs=jobs, secure=secure, vectorise=vectorise)
     pd = claims["paper_delta"]
-    deltas = [delta] + ([pd] if pd is not None and 0 < pd < 1 and pd != delta else [])
+    deltas = [delta] + ([pd] if pd is not None and 0 <= pd < 1 and pd != delta else [])
     test = threshold_audit(x0, x1, deltas, confidence=confidence)
     lb = test.epsilon_lb(delta)
     lb_paper = test.epsilon_lb(deltas[-1]) if len(deltas) > 1 else lb

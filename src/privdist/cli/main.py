@@ -15,7 +15,7 @@ from ..errors import PrivdistError
 
 __all__ = ["main", "build_parser"]
 
-_COMMAND_MODULES = ("list_cmd", "run_cmd", "reproduce_cmd", "account_cmd", "data_cmd")
+_COMMAND_MODULES = ("list_cmd", "run_cmd", "reproduce_cmd", "account_cmd", "data_cmd", "audit_cmd")
 
 
 def build_parser() -> argparse.ArgumentParser:
