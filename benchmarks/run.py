@@ -16,7 +16,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = {"admm_round": "bench_admm", "accountant": "bench_accountant", "ray_overhead": "bench_ray_overhead", "dpdonc": "bench_dpdonc",
-              "sharing_a9a": "bench_sharing", "laadmm_adult": "bench_laadmm", "dzoa_inner": "bench_dzoa_inner"}
+              "sharing_a9a": "bench_sharing", "laadmm_adult": "bench_laadmm", "dzoa_inner": "bench_dzoa_inner",
+              "audit_throughput": "bench_audit_throughput"}
 
 
 def _load(module: str):

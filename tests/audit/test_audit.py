@@ -150,3 +150,16 @@ def test_audit_cli_errors_and_plot(tmp_path, capsys):
     plot = tmp_path / "region"
     assert main(["audit", "dpsgd", "--params", "epsilon=1.0", "--releases", "200", "--plot", str(plot)]) == 0
     assert (tmp_path / "region.png").exists() and (tmp_path / "region.svg").exists()
+
+
+def test_whole_run_audit_composes_the_same_rounds():
+    res = audit(make_algorithm("dpsgd"), releases=100, rounds=3)
+    assert res.rounds == 3 and res.claims["releases"] == 3 and res.verdict == "consistent"
+    one = audit(make_algorithm("dpsgd"), releases=100, rounds=1)
+    assert res.claims["guarantee"] > one.claims["guarantee"]
+
+
+def test_coordinator_release_of_an_algorithm_whose_agents_send_nothing():
+    res = audit(make_algorithm("orzo"), releases=30)
+    assert res.verdict == "not guaranteed" and res.mode == "runs"
+    assert res.claims["guarantee"] == math.inf

@@ -68,9 +68,14 @@ def _repeat(matrix, copies: int):
 
 
 def release_of(result, agents, t: int) -> np.ndarray:
-    """Rows: the messages ``agents`` sent in round ``t`` (all message names, sorted, flattened, concatenated)."""
+    """Rows: the messages ``agents`` sent in round ``t`` (all message names, sorted, flattened, concatenated);
+    for an algorithm whose agents send nothing, the coordinator's messages of round ``t`` (same row for all)."""
     msgs = result.transcript.rounds[t]
     names = sorted(name for role, name in msgs if role == "agent")
+    if not names:  # agents that send nothing (a coordinator computes from their data): its messages are the release
+        coord = sorted(name for role, name in msgs if role == "coordinator")
+        rows = [np.tile(np.asarray(msgs[("coordinator", n)]).reshape(1, -1), (len(agents), 1)) for n in coord]
+        return np.concatenate(rows, axis=1)
     rows = [np.asarray(msgs[("agent", n)])[np.asarray(agents)].reshape(len(agents), -1) for n in names]
     return np.concatenate(rows, axis=1)
 
