@@ -94,9 +94,10 @@ def test_dzoa_paper_claim_is_refuted(canary, tmp_path, capsys):
 
 @pytest.mark.slow
 def test_dpsgd_one_round_bound_is_within_a_factor_two_of_the_claim():
-    res = audit(make_algorithm("dpsgd"), releases=150000, jobs=2)
+    res = audit(make_algorithm("dpsgd"), releases=600000, jobs=2)  # ~8 min on 2 cores
     assert res.verdict == "consistent"
-    assert res.epsilon_lb >= res.claims["guarantee"] / 2
+    assert res.epsilon_lb >= res.claims["guarantee"] / 2, (res.epsilon_lb, res.claims["guarantee"])
+    print(f"dpsgd one round: lower bound {res.epsilon_lb:.4f}, guarantee {res.claims['guarantee']:.4f}")
 
 
 # ---------------------------------------------------------------------------------------------- canaries
