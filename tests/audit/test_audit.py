@@ -164,3 +164,12 @@ def test_coordinator_release_of_an_algorithm_whose_agents_send_nothing():
     res = audit(make_algorithm("orzo"), releases=30)
     assert res.verdict == "not guaranteed" and res.mode == "runs"
     assert res.claims["guarantee"] == math.inf
+
+
+def test_audit_a_spec_run_on_its_own_problem(tmp_path, capsys):
+    out = tmp_path / "qs.json"
+    assert main(["audit", "quickstart", "--releases", "50", "--json", str(out)]) == 0
+    d = json.loads(out.read_text())
+    assert d["algorithm"] == "dpsgd" and d["params"]["alpha0"] == 0.3  # the spec's first private run
+    assert main(["audit", "quickstart", "--run", "nosuch"]) == 2
+    assert capsys.readouterr().err.startswith("error: spec 'quickstart' has no run 'nosuch'")

@@ -86,8 +86,8 @@ def _from_spec(name: str, label: str | None, params: dict):
             raise ValidationError(f"spec {spec.name!r} has no run {label!r}; runs: {[r.label for r in spec.runs]}")
     trial = build_trial(spec, 0)
     chosen = runs[0]
-    for r in runs:  # the first run that declares privacy-costing releases
-        if r.params.get("epsilon", True) not in (None, False):
+    for r in runs:  # the first run with a privacy budget
+        if r.params.get("epsilon") not in (None, False):
             chosen = r
             break
     return make_algorithm(chosen.algorithm, **{**chosen.params, **params}), trial.problem, trial.network
