@@ -128,7 +128,8 @@ class AuditResult:
             "declared_model_refuted": self.declared_refuted,
             "test": {"statistic": t.statistic, "threshold": t.threshold, "sign": t.sign,
                      "n_select": list(t.n_select), "n_eval": list(t.n_eval),
-                     "bounds": {str(d): b for d, b in t.bounds.items()}, "selection": t.selection},
+                     "bounds": {str(d): b for d, b in t.bounds.items()}, "selection": t.selection,
+                     "hockey_stick_estimate": t.hockey_stick},
             "mode": self.mode, "seconds": self.seconds, "not_guaranteed": self.reasons,
         }
 

@@ -190,7 +190,9 @@ class ThresholdTest:
         bounds: per delta, the dict of :func:`epsilon_lower_bound` (on the evaluation half);
         n_select, n_eval: releases per dataset used to choose the test and to evaluate it;
         curve: (FPR, FNR) of the chosen statistic at every threshold on the evaluation half (for the plot);
-        selection: the selection-half epsilon estimate of every statistic.
+        selection: the selection-half epsilon estimate of every statistic;
+        hockey_stick: :func:`hockey_stick_epsilon` of the chosen statistic's evaluation scores at the first
+            delta (a point estimate for orientation, certifies nothing).
     """
 
     statistic: str
@@ -202,6 +204,7 @@ class ThresholdTest:
     n_eval: tuple
     curve: np.ndarray = field(repr=False)
     selection: dict = field(default_factory=dict)
+    hockey_stick: float | None = None
 
     def epsilon_lb(self, delta: float | None = None) -> float:
         """The certified lower bound at ``delta`` (default: the first delta)."""
@@ -256,20 +259,24 @@ def threshold_audit(x0, x1, delta, *, statistics=tuple(STATISTICS), confidence: 
     grid = np.unique(np.concatenate([s0, s1]))
     curve = np.column_stack([(len(s0) - np.searchsorted(np.sort(s0), grid, side="right")) / len(s0),
                              np.searchsorted(np.sort(s1), grid, side="right") / len(s1)])
-    return ThresholdTest(name, th, sign, deltas, bounds, (len(a0), len(a1)), (len(b0), len(b1)), curve, selection)
+    hs = hockey_stick_epsilon(s0, s1, deltas[0], bins=max(5, min(50, len(s0) // 20))) if deltas[0] > 0 else None
+    return ThresholdTest(name, th, sign, deltas, bounds, (len(a0), len(a1)), (len(b0), len(b1)), curve, selection,
+                         hs)
 
 
 def hockey_stick_epsilon(s0, s1, delta: float, bins: int = 50) -> float:
     """Plug-in estimate (no confidence) of the smallest epsilon with hockey-stick divergence
     ``sum max(0, p1 - e^eps p0) <= delta`` in both directions, from histograms of one-dimensional scores.
 
-    A point estimate for orientation only: it is biased (upwards with few releases per bin) and certifies nothing.
+    A point estimate for orientation only (histogram bins at quantiles, half a pseudo-count per bin): it is
+    biased, depends on the binning, and certifies nothing.
     """
     s0, s1 = np.asarray(s0, float).ravel(), np.asarray(s1, float).ravel()
     edges = np.quantile(np.concatenate([s0, s1]), np.linspace(0, 1, bins + 1))
     edges = np.unique(edges)
-    p0 = np.histogram(s0, edges)[0] / len(s0)
-    p1 = np.histogram(s1, edges)[0] / len(s1)
+    # half a count per bin (Jeffreys smoothing): an empty bin would otherwise make the estimate infinite
+    c0, c1 = np.histogram(s0, edges)[0] + 0.5, np.histogram(s1, edges)[0] + 0.5
+    p0, p1 = c0 / c0.sum(), c1 / c1.sum()
 
     def hs(eps):
         e = math.exp(eps)
