@@ -33,36 +33,39 @@ __all__ = ["CLAIMS", "AuditResult", "audit", "small_problem", "problem_for"]
 CLAIMS = ("guarantee", "paper")
 
 
-def small_problem(kind: str, seed: int = 0, horizon: int = 1000):
-    """The small default problem and network of a kind (D-ZOA's 5-agent setting, spec §2.11).
+def small_problem(kind: str, seed: int = 0, horizon: int = 1000, n_agents: int = 5):
+    """The small default problem and network of a kind (D-ZOA's setting, spec §2.11).
 
-    horizontal: D-ZOA's ridge regression (5 agents x 20 rows, 10 features, rows of norm <= 1); vertical: a 5-party
-    logistic problem of 120 samples and 10 features (S2's shape); online: S4's localisation with 5 sensors on a
-    circle (``layout="distinct"``) over ``horizon`` steps. All on D-ZOA's 5-agent graph.
+    horizontal: D-ZOA's ridge regression (``n_agents`` x 20 rows, 10 features, rows of norm <= 1); vertical: a
+    logistic problem of 120 samples and 10 features split over ``n_agents`` parties (S2's shape); online: S4's
+    localisation with ``n_agents`` sensors on a circle (``layout="distinct"``) over ``horizon`` steps. On D-ZOA's
+    5-agent graph for 5 agents, else a path.
     """
     from ..data import dzoa_regression, horizontal_partition
-    from ..network import dzoa5
+    from ..network import Network, dzoa5
 
+    n_agents = check_int(n_agents, "n_agents", 2)
     rng = np.random.default_rng(seed)
     if kind == "horizontal":
         from ..problems import HorizontalERM, make_loss, make_regularizer
 
-        ds = dzoa_regression(rng)
-        problem = HorizontalERM(horizontal_partition(ds.X, ds.y, n_agents=5), make_loss("squared"),
+        ds = dzoa_regression(rng, n_agents=n_agents)
+        problem = HorizontalERM(horizontal_partition(ds.X, ds.y, n_agents=n_agents), make_loss("squared"),
                                 make_regularizer("l2"), 1.0)
     elif kind == "vertical":
         from ..problems.vertical import VerticalProblem
 
         ds = dzoa_regression(rng, n_agents=1, samples_per_agent=120, n_features=10)
         y = np.where(np.asarray(ds.y) > 0, 1.0, -1.0)
-        problem = VerticalProblem(np.array_split(np.asarray(ds.X), 5, axis=1), y, reg_weight=0.1)
+        problem = VerticalProblem(np.array_split(np.asarray(ds.X), n_agents, axis=1), y, reg_weight=0.1)
     elif kind == "online":
         from ..problems.online import make_localization
 
-        problem = make_localization(rng, horizon, n_agents=5, layout="distinct")
+        problem = make_localization(rng, horizon, n_agents=n_agents, layout="distinct")
     else:
         raise UnknownNameError("problem kind", str(kind), KINDS)
-    return problem, dzoa5()
+    network = dzoa5() if n_agents == 5 else Network.from_edges(n_agents, [(k, k + 1) for k in range(n_agents - 1)])
+    return problem, network
 
 
 def _accepts(algorithm, problem, network) -> bool:
@@ -76,15 +79,15 @@ def _accepts(algorithm, problem, network) -> bool:
         return False
 
 
-def problem_for(algorithm, rounds: int = 1, seed: int = 0):
-    """The first small problem (online, vertical, horizontal: the most specific first) whose kind
+def problem_for(algorithm, rounds: int = 1, seed: int = 0, n_agents: int = 2):
+    """The first small problem of ``n_agents`` agents (online, vertical, horizontal: the most specific first) whose kind
     ``algorithm.init`` accepts; returns ``(problem, network)``.
 
     Raises:
         ValidationError: the algorithm accepts none of them.
     """
     for kind in ("online", "vertical", "horizontal"):
-        problem, network = small_problem(kind, seed, horizon=max(rounds + 1, 2))
+        problem, network = small_problem(kind, seed, horizon=max(rounds + 1, 2), n_agents=n_agents)
         if _accepts(algorithm, problem, network):
             return problem, network
     raise ValidationError(f"{algorithm.name} accepts none of the audit's small problems ({', '.join(KINDS)}); "
@@ -158,13 +161,14 @@ def _claims(algorithm, problem, network, rounds: int, delta: float, target: int)
 
 def audit(algorithm, problem=None, network=None, *, releases: int = 1000, rounds: int = 1, canary: str = "worst",
           pair=None, delta: float | None = None, claim: str = "guarantee", target: int = 0, seed: int = 0,
-          jobs: int = 1, secure: bool = False, vectorise="auto", confidence: float = 0.95) -> AuditResult:
+          jobs: int = 1, secure: bool = False, vectorise="auto", confidence: float = 0.95,
+          n_agents: int = 2) -> AuditResult:
     """Audit ``algorithm`` on neighbouring datasets: epsilon lower bound, claims, verdict.
 
     Args:
         algorithm: an algorithm object (e.g. ``make_algorithm("dpsgd")``).
-        problem, network: the data and network (default: :func:`problem_for`); with ``canary="pair"`` the
-            network only (the problems come in ``pair``).
+        problem, network: the data and network (default: :func:`problem_for` with ``n_agents`` agents); with
+            ``canary="pair"`` the network only (the problems come in ``pair``).
         releases: releases per dataset (half choose the test, half evaluate it).
         rounds: rounds per run; the audited release is the target's outbox of the last round (1: one round;
             more: the final released model), and the claims compose the same ``rounds`` rounds.
@@ -178,6 +182,8 @@ def audit(algorithm, problem=None, network=None, *, releases: int = 1000, rounds
         secure: fresh OS-entropy noise in every replicate.
         vectorise: ``"auto"``, ``True`` or ``False`` (see :mod:`.releases`).
         confidence: joint Clopper-Pearson confidence.
+        n_agents: agents of the default problem (2: one edge, the cheapest network on which every registered
+            algorithm runs; the per-agent claims do not depend on it, the cost per release does).
 
     Returns:
         :class:`AuditResult`.
@@ -201,7 +207,7 @@ def audit(algorithm, problem=None, network=None, *, releases: int = 1000, rounds
             raise ValidationError("canary 'pair' needs the network")
     else:
         if problem is None:
-            problem, net = problem_for(algorithm, rounds, seed=0)
+            problem, net = problem_for(algorithm, rounds, seed=0, n_agents=n_agents)
             network = network or net
         elif network is None:
             raise ValidationError("a problem needs its network")

@@ -26,6 +26,8 @@ def register(sub) -> None:
     p.add_argument("--releases", type=int, default=1000, help="releases per dataset (default 1000)")
     p.add_argument("--rounds", type=int, default=1, help="rounds per run; the last round's release is audited")
     p.add_argument("--canary", default="worst", help="worst | extreme (pair: Python API only)")
+    p.add_argument("--agents", type=int, default=2,
+                   help="agents of the default small problem (default 2; ignored for a SPEC)")
     p.add_argument("--target-agent", type=int, default=0, help="agent whose data differ (default 0)")
     p.add_argument("--delta", type=float, help="delta of the bound (default: the algorithm's delta, else 1e-5)")
     p.add_argument("--claim", default="guarantee", help="claim the verdict is about: guarantee | paper")
@@ -110,9 +112,9 @@ def _main(args) -> int:
                               "pair=(D, D_prime), network=...)")
     if args.claim not in CLAIMS:
         raise ValidationError(f"--claim must be one of {list(CLAIMS)}, got {args.claim!r}")
-    for name in ("releases", "rounds", "jobs"):
-        if getattr(args, name) < (8 if name == "releases" else 1):
-            raise ValidationError(f"--{name} must be >= {8 if name == 'releases' else 1}, got {getattr(args, name)}")
+    for name, low in (("releases", 8), ("rounds", 1), ("jobs", 1), ("agents", 2)):
+        if getattr(args, name) < low:
+            raise ValidationError(f"--{name} must be >= {low}, got {getattr(args, name)}")
     params = parse_params(args.params)
     if args.target in ALGORITHMS:
         algo, problem, network = make_algorithm(args.target, **params), None, None
@@ -120,7 +122,7 @@ def _main(args) -> int:
         algo, problem, network = _from_spec(args.target, args.run, params)
     res = audit(algo, problem, network, releases=args.releases, rounds=args.rounds, canary=args.canary,
                 delta=args.delta, claim=args.claim, target=args.target_agent, seed=args.seed, jobs=args.jobs,
-                secure=args.secure)
+                secure=args.secure, n_agents=args.agents)
     d = res.to_dict()
     c = res.claims
     b = d["test"]["bounds"][str(res.delta)]
