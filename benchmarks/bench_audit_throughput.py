@@ -1,13 +1,14 @@
 """Benchmark ``audit_throughput``: releases per second of a one-round DPSGD audit vs the plain simulator loop.
 
-The audit's releases (worst-case canary on the 5-agent D-ZOA ridge problem, one round, ``--jobs 1``) come from
+The audit's releases (worst-case canary on the audit's default problem: D-ZOA's ridge data on 2 agents joined by
+one edge; one round, ``--jobs 1``) come from
 :func:`privdist.audit.collect_releases` (disjoint copies of the network in one simulator run, after the exact
 independence check). The baseline is the bare simulator step loop on the same problem and network
 (``SimulatorBackend.step_agents`` plus routing, no ledger, no transcript), where every round yields one release
-of the audited agent (and one of each of the other four agents).
+of the audited agent (and one of the other agent).
 
 Target (issue 13): audit releases per second >= 0.5 x the plain loop's releases of the audited agent per second.
-The ratio per release of *any* agent is reported too (the audit uses one agent of each 5-agent copy).
+The ratio per release of *any* agent is reported too (the audit uses one agent of each copy).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import time
 
 from privdist.algorithms import make_algorithm
-from privdist.audit import collect_releases, neighbours, small_problem
+from privdist.audit import collect_releases, neighbours, problem_for
 from privdist.runtime import Router, SimulatorBackend
 
 
@@ -31,7 +32,7 @@ def _plain_rounds_per_second(algo, problem, network, rounds: int) -> float:
 
 def run_benchmark(releases: int = 10000, rounds: int = 5000) -> dict:
     algo = make_algorithm("dpsgd")
-    problem, network = small_problem("horizontal")
+    problem, network = problem_for(algo)
     d0, d1 = neighbours(problem, "worst")
     collect_releases(algo, d0, d1, network, 1, 200)  # warm-up
     best_audit = 0.0
