@@ -1,0 +1,233 @@
+"""``audit``: an empirical lower bound on an algorithm's epsilon, beside what it claims (DESIGN "audit").
+
+1. Neighbouring datasets ``D, D'`` from a canary (:mod:`.neighbours`) on a small problem of the kind the
+   algorithm accepts (found by trying its ``init``, never by its name).
+2. ``n`` releases of each through :func:`privdist.runtime.run` (:mod:`.releases`).
+3. A threshold test chosen on one half and evaluated on the other, with Clopper-Pearson bounds
+   (:mod:`privdist.privacy.audit_stats`), gives ``epsilon_lb`` at the audited delta.
+4. The claims: the same run's ledger through :func:`privdist.privacy.privacy_report`, for the target agent and
+   the same number of rounds: the guarantee (PLD; inf when not guaranteed), the paper's claim and the tight
+   ``claimed`` composition of the declared events.
+5. Verdict: ``refuted`` when ``epsilon_lb`` exceeds the audited claim (``claim="guarantee"`` or ``"paper"``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._checks import check_int, check_probability
+from ..errors import PrivdistError, UnknownNameError, ValidationError
+from ..privacy import privacy_report
+from ..privacy.audit_stats import threshold_audit
+from ..runtime import AgentBlock, AgentStreams, run
+from .neighbours import KINDS, neighbours, problem_kind
+from .releases import collect_releases
+
+__all__ = ["CLAIMS", "AuditResult", "audit", "small_problem", "problem_for"]
+
+CLAIMS = ("guarantee", "paper")
+
+
+def small_problem(kind: str, seed: int = 0, horizon: int = 1000, n_agents: int = 5):
+    """The small default problem and network of a kind (D-ZOA's setting, spec §2.11).
+
+    horizontal: D-ZOA's ridge regression (``n_agents`` x 20 rows, 10 features, rows of norm <= 1); vertical: a
+    logistic problem of 120 samples and 10 features split over ``n_agents`` parties (S2's shape); online: S4's
+    localisation with ``n_agents`` sensors on a circle (``layout="distinct"``) over ``horizon`` steps. On D-ZOA's
+    5-agent graph for 5 agents, else a path.
+    """
+    from ..data import dzoa_regression, horizontal_partition
+    from ..network import Network, dzoa5
+
+    n_agents = check_int(n_agents, "n_agents", 2)
+    rng = np.random.default_rng(seed)
+    if kind == "horizontal":
+        from ..problems import HorizontalERM, make_loss, make_regularizer
+
+        ds = dzoa_regression(rng, n_agents=n_agents)
+        problem = HorizontalERM(horizontal_partition(ds.X, ds.y, n_agents=n_agents), make_loss("squared"),
+                                make_regularizer("l2"), 1.0)
+    elif kind == "vertical":
+        from ..problems.vertical import VerticalProblem
+
+        ds = dzoa_regression(rng, n_agents=1, samples_per_agent=120, n_features=10)
+        y = np.where(np.asarray(ds.y) > 0, 1.0, -1.0)
+        problem = VerticalProblem(np.array_split(np.asarray(ds.X), n_agents, axis=1), y, reg_weight=0.1)
+    elif kind == "online":
+        from ..problems.online import make_localization
+
+        problem = make_localization(rng, horizon, n_agents=n_agents, layout="distinct")
+    else:
+        raise UnknownNameError("problem kind", str(kind), KINDS)
+    network = dzoa5() if n_agents == 5 else Network.from_edges(n_agents, [(k, k + 1) for k in range(n_agents - 1)])
+    return problem, network
+
+
+def _accepts(algorithm, problem, network) -> bool:
+    try:
+        block = AgentBlock(np.arange(network.n_agents), network.n_agents, getattr(network, "degrees", None))
+        algorithm.init(problem, network, block, AgentStreams(0, 0, block.agents, 0))
+        if algorithm.has_coordinator:
+            algorithm.init_coordinator(problem, network, AgentStreams(0, 0, [0], 0))
+        return True
+    except (PrivdistError, AttributeError, TypeError, ValueError):
+        return False
+
+
+def problem_for(algorithm, rounds: int = 1, seed: int = 0, n_agents: int = 2):
+    """The first small problem of ``n_agents`` agents (online, vertical, horizontal: the most specific first) whose kind
+    ``algorithm.init`` accepts; returns ``(problem, network)``.
+
+    Raises:
+        ValidationError: the algorithm accepts none of them.
+    """
+    for kind in ("online", "vertical", "horizontal"):
+        problem, network = small_problem(kind, seed, horizon=max(rounds + 1, 2), n_agents=n_agents)
+        if _accepts(algorithm, problem, network):
+            return problem, network
+    raise ValidationError(f"{algorithm.name} accepts none of the audit's small problems ({', '.join(KINDS)}); "
+                          "pass problem= and network=")
+
+
+@dataclass
+class AuditResult:
+    """What :func:`audit` found (``to_dict`` is JSON-ready; ``inf`` stays a float)."""
+
+    algorithm: str
+    params: dict
+    kind: str
+    canary: str
+    rounds: int
+    releases: int
+    delta: float
+    claim: str
+    claims: dict
+    test: Any = field(repr=False)
+    epsilon_lb: float = 0.0
+    epsilon_lb_paper: float | None = None
+    verdict: str = "consistent"
+    declared_refuted: bool = False
+    mode: str = "runs"
+    seconds: float = 0.0
+    reasons: list = field(default_factory=list)
+
+    @property
+    def audited_claim(self) -> float | None:
+        return self.claims["paper"] if self.claim == "paper" else self.claims["guarantee"]
+
+    def to_dict(self) -> dict:
+        t = self.test
+        return {
+            "algorithm": self.algorithm, "params": _jsonable(self.params), "problem_kind": self.kind,
+            "canary": self.canary, "rounds": self.rounds, "releases_per_dataset": self.releases,
+            "delta": self.delta, "claim": self.claim, "claims": self.claims, "audited_claim": self.audited_claim,
+            "epsilon_lb": self.epsilon_lb, "epsilon_lb_at_paper_delta": self.epsilon_lb_paper,
+            "confidence": t.bounds[t.deltas[0]]["confidence"], "verdict": self.verdict,
+            "declared_model_refuted": self.declared_refuted,
+            "test": {"statistic": t.statistic, "threshold": t.threshold, "sign": t.sign,
+                     "n_select": list(t.n_select), "n_eval": list(t.n_eval),
+                     "bounds": {str(d): b for d, b in t.bounds.items()}, "selection": t.selection,
+                     "hockey_stick_estimate": t.hockey_stick},
+            "mode": self.mode, "seconds": self.seconds, "not_guaranteed": self.reasons,
+        }
+
+
+def _jsonable(params: dict) -> dict:
+    out = {}
+    for k, v in params.items():
+        if isinstance(v, (str, int, float, bool)) or v is None:
+            out[k] = v
+        elif isinstance(v, (tuple, list)):
+            out[k] = list(v)
+        else:
+            out[k] = repr(v)
+    return out
+
+
+def _claims(algorithm, problem, network, rounds: int, delta: float, target: int) -> tuple[dict, list]:
+    res = run(algorithm, problem, network, rounds, seed=0, transcript="none")
+    rep = privacy_report(res.ledger, delta)
+    a = rep["per_agent"][target]
+    claims = {"guaranteed": a["guaranteed"], "guarantee": a["epsilon"].get("pld"), "guarantee_rdp": a["epsilon"].get("rdp"),
+              "paper": a["epsilon"].get("paper"), "paper_delta": rep["paper_delta"],
+              "claimed": a["claimed"].get("pld"), "releases": a["releases"], "paper_note": a["paper_note"]}
+    return claims, rep["not_guaranteed"]
+
+
+def audit(algorithm, problem=None, network=None, *, releases: int = 1000, rounds: int = 1, canary: str = "worst",
+          pair=None, delta: float | None = None, claim: str = "guarantee", target: int = 0, seed: int = 0,
+          jobs: int = 1, secure: bool = False, vectorise="auto", confidence: float = 0.95,
+          n_agents: int = 2) -> AuditResult:
+    """Audit ``algorithm`` on neighbouring datasets: epsilon lower bound, claims, verdict.
+
+    Args:
+        algorithm: an algorithm object (e.g. ``make_algorithm("dpsgd")``).
+        problem, network: the data and network (default: :func:`problem_for` with ``n_agents`` agents); with
+            ``canary="pair"`` the network only (the problems come in ``pair``).
+        releases: releases per dataset (half choose the test, half evaluate it).
+        rounds: rounds per run; the audited release is the target's outbox of the last round (1: one round;
+            more: the final released model), and the claims compose the same ``rounds`` rounds.
+        canary: ``"worst"``, ``"extreme"`` or ``"pair"`` (:mod:`.neighbours`).
+        pair: ``(D, D')`` for ``canary="pair"``.
+        delta: delta of the bound and of the guarantee (default: the algorithm's ``delta`` parameter, else 1e-5).
+        claim: the claim the verdict is about: ``"guarantee"`` (PLD of guaranteed releases) or ``"paper"``.
+        target: the agent whose data differ.
+        seed: base seed of the replicates (replicate ``i`` uses trial ``i``).
+        jobs: worker processes for the releases.
+        secure: fresh OS-entropy noise in every replicate.
+        vectorise: ``"auto"``, ``True`` or ``False`` (see :mod:`.releases`).
+        confidence: joint Clopper-Pearson confidence.
+        n_agents: agents of the default problem (2: one edge, the cheapest network on which every registered
+            algorithm runs; the per-agent claims do not depend on it, the cost per release does).
+
+    Returns:
+        :class:`AuditResult`.
+
+    Raises:
+        ValidationError / UnknownNameError: bad arguments (named).
+    """
+    t0 = time.perf_counter()
+    releases = check_int(releases, "releases", 8)
+    rounds = check_int(rounds, "rounds", 1)
+    jobs = check_int(jobs, "jobs", 1)
+    if claim not in CLAIMS:
+        raise UnknownNameError("claim", str(claim), CLAIMS)
+    if delta is None:
+        d = algorithm.params().get("delta")
+        delta = float(d) if isinstance(d, (int, float)) and 0 < d < 1 else 1e-5
+    delta = check_probability(delta, "delta")
+    if canary == "pair":
+        d0, d1 = neighbours(None, "pair", pair=pair)
+        if network is None:
+            raise ValidationError("canary 'pair' needs the network")
+    else:
+        if problem is None:
+            problem, net = problem_for(algorithm, rounds, seed=0, n_agents=n_agents)
+            network = network or net
+        elif network is None:
+            raise ValidationError("a problem needs its network")
+        d0, d1 = neighbours(problem, canary, target)
+    kind = problem_kind(d0)
+    claims, reasons = _claims(algorithm, d0, network, rounds, delta, target)
+    x0, x1, info = collect_releases(algorithm, d0, d1, network, rounds, releases, target=target, seed=seed,
+                                    jobs=jobs, secure=secure, vectorise=vectorise)
+    pd = claims["paper_delta"]
+    deltas = [delta] + ([pd] if pd is not None and 0 <= pd < 1 and pd != delta else [])
+    test = threshold_audit(x0, x1, deltas, confidence=confidence)
+    lb = test.epsilon_lb(delta)
+    lb_paper = test.epsilon_lb(deltas[-1]) if len(deltas) > 1 else lb
+    audited = claims["paper"] if claim == "paper" else claims["guarantee"]
+    if audited is None or not math.isfinite(audited):
+        verdict = "no claim" if audited is None else "not guaranteed" if claim == "guarantee" else "no claim"
+    else:
+        verdict = "refuted" if (lb_paper if claim == "paper" else lb) > audited else "consistent"
+    declared = claims["claimed"]
+    return AuditResult(algorithm.name, algorithm.params(), kind, canary, rounds, releases, delta, claim, claims,
+                       test, lb, lb_paper, verdict,
+                       bool(declared is not None and math.isfinite(declared) and lb > declared),
+                       info["mode"], time.perf_counter() - t0, reasons)

@@ -1,0 +1,150 @@
+"""``privdist audit ALGORITHM|SPEC``: an empirical lower bound on epsilon beside the claims (DESIGN "audit").
+
+``privdist audit dpsgd --releases 20000`` audits DPSGD's first release on the worst-case canary of its small
+default problem; ``privdist audit s1_fig1 --run DZOA`` audits one run of a catalog experiment on that
+experiment's own problem and network. Prints the claims (guarantee, paper, tight claimed), the lower bound with
+its confidence and the verdict; ``--json`` and ``--plot`` write them to files.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+from ..errors import ValidationError
+
+__all__ = ["register", "parse_params"]
+
+
+def register(sub) -> None:
+    p = sub.add_parser("audit", help="empirical lower bound on an algorithm's epsilon (refutes wrong claims)",
+                       description="Releases of neighbouring datasets through the algorithm's own steps, a "
+                       "threshold test with Clopper-Pearson bounds, and the verdict against the claimed epsilon.")
+    p.add_argument("target", metavar="ALGORITHM|SPEC", help="registered algorithm, or catalog experiment / .toml spec")
+    p.add_argument("--params", nargs="*", default=[], metavar="K=V", help="algorithm parameters (TOML values)")
+    p.add_argument("--run", help="label of the spec's run to audit (default: its first private run)")
+    p.add_argument("--releases", type=int, default=1000, help="releases per dataset (default 1000)")
+    p.add_argument("--rounds", type=int, default=1, help="rounds per run; the last round's release is audited")
+    p.add_argument("--canary", default="worst", help="worst | extreme (pair: Python API only)")
+    p.add_argument("--agents", type=int, default=2,
+                   help="agents of the default small problem (default 2; ignored for a SPEC)")
+    p.add_argument("--target-agent", type=int, default=0, help="agent whose data differ (default 0)")
+    p.add_argument("--delta", type=float, help="delta of the bound (default: the algorithm's delta, else 1e-5)")
+    p.add_argument("--claim", default="guarantee", help="claim the verdict is about: guarantee | paper")
+    p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="base seed of the replicates")
+    p.add_argument("--secure", action="store_true", help="fresh OS-entropy noise in every replicate")
+    p.add_argument("--json", dest="json_out", metavar="OUT", help="write the result as JSON")
+    p.add_argument("--plot", metavar="OUT", help="write the privacy-region plot (OUT.png and OUT.svg)")
+    p.set_defaults(func=_main)
+
+
+def _value(text: str):
+    try:
+        import tomllib
+    except ImportError:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    low = text.strip().lower()
+    if low in ("none", "null"):
+        return None
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except Exception:
+        return text
+
+
+def parse_params(items) -> dict:
+    """``["k=v", ...]`` -> ``{k: TOML value of v}`` (a bare word stays a string; ``none`` is None).
+
+    Raises:
+        ValidationError: an item without ``=``.
+    """
+    out = {}
+    for item in items:
+        key, sep, val = item.partition("=")
+        if not sep or not key.strip():
+            raise ValidationError(f"--params takes K=V items, got {item!r}")
+        out[key.strip()] = _value(val)
+    return out
+
+
+def _from_spec(name: str, label: str | None, params: dict):
+    from ..algorithms import make_algorithm
+    from ..experiments import load_experiment
+    from ..experiments.build import build_trial
+
+    from ..algorithms import ALGORITHMS
+    from ..errors import UnknownNameError
+
+    try:
+        spec = load_experiment(name)
+    except UnknownNameError:
+        raise ValidationError(f"{name!r} is neither a registered algorithm ({', '.join(sorted(ALGORITHMS))}) nor a "
+                              "catalog experiment or .toml spec (see `privdist list`)") from None
+    runs = spec.runs
+    if label is not None:
+        runs = [r for r in runs if r.label == label]
+        if not runs:
+            raise ValidationError(f"spec {spec.name!r} has no run {label!r}; runs: {[r.label for r in spec.runs]}")
+    trial = build_trial(spec, 0)
+    chosen = runs[0]
+    for r in runs:  # the first run with a privacy budget
+        if r.params.get("epsilon") not in (None, False):
+            chosen = r
+            break
+    return make_algorithm(chosen.algorithm, **{**chosen.params, **params}), trial.problem, trial.network
+
+
+def _fmt(x) -> str:
+    if x is None:
+        return "n/a"
+    return "inf" if isinstance(x, float) and math.isinf(x) else f"{x:.4g}"
+
+
+def _main(args) -> int:
+    from ..algorithms import ALGORITHMS, make_algorithm
+    from ..audit import CANARIES, CLAIMS, audit, plot_privacy_region
+
+    if args.canary not in CANARIES:
+        raise ValidationError(f"--canary must be one of {list(CANARIES)}, got {args.canary!r}")
+    if args.canary == "pair":
+        raise ValidationError("--canary pair needs the Python API: privdist.audit.audit(algo, canary='pair', "
+                              "pair=(D, D_prime), network=...)")
+    if args.claim not in CLAIMS:
+        raise ValidationError(f"--claim must be one of {list(CLAIMS)}, got {args.claim!r}")
+    for name, low in (("releases", 8), ("rounds", 1), ("jobs", 1), ("agents", 2)):
+        if getattr(args, name) < low:
+            raise ValidationError(f"--{name} must be >= {low}, got {getattr(args, name)}")
+    params = parse_params(args.params)
+    if args.target in ALGORITHMS:
+        algo, problem, network = make_algorithm(args.target, **params), None, None
+    else:
+        algo, problem, network = _from_spec(args.target, args.run, params)
+    res = audit(algo, problem, network, releases=args.releases, rounds=args.rounds, canary=args.canary,
+                delta=args.delta, claim=args.claim, target=args.target_agent, seed=args.seed, jobs=args.jobs,
+                secure=args.secure, n_agents=args.agents)
+    d = res.to_dict()
+    c = res.claims
+    b = d["test"]["bounds"][str(res.delta)]
+    print(f"audit {res.algorithm} ({res.kind} problem, {res.canary} canary, {res.rounds} round(s), "
+          f"{res.releases} releases per dataset, {res.mode}, {res.seconds:.1f} s)")
+    pd = c["paper_delta"]
+    at = "" if pd is None or pd == res.delta else f" (at its delta {pd:g})"
+    print(f"  claimed epsilon at delta={res.delta:g}: guarantee {_fmt(c['guarantee'])}, paper {_fmt(c['paper'])}{at}, "
+          f"claimed (tight, declared events) {_fmt(c['claimed'])}")
+    print(f"  lower bound: epsilon >= {res.epsilon_lb:.4g} with {b['confidence']:.0%} confidence "
+          f"({d['test']['statistic']}; FPR {b['fpr']:.4f} <= {b['fpr_ub']:.4f}, FNR {b['fnr']:.4f} <= {b['fnr_ub']:.4f})")
+    if res.claim == "paper" and res.epsilon_lb_paper != res.epsilon_lb:
+        print(f"  lower bound at the paper's delta: {res.epsilon_lb_paper:.4g}")
+    print(f"  verdict ({res.claim}): {res.verdict}"
+          + ("; the declared events themselves are refuted" if res.declared_refuted else ""))
+    for why in res.reasons:
+        print(f"  not guaranteed: {why}")
+    if args.json_out:
+        from ..experiments.store import write_json
+
+        write_json(args.json_out, d)
+    if args.plot:
+        for path in plot_privacy_region(res, args.plot):
+            print(f"  wrote {path}", file=sys.stderr)
+    return 0
