@@ -16,15 +16,8 @@ from privdist.cli.main import main
 from privdist.privacy import privacy_report
 from privdist.runtime import run
 
-#: Typical private configuration of an algorithm whose default runs without noise (the audit then checks it).
-TYPICAL_PRIVATE = {"admm_sharing": {"mode": "output", "epsilon": 1.0, "b1": 10.0}}
-
-#: Algorithms whose declared guarantee the audit refutes today, with why (each is a bug being fixed elsewhere:
-#: when the fix lands the test passes, or skips because the release is a claim, never a silent pass).
-_UNCLIPPED = ("the sensitivity 2 c1 / (B_p mu_p) assumes per-sample gradients of norm <= c1, which the exact primal "
-              "step does not enforce and the squared loss violates (clipping fix in progress)")
-KNOWN_REFUTED = {"dzoa": "D-ZOA adds no noise but declares a Gaussian guarantee (privacy-truth issue)",
-                 "pvp": _UNCLIPPED, "dvp": _UNCLIPPED, "radmm": _UNCLIPPED}
+#: Typical private configuration of an algorithm whose default runs without noise or needs a public constant.
+TYPICAL_PRIVATE = {"admm_sharing": {"mode": "output", "epsilon": 1.0, "b1": 10.0}, "dzoa": {"R": 9.0}}
 
 
 def _algorithm(name):
@@ -50,8 +43,6 @@ def test_ci_audit_every_declared_guarantee(name):
     n = 2000 if copies_are_independent(algo, d0, d1, network, 1, 0) else 40 if name == "dzoa" else 300
     res = audit(algo, problem, network, releases=n, canary="worst")
     assert res.claims["guaranteed"] and math.isfinite(res.claims["guarantee"])
-    if name in KNOWN_REFUTED and res.verdict == "refuted":
-        pytest.xfail(f"{KNOWN_REFUTED[name]}: lower bound {res.epsilon_lb:.3g} > guarantee {res.claims['guarantee']:.3g}")
     assert res.verdict == "consistent", (
         f"{name}: empirical epsilon >= {res.epsilon_lb:.4g} (95%) refutes its guarantee {res.claims['guarantee']:.4g}")
 

@@ -101,6 +101,12 @@ def _fmt(x) -> str:
     return "inf" if isinstance(x, float) and math.isinf(x) else f"{x:.4g}"
 
 
+#: Public constants an algorithm needs that the audit supplies from its own generated problem when the user gives
+#: none: the audit's data are synthetic canaries, public by construction, so D-ZOA's pooled calibration (R) is not a
+#: leak here (it would be on a user's data, where D-ZOA requires a public R).
+AUDIT_DEFAULTS = {"dzoa": {"R": "oracle"}}
+
+
 def _main(args) -> int:
     from ..algorithms import ALGORITHMS, make_algorithm
     from ..audit import CANARIES, CLAIMS, audit, plot_privacy_region
@@ -117,7 +123,11 @@ def _main(args) -> int:
             raise ValidationError(f"--{name} must be >= {low}, got {getattr(args, name)}")
     params = parse_params(args.params)
     if args.target in ALGORITHMS:
-        algo, problem, network = make_algorithm(args.target, **params), None, None
+        supplied = {k: v for k, v in AUDIT_DEFAULTS.get(args.target, {}).items() if k not in params}
+        if supplied:
+            print(f"  (audit default for {args.target} on the audit's public synthetic problem: "
+                  + ", ".join(f"{k}={v!r}" for k, v in supplied.items()) + ")")
+        algo, problem, network = make_algorithm(args.target, **{**supplied, **params}), None, None
     else:
         algo, problem, network = _from_spec(args.target, args.run, params)
     res = audit(algo, problem, network, releases=args.releases, rounds=args.rounds, canary=args.canary,
