@@ -171,3 +171,20 @@ def test_audit_a_spec_run_on_its_own_problem(tmp_path, capsys):
     assert d["algorithm"] == "dpsgd" and d["params"]["alpha0"] == 0.3  # the spec's first private run
     assert main(["audit", "quickstart", "--run", "nosuch"]) == 2
     assert capsys.readouterr().err.startswith("error: spec 'quickstart' has no run 'nosuch'")
+
+
+def test_replicates_on_ray_equal_the_processes():
+    """--backend ray: the replicate batches run as Ray tasks and give exactly the releases of a serial audit."""
+    pytest.importorskip("ray")
+    from privdist.audit.releases import collect_releases
+    from privdist.runtime.ray_backend import connect
+
+    algo = make_algorithm("dpsgd")
+    problem, network = problem_for(algo, 1)
+    d0, d1 = neighbours(problem, "worst")
+    serial = collect_releases(algo, d0, d1, network, 1, 64, jobs=2)
+    connect(num_cpus=1)
+    on_ray = collect_releases(algo, d0, d1, network, 1, 64, jobs=2, parallel="ray")
+    assert on_ray[2]["parallel"] == "ray"
+    np.testing.assert_array_equal(serial[0], on_ray[0])
+    np.testing.assert_array_equal(serial[1], on_ray[1])

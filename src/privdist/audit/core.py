@@ -162,7 +162,7 @@ def _claims(algorithm, problem, network, rounds: int, delta: float, target: int)
 def audit(algorithm, problem=None, network=None, *, releases: int = 1000, rounds: int = 1, canary: str = "worst",
           pair=None, delta: float | None = None, claim: str = "guarantee", target: int = 0, seed: int = 0,
           jobs: int = 1, secure: bool = False, vectorise="auto", confidence: float = 0.95,
-          n_agents: int = 2) -> AuditResult:
+          n_agents: int = 2, parallel: str = "process", address: str | None = None) -> AuditResult:
     """Audit ``algorithm`` on neighbouring datasets: epsilon lower bound, claims, verdict.
 
     Args:
@@ -184,6 +184,8 @@ def audit(algorithm, problem=None, network=None, *, releases: int = 1000, rounds
         confidence: joint Clopper-Pearson confidence.
         n_agents: agents of the default problem (2: one edge, the cheapest network on which every registered
             algorithm runs; the per-agent claims do not depend on it, the cost per release does).
+        parallel: ``"process"`` (``jobs`` worker processes) or ``"ray"`` (replicate batches as Ray tasks).
+        address: Ray cluster address for ``parallel="ray"``.
 
     Returns:
         :class:`AuditResult`.
@@ -195,6 +197,8 @@ def audit(algorithm, problem=None, network=None, *, releases: int = 1000, rounds
     releases = check_int(releases, "releases", 8)
     rounds = check_int(rounds, "rounds", 1)
     jobs = check_int(jobs, "jobs", 1)
+    if parallel not in ("process", "ray"):
+        raise ValidationError(f"parallel must be 'process' or 'ray', got {parallel!r}")
     if claim not in CLAIMS:
         raise UnknownNameError("claim", str(claim), CLAIMS)
     if delta is None:
@@ -215,7 +219,8 @@ def audit(algorithm, problem=None, network=None, *, releases: int = 1000, rounds
     kind = problem_kind(d0)
     claims, reasons = _claims(algorithm, d0, network, rounds, delta, target)
     x0, x1, info = collect_releases(algorithm, d0, d1, network, rounds, releases, target=target, seed=seed,
-                                    jobs=jobs, secure=secure, vectorise=vectorise)
+                                    jobs=jobs, secure=secure, vectorise=vectorise, parallel=parallel,
+                                    address=address)
     pd = claims["paper_delta"]
     deltas = [delta] + ([pd] if pd is not None and 0 <= pd < 1 and pd != delta else [])
     test = threshold_audit(x0, x1, deltas, confidence=confidence)

@@ -19,6 +19,7 @@ Two ways to get many replicates, chosen automatically (``vectorise="auto"``):
 from __future__ import annotations
 
 import os
+import pickle
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
@@ -113,8 +114,28 @@ def _batch(job):
     return np.concatenate(x0), np.concatenate(x1)
 
 
+def _pickled_batch(blob: bytes):
+    return _batch(pickle.loads(blob))
+
+
+def _map_batches(jobs_list, jobs: int, parallel: str, address: str | None):
+    """Run the batches: in this process, in ``jobs`` worker processes, or as Ray tasks (``parallel="ray"``; a
+    local Ray, or the cluster at ``address``)."""
+    if parallel == "ray":
+        from ..runtime.ray_backend import connect
+
+        ray = connect(address)
+        task = ray.remote(_pickled_batch)  # pickled: Ray's zero-copy arrays are read-only, scipy's sparse need writes
+        return ray.get([task.remote(pickle.dumps(j, protocol=pickle.HIGHEST_PROTOCOL)) for j in jobs_list])
+    if jobs > 1 and len(jobs_list) > 1:
+        with ProcessPoolExecutor(max_workers=min(jobs, os.cpu_count() or 1, len(jobs_list))) as pool:
+            return list(pool.map(_batch, jobs_list))
+    return [_batch(j) for j in jobs_list]
+
+
 def collect_releases(algorithm, d0, d1, network, rounds: int, n: int, *, target: int = 0, seed: int = 0,
-                     jobs: int = 1, secure: bool = False, vectorise="auto") -> tuple[np.ndarray, np.ndarray, dict]:
+                     jobs: int = 1, secure: bool = False, vectorise="auto", parallel: str = "process",
+                     address: str | None = None) -> tuple[np.ndarray, np.ndarray, dict]:
     """``n`` releases of ``D`` and ``n`` of ``D'`` (rows), independent noise per replicate.
 
     Args:
@@ -125,8 +146,10 @@ def collect_releases(algorithm, d0, d1, network, rounds: int, n: int, *, target:
         n: releases per dataset.
         target: the agent whose data differ.
         seed: base seed (replicate ``i`` uses trial ``i``); ignored for the noise when ``secure``.
-        jobs: worker processes.
+        jobs: worker processes (``parallel="process"``); with Ray, the batches are split as for ``jobs``.
         secure: draw noise from fresh OS entropy (:func:`privdist.runtime.run`).
+        parallel: ``"process"`` (default) or ``"ray"`` (each batch a Ray task).
+        address: Ray cluster address for ``parallel="ray"`` (default: a local Ray or ``$RAY_ADDRESS``).
         vectorise: ``"auto"`` (copies when the exact check passes), ``True`` or ``False``.
 
     Returns:
@@ -148,11 +171,7 @@ def collect_releases(algorithm, d0, d1, network, rounds: int, n: int, *, target:
         common = (algorithm, d0, d1, network, rounds, seed, target, secure)
         chunks = np.array_split(np.arange(n), max(1, min(n, 8 * max(1, jobs))))
         jobs_list = [("runs", *common, [int(i) for i in c]) for c in chunks if len(c)]
-    if jobs > 1 and len(jobs_list) > 1:
-        with ProcessPoolExecutor(max_workers=min(jobs, os.cpu_count() or 1, len(jobs_list))) as pool:
-            parts = list(pool.map(_batch, jobs_list))
-    else:
-        parts = [_batch(j) for j in jobs_list]
+    parts = _map_batches(jobs_list, jobs, parallel, address)
     x0 = np.concatenate([p[0] for p in parts])[:n]
     x1 = np.concatenate([p[1] for p in parts])[:n]
-    return x0, x1, {"mode": "copies" if vectorise else "runs", "batches": len(jobs_list)}
+    return x0, x1, {"mode": "copies" if vectorise else "runs", "batches": len(jobs_list), "parallel": parallel}

@@ -32,6 +32,9 @@ def register(sub) -> None:
     p.add_argument("--delta", type=float, help="delta of the bound (default: the algorithm's delta, else 1e-5)")
     p.add_argument("--claim", default="guarantee", help="claim the verdict is about: guarantee | paper")
     p.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--backend", choices=("process", "ray"), default="process",
+                   help="spread the replicates over --jobs processes (default) or over Ray tasks")
+    p.add_argument("--ray-address", help="Ray cluster for --backend ray (default: a local Ray or $RAY_ADDRESS)")
     p.add_argument("--seed", type=int, default=0, help="base seed of the replicates")
     p.add_argument("--secure", action="store_true", help="fresh OS-entropy noise in every replicate")
     p.add_argument("--json", dest="json_out", metavar="OUT", help="write the result as JSON")
@@ -121,6 +124,8 @@ def _main(args) -> int:
     for name, low in (("releases", 8), ("rounds", 1), ("jobs", 1), ("agents", 2)):
         if getattr(args, name) < low:
             raise ValidationError(f"--{name} must be >= {low}, got {getattr(args, name)}")
+    if args.ray_address and args.backend != "ray":
+        raise ValidationError("--ray-address needs --backend ray")
     params = parse_params(args.params)
     if args.target in ALGORITHMS:
         supplied = {k: v for k, v in AUDIT_DEFAULTS.get(args.target, {}).items() if k not in params}
@@ -132,6 +137,7 @@ def _main(args) -> int:
         algo, problem, network = _from_spec(args.target, args.run, params)
     res = audit(algo, problem, network, releases=args.releases, rounds=args.rounds, canary=args.canary,
                 delta=args.delta, claim=args.claim, target=args.target_agent, seed=args.seed, jobs=args.jobs,
+                parallel=args.backend, address=args.ray_address,
                 secure=args.secure, n_agents=args.agents)
     d = res.to_dict()
     c = res.claims
