@@ -234,7 +234,9 @@ def _noise(ax, plot, runs, traces):
     _reference_lines(ax, plot, runs, traces)
     if "ylim" in plot:
         ax.set_ylim(*plot["ylim"])
-    ax.set_xlabel("noise level (points labelled with the std s of x~_m = x_m + N(0, s^2 I))")
+    modes = {r["params"].get("mode", "variable_isotropic") for r in _selected(plot, runs) if "noise_std" in r["sweep"]}
+    noise = "Q_m + N(0, s^2 I), on the shared vector" if modes == {"output"} else "x~_m = x_m + N(0, s^2 I)"
+    ax.set_xlabel(f"noise level (points labelled with the std s of {noise})")
 
 
 register_plotter("sharing_epochs", _epochs, {"metrics", "baselines", "paper", "xmax", "ylim"})
