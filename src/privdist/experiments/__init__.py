@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import importlib
 
-_WHERE = {
-    "catalog": ".catalog", "catalog_index": ".catalog", "experiments_of_paper": ".catalog",
-    "load_experiment": ".catalog", "resolve_paper": ".catalog",
-    "aggregate": ".runner", "run_experiment": ".runner", "run_trial": ".runner",
-    "ExperimentSpec": ".spec", "RunSpec": ".spec", "load_spec_file": ".spec", "parse_spec": ".spec",
-    "ResultsDir": ".store",
-}
+# light modules, imported now: the function ``catalog`` must shadow the submodule of the same name (a lazy name
+# would lose to the submodule attribute that any ``import privdist.experiments.catalog`` sets)
+from .catalog import catalog, catalog_index, experiments_of_paper, load_experiment, resolve_paper
+from .spec import ExperimentSpec, RunSpec, load_spec_file, parse_spec
 
-__all__ = sorted(_WHERE)
+_WHERE = {"aggregate": ".runner", "run_experiment": ".runner", "run_trial": ".runner", "ResultsDir": ".store"}
+
+__all__ = sorted([*_WHERE, "catalog", "catalog_index", "experiments_of_paper", "load_experiment", "resolve_paper",
+                  "ExperimentSpec", "RunSpec", "load_spec_file", "parse_spec"])
 
 
 def __getattr__(name: str):
