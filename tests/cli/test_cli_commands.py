@@ -97,3 +97,24 @@ def test_backend_choices_match_the_runtime():
     from privdist.runtime import BACKENDS
 
     assert set(BACKEND_NAMES) == set(BACKENDS)
+
+
+def test_run_set_overrides_a_catalog_value_without_a_toml_copy(tmp_path, capsys):
+    import json
+
+    from privdist.cli.main import main
+    from privdist.experiments import load_experiment
+
+    spec = load_experiment("quickstart").with_settings(["runs.1.sweep.epsilon=[0.5]", "runs.1.params.alpha0=0.1",
+                                                        "trials=2", "privacy.secure=true"])
+    assert [r.params.get("epsilon") for r in spec.runs] == [None, 0.5] and spec.runs[1].params["alpha0"] == 0.1
+    assert spec.trials == 2 and spec.privacy["secure"] is True
+    out = tmp_path / "o"
+    assert main(["run", "quickstart", "--set", "runs.1.sweep.epsilon=[0.5]", "--set", "trials=1", "--out", str(out),
+                 "--no-progress"]) == 0
+    saved = json.loads((out / "results.json").read_text())
+    assert saved["config"]["runs"][1]["sweep"]["epsilon"] == [0.5]
+    capsys.readouterr()
+    for bad in ("runs.9.params.epsilon=1", "nope", "runs.1.params.epsilon=\"x\"", "rounds.x=1"):
+        assert main(["run", "quickstart", "--set", bad, "--out", str(tmp_path / "b")]) == 2
+        assert capsys.readouterr().err.startswith("error:")

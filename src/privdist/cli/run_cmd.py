@@ -53,6 +53,8 @@ def register(sub) -> None:
     p.add_argument("experiment", help="catalog name (see `privdist list`) or path to a .toml spec")
     p.add_argument("--trials", type=int, help="number of trials (default: the spec's)")
     p.add_argument("--quick", action="store_true", help="the spec's quick variant (quick_trials, [quick] table)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY.PATH=VALUE",
+                   help="change one value of the spec, e.g. runs.1.params.epsilon=0.5 (repeatable; validated)")
     p.add_argument("--out", help="results directory (default: results/NAME)")
     add_run_options(p)
     p.set_defaults(func=_main)
@@ -85,6 +87,8 @@ def _main(args) -> int:
     spec = load_experiment(args.experiment)
     spec = quick_variant(spec) if args.quick else spec
     spec = spec.with_overrides(trials=args.trials, seed=args.seed, secure=True if args.secure else None)
+    if args.set:
+        spec = spec.with_settings(args.set)
     out = args.out or os.path.join("results", spec.name)
     results = run_experiment(spec, out, jobs=args.jobs, overwrite=args.overwrite, resume=args.resume,
                              progress=not args.no_progress, data_dir=args.data_dir, backend=args.backend,

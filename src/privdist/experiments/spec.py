@@ -28,6 +28,9 @@ PAPER_ALIASES = {"dzoa": ("S0", "S1"), "sharing": ("S2",), "laadmm": ("S3",), "d
 _TOP = {"name", "title", "paper", "figure", "description", "trials", "quick_trials", "seed", "rounds",
         "estimated_seconds", "quick", "mode",
         "data", "network", "problem", "metrics", "runs", "privacy", "plots", "claims"}
+#: Top-level tables a setting may create when the spec does not have them yet (e.g. ``privacy.secure=true``).
+_SECTION_KEYS = frozenset({"data", "network", "problem", "privacy", "quick", "params"})
+
 _SECTIONS = {
     "data": {"kind", "params", "partition"},
     "network": {"kind", "params"},
@@ -94,6 +97,52 @@ class ExperimentSpec:
         if seed is not None:
             raw["seed"] = seed
         return parse_spec(raw, source=f"{self.name} (overridden)")
+
+    def with_settings(self, settings: list[str]) -> "ExperimentSpec":
+        """A copy with ``KEY.PATH=VALUE`` settings applied (``privdist run --set runs.0.params.epsilon=0.5``).
+
+        ``KEY.PATH`` walks tables by key and arrays by index (``runs.0``, ``plots.1.file``); ``VALUE`` is read as a
+        TOML value (``0.5``, ``true``, ``[1, 2]``, ``"text"``), or as a bare string when it is not one. The result
+        goes through the whole validation again, so a setting never bypasses it.
+
+        Raises:
+            SpecError: a malformed setting, or a path that does not exist in the spec (named).
+        """
+        import copy
+
+        try:
+            import tomllib
+        except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+            import tomli as tomllib
+        raw = copy.deepcopy(dict(self.raw))
+        for item in settings:
+            path, sep, text = item.partition("=")
+            keys = path.strip().split(".")
+            if not sep or not all(keys):
+                raise SpecError(f"--set {item!r}: expected KEY.PATH=VALUE, e.g. runs.0.params.epsilon=0.5")
+            try:
+                value = tomllib.loads(f"v = {text}")["v"]
+            except tomllib.TOMLDecodeError:
+                value = text
+            node = raw
+            for depth, key in enumerate(keys[:-1]):
+                where = ".".join(keys[: depth + 1])
+                if isinstance(node, list) and key.isdigit() and int(key) < len(node):
+                    node = node[int(key)]
+                elif isinstance(node, dict):
+                    node = node.setdefault(key, {}) if key in _SECTION_KEYS else node.get(key)
+                else:
+                    node = None
+                if not isinstance(node, (dict, list)):
+                    raise SpecError(f"--set {item!r}: {where} is not a table or array of this spec")
+            last = keys[-1]
+            if isinstance(node, list):
+                if not (last.isdigit() and int(last) < len(node)):
+                    raise SpecError(f"--set {item!r}: no element {last} in {'.'.join(keys[:-1])}")
+                node[int(last)] = value
+            else:
+                node[last] = value
+        return parse_spec(raw, source=f"{self.name} (--set)")
 
     def quick(self) -> "ExperimentSpec":
         """The quick variant (``privdist reproduce --quick``): ``quick_trials`` trials and the ``[quick]`` table.
