@@ -39,3 +39,13 @@ def test_fit_bad_target_is_a_named_error(tmp_path, capsys):
     pd.DataFrame({"a": [1.0, 2.0], "y": [0, 1]}).to_csv(tmp_path / "d.csv", index=False)
     assert main(["fit", str(tmp_path / "d.csv"), "--target", "nope", "--epsilon", "1", "--delta", "1e-5"]) == 2
     assert "'nope' is not a column" in capsys.readouterr().err
+
+
+def test_fit_on_the_shipped_adult_data_beats_the_majority_class(tmp_path, capsys):
+    """make demo's job, shortened: the Adult files shipped in privdist, 10 parties, total epsilon 1."""
+    out = tmp_path / "demo"
+    assert main(["fit", "adult", "--agents", "10", "--epsilon", "1", "--delta", "1e-5", "--rounds", "30",
+                 "--curve", "1", "--seed", "0", "--out", str(out)]) == 0
+    assert "guarantee epsilon = 1.0000 (PLD" in capsys.readouterr().out
+    rows = json.loads((out / "results.json").read_text())["test"]
+    assert rows["private distributed"]["accuracy"] > rows["majority class"]["accuracy"] + 0.03
