@@ -114,3 +114,7 @@ def test_per_party_spec_kinds(files):
     assert isinstance(trial.problem, HorizontalParties) and os.environ[ENV]
     res = run(make_algorithm("consensus_admm"), trial.problem, trial.network, 3, metrics=trial.metrics)
     assert res.curves["disagreement"].shape == (4,)
+    from privdist.experiments import run_trial
+
+    info = run_trial(spec, 0)["runs"]["admm"]["info"]  # the runner records where the data were resolved
+    assert info["data"]["resolved"] == "driver (materialized)"

@@ -81,8 +81,11 @@ def run_trial(spec: ExperimentSpec, trial: int, data_dir=None, backend="simulate
         seconds = time.perf_counter() - t0
         states = res.final_state if isinstance(res.final_state, list) else [res.final_state]
         info_fn = getattr(algorithm, "run_info", None)  # optional (AlgorithmBase): calibrated constants etc.
+        info = info_fn(states) if info_fn is not None and res.final_state is not None else {}
+        # party-local runs (issue 17): where the data were resolved, where each metric was computed, Ray placement
+        info = {**info, **{k: res.config[k] for k in ("data", "metrics_where", "ray") if k in res.config}}
         runs[rs.label] = {
-            "info": info_fn(states) if info_fn is not None and res.final_state is not None else {},
+            "info": info,
             "curves": {m: res.curves[m].tolist() for m in spec.metrics},
             "privacy": privacy_report(res.ledger, delta, accountants),
             "seconds": seconds,
