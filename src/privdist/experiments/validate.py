@@ -116,6 +116,7 @@ class _Claim(_Open):
     runs: list[str] = []
     value: float = 0.0
     direction: str = ""
+    margin: Annotated[float, Field(ge=0, lt=1)] = 0.0
 
 
 class _Spec(_Model):
