@@ -49,3 +49,14 @@ def test_fit_on_the_shipped_adult_data_beats_the_majority_class(tmp_path, capsys
     assert "guarantee epsilon = 1.0000 (PLD" in capsys.readouterr().out
     rows = json.loads((out / "results.json").read_text())["test"]
     assert rows["private distributed"]["accuracy"] > rows["majority class"]["accuracy"] + 0.03
+
+
+def test_a_party_too_small_for_a_train_test_split_is_a_named_error(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame(rng.normal(size=(41, 2)), columns=["a", "b"])
+    df["y"] = (df["a"] > 0).astype(int)
+    df["site"] = ["s0"] * 20 + ["s1"] * 20 + ["s2"]  # s2 holds one row
+    df.to_csv(tmp_path / "d.csv", index=False)
+    assert main(["fit", str(tmp_path / "d.csv"), "--target", "y", "--party-column", "site", "--epsilon", "1",
+                 "--delta", "1e-5", "--rounds", "5", "--curve", ""]) == 2
+    assert "fewer than 2 rows" in capsys.readouterr().err

@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 
-from ..errors import ValidationError
+from ..errors import EmptyPartyError, ValidationError
 
 __all__ = ["register", "fit_main"]
 
@@ -121,6 +121,11 @@ def fit_main(args) -> int:
             groups = make_groups("dirichlet", X.shape[0], args.agents_count, y=y, alpha=args.dirichlet, rng=rng)
         else:
             groups = make_groups("random", X.shape[0], args.agents or 10, rng=rng)
+    sizes = np.bincount(groups)
+    if sizes.min() < 2:  # stratified by party: every party needs a training and a test row
+        small = [int(k) for k in np.flatnonzero(sizes < 2)]
+        raise EmptyPartyError(f"party(ies) {small} hold fewer than 2 rows ({sizes.min()}), too few for a train/test "
+                              "split: use fewer parties, or a larger Dirichlet alpha")
     idx_tr, idx_te = train_test_split(np.arange(X.shape[0]), test_size=args.test_size, random_state=seed % 2**32,
                                       stratify=groups)
     Xtr, ytr, gtr, Xte, yte = X[idx_tr], y[idx_tr], groups[idx_tr], X[idx_te], y[idx_te]
