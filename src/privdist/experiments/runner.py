@@ -179,7 +179,26 @@ def _results(spec, trials, runs, claims, complete, figures):
             "seed": spec.seed, "noise": noise_provenance(bool(spec.privacy.get("secure", False))),
             "trials": len(trials), "trials_planned": spec.trials, "complete": complete,
             "versions": versions(), "config": spec.config(), "runs": runs, "claims": claims, "figures": figures,
-            "errors": [f"{r['label']}: {d}" for r in runs for d in r.get("diverged", [])]}
+            "errors": [f"{r['label']}: {d}" for r in runs for d in r.get("diverged", [])],
+            **({"tuning": spec.tuning["record"]} if "record" in spec.tuning else {})}
+
+
+def _tuned(spec: ExperimentSpec, data_dir, backend) -> ExperimentSpec:
+    """``spec`` with the ``[tuning]`` choices applied and their record attached (:mod:`.tuning`); the tuning
+    draws run through :func:`run_trial`, the code of the reported trials."""
+    from .tuning import tune
+
+    metric = spec.metrics[0]
+
+    def run_group(sub, trials):
+        finals: dict[str, list[float]] = {}
+        for t in trials:
+            for label, r in run_trial(sub, t, data_dir, backend)["runs"].items():
+                finals.setdefault(label, []).append(float(r["curves"][metric][-1]))
+        return finals
+
+    tuned, record = tune(spec, run_group, data_dir, backend)
+    return dataclasses.replace(tuned, tuning={**spec.tuning, "record": record})
 
 
 def run_experiment(spec: ExperimentSpec, out_dir, *, jobs: int = 1, overwrite: bool = False, resume: bool = False,
@@ -218,6 +237,8 @@ def run_experiment(spec: ExperimentSpec, out_dir, *, jobs: int = 1, overwrite: b
     check_resources(spec, allow_large)
     with ResultsDir(out_dir, spec.name, spec.config(), overwrite=overwrite, resume=resume) as store:
         done = store.finished_trials() if resume else {}
+        if spec.tuning and "record" not in spec.tuning:  # choose hyperparameters on the tuning draws first
+            spec = _tuned(spec, data_dir, backend)
         try:
             return _run_into(store, spec, done, jobs, progress, data_dir, backend, parallel)
         except KeyboardInterrupt:

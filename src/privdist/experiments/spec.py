@@ -26,7 +26,7 @@ PAPERS = ("S0", "S1", "S2", "S3", "S4")
 PAPER_ALIASES = {"dzoa": ("S0", "S1"), "sharing": ("S2",), "laadmm": ("S3",), "dpdonc": ("S4",)}
 
 _TOP = {"name", "title", "paper", "figure", "description", "trials", "quick_trials", "seed", "rounds",
-        "estimated_seconds", "quick", "mode",
+        "estimated_seconds", "quick", "mode", "tuning",
         "data", "network", "problem", "metrics", "runs", "privacy", "plots", "claims"}
 #: Top-level tables a setting may create when the spec does not have them yet (e.g. ``privacy.secure=true``).
 _SECTION_KEYS = frozenset({"data", "network", "problem", "privacy", "quick", "params"})
@@ -84,6 +84,7 @@ class ExperimentSpec:
     claims: tuple[dict[str, Any], ...]
     mode: str = "full"
     skipped_claims: tuple[dict[str, Any], ...] = ()
+    tuning: dict[str, Any] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def with_overrides(self, trials: int | None = None, seed: int | None = None,
@@ -231,6 +232,20 @@ def _none_for_false(params: dict, algorithm: str) -> dict:
             typing.get_args(fields[k]) else v for k, v in params.items()}
 
 
+def _tuning(raw: dict, runs, seed: int, source: str) -> dict:
+    """The ``[tuning]`` table, checked (:mod:`privdist.experiments.tuning`); a tuned parameter is never swept."""
+    if "tuning" not in raw:
+        return {}
+    from .tuning import check_tuning
+
+    table = check_tuning(raw["tuning"], {r.group for r in runs}, seed, source)
+    for template, grid in table["grids"].items():
+        swept = sorted(set(grid) & {p for r in runs if r.group == template for p in r.sweep})
+        if swept:
+            raise SpecError(f"{source}: [tuning].grids.{template!r} tunes {swept}, which the entry sweeps")
+    return dict(table)
+
+
 def _privacy(table: dict) -> dict:
     """The ``[privacy]`` table with ``secure`` checked (a bool: noise from fresh OS entropy, never recorded)."""
     if "secure" in table and type(table["secure"]) is not bool:
@@ -339,7 +354,7 @@ def parse_spec(raw: dict[str, Any], source: str = "<spec>") -> ExperimentSpec:
         estimated_seconds=float(raw.get("estimated_seconds", 0.0)), data=sections["data"],
         network=sections["network"], problem=sections["problem"], metrics=metrics, runs=runs,
         privacy=_privacy(sections["privacy"]), plots=tuple(plots), claims=tuple(claims), mode=mode, skipped_claims=tuple(skipped),
-        raw=raw)
+        tuning=_tuning(raw, runs, seed, source), raw=raw)
     check_semantics(spec, raw["runs"], source)
     return spec
 

@@ -140,6 +140,7 @@ class _Spec(_Model):
     privacy: _Privacy = _Privacy()
     plots: list[_Plot] = []
     claims: list[_Claim] = []
+    tuning: dict[str, Any] = {}  # checked by experiments.tuning.check_tuning
 
 
 def _path(loc) -> str:

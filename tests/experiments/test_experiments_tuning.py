@@ -1,0 +1,50 @@
+"""The fair tuning protocol (issue 14 item 2): grids on tuning draws, equal size, choices recorded."""
+
+import pytest
+
+from privdist.errors import SpecError
+from privdist.experiments import load_experiment, run_experiment
+from privdist.experiments.spec import parse_spec
+
+
+def _raw(**tuning):
+    raw = dict(load_experiment("quickstart").raw)
+    raw.update(trials=2, rounds=30)
+    raw["tuning"] = {"seed": 1000, "trials": 1, **tuning}
+    return raw
+
+
+def test_grids_are_searched_on_tuning_draws_and_recorded(tmp_path):
+    raw = _raw(grids={"DPSGD eps={epsilon}": {"alpha0": [0.03, 0.3]},
+                      "consensus ADMM (non-private)": {"rho": [0.1, 1.0]}})
+    results = run_experiment(parse_spec(raw, source="t"), tmp_path / "o", progress=False)
+    rec = results["tuning"]
+    assert rec["seed"] == 1000 and rec["trials"] == 1 and rec["equal_size"] is True
+    dpsgd = rec["entries"]["DPSGD eps={epsilon}"]
+    assert dpsgd["points"] == 2 and len(dpsgd["scores"]) == 2
+    best = min(dpsgd["scores"], key=lambda s: s["score"])["params"]
+    assert dpsgd["chosen"] == best
+    used = {r["label"]: r["params"] for r in results["runs"]}
+    assert used["DPSGD eps=0.15"]["alpha0"] == best["alpha0"] == used["DPSGD eps=0.95"]["alpha0"]
+    assert used["consensus ADMM (non-private)"]["rho"] == rec["entries"]["consensus ADMM (non-private)"]["chosen"]["rho"]
+
+
+@pytest.mark.parametrize("tuning, match", [
+    ({"grids": {"DPSGD eps={epsilon}": {"alpha0": [0.1, 0.3]}, "consensus ADMM (non-private)": {"rho": [1.0]}}},
+     "unequal size"),
+    ({"grids": {"nope": {"alpha0": [0.1]}}}, "not a \\[\\[runs\\]\\] label"),
+    ({"grids": {"DPSGD eps={epsilon}": {"epsilon": [0.1]}}}, "sweeps"),
+    ({"seed": 0, "grids": {"DPSGD eps={epsilon}": {"alpha0": [0.1]}}}, "must differ"),
+    ({"grids": {"DPSGD eps={epsilon}": {"alpha0": []}}}, "non-empty"),
+])
+def test_bad_tuning_tables_are_named_errors(tuning, match):
+    raw = _raw()
+    raw["tuning"] = {**raw["tuning"], **tuning}
+    with pytest.raises(SpecError, match=match):
+        parse_spec(raw, source="t")
+
+
+def test_unequal_grids_allowed_only_when_said():
+    raw = _raw(equal_size=False, grids={"DPSGD eps={epsilon}": {"alpha0": [0.1, 0.3]},
+                                         "consensus ADMM (non-private)": {"rho": [1.0]}})
+    assert parse_spec(raw, source="t").tuning["equal_size"] is False
