@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from privdist.algorithms.registry import ALGORITHMS, make_algorithm
 from privdist.errors import PrivdistError
 from privdist.experiments import parse_spec, run_trial
-from privdist.experiments.validate import check_resources
+from privdist.experiments.resources import check_resources
 
 BASE = {"name": "fz", "trials": 1, "rounds": 3, "seed": 0, "data": {"kind": "dzoa_synthetic", "params": {}},
         "network": {"kind": "dzoa5", "params": {}}, "problem": {}, "privacy": {}, "quick": {},

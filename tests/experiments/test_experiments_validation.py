@@ -6,7 +6,7 @@ import pytest
 
 from privdist.errors import ResourceLimitError, SpecError
 from privdist.experiments import parse_spec, run_experiment
-from privdist.experiments.validate import check_resources
+from privdist.experiments.resources import check_resources
 
 BASE = {"name": "t", "trials": 1, "rounds": 3, "data": {"kind": "dzoa_synthetic"}, "network": {"kind": "dzoa5"},
         "runs": [{"label": "a", "algorithm": "dpsgd", "params": {"epsilon": 0.5}}]}

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import ShapeMismatchError, ValidationError
+
+if TYPE_CHECKING:  # the privacy layer is imported where a release is made (start-up time)
+    from ..privacy import Release
 
 __all__ = ["AlgorithmBase", "PerIterationGaussian", "check_problem_network", "degrees_of", "in_the_clear",
            "per_iteration_gaussian_releases"]
@@ -78,7 +81,7 @@ def degrees_of(block) -> np.ndarray:
     return np.asarray(block.degrees, dtype=float)
 
 
-def in_the_clear(name: str, what: str = "iterates") -> "Release":
+def in_the_clear(name: str, what: str = "iterates") -> Release:
     """The release of a data-dependent message sent without noise (epsilon = inf, DESIGN idea 3)."""
     from ..privacy import non_private_release
 

@@ -23,7 +23,6 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._checks import check_int, check_nonnegative, check_positive
-from ..errors import ValidationError
 from .base import AlgorithmBase
 from .orzo import CentralRelay, global_value_diff
 

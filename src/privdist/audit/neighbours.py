@@ -77,7 +77,8 @@ def _rebuild_erm(problem, parts, copies: int = 1):
     from ..problems import HorizontalERM
 
     # reg_weight is split over all agents (eta / K): scale it so that every agent keeps its own eta / K
-    return HorizontalERM(parts, problem.loss, problem.regularizer, problem.reg_weight * copies)
+    return HorizontalERM(parts, problem.loss, problem.regularizer, problem.reg_weight * copies,
+                         loss_scale=problem.loss_scale)
 
 
 def _horizontal(problem, canary, target):

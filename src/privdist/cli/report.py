@@ -7,7 +7,7 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
-from ..experiments.summary import fmt_guarantee, max_epsilon
+from ..experiments.summary import fmt_guarantee, max_epsilon, privacy_notes
 
 __all__ = ["print_results"]
 
@@ -34,16 +34,9 @@ def print_results(results: dict, out_dir, console: Console | None = None) -> Non
         table.add_row(r["label"], f"{m['final_mean']:.3e} ± {m['final_std']:.1e}", fmt_guarantee(p, "rdp"),
                       fmt_guarantee(p, "pld"), _fmt(max_epsilon(p, "paper")), f"{r['seconds']:.2f}")
     console.print(table)
-    for r in results["runs"]:
-        for why in r["privacy"].get("not_guaranteed", []):
-            console.print(f"[yellow]no guarantee[/yellow] {r['label']}: {why}")
-        for what in r["privacy"].get("exposures", []):
-            console.print(f"[yellow]exposure[/yellow] {r['label']}: {what}")
-        for note in sorted({a.get("paper_note") for a in r["privacy"]["per_agent"]} - {None}):
-            console.print(f"[yellow]paper's claim[/yellow] {r['label']}: {note}")
-    noise = results.get("noise")
-    if noise and noise["mode"] != "secure":
-        console.print(f"[yellow]noise[/yellow]: {noise['note']}")
+    for line in privacy_notes(results):  # the same notes as summary.md (secure noise needs no warning)
+        if not line.startswith("- noise: secure"):
+            console.print(line[2:], style="yellow", markup=False)
     private = [r for r in results["runs"]
                if any(0 < (max_epsilon(r["privacy"], a) or 0) < float("inf") for a in ("rdp", "pld"))]
     if private:

@@ -11,6 +11,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..errors import NonFiniteDataError, ShapeMismatchError, ValidationError
+from .bounds import clip_rows
 
 __all__ = ["normalize_columns_rows", "check_data"]
 
@@ -54,12 +55,9 @@ def normalize_columns_rows(X):
         scaled = X.copy()
         scaled.sum_duplicates()
         scaled.data /= col_div[scaled.indices]  # division (not a reciprocal) keeps |entries| <= 1 exactly
-        norms = np.sqrt(np.asarray(scaled.multiply(scaled).sum(axis=1)).ravel())
-        scaled.data /= np.repeat(np.maximum(1.0, norms), np.diff(scaled.indptr))
-        return scaled
-    scaled = X / col_div
-    norms = np.linalg.norm(scaled, axis=1)
-    return scaled / np.maximum(1.0, norms)[:, None]
+    else:
+        scaled = X / col_div
+    return clip_rows(scaled, 1.0)
 
 
 def check_data(X, y, name: str = "data"):

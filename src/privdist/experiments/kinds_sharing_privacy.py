@@ -16,6 +16,7 @@ import math
 from .claims import register_claim_kind
 from .kinds_sharing import _PRETTY, _reference_lines, _selected
 from .plots import register_plotter
+from .summary import max_epsilon
 
 __all__: list[str] = []
 
@@ -25,10 +26,8 @@ _SHORT = {"paper": "adv. comp.", "rdp": "RDP", "pld": "PLD"}
 def _total(run, accountant: str, claimed: bool = False) -> float | None:
     """Largest total epsilon over parties of ``run`` under ``accountant`` (None when not reported): the guarantee
     (inf for a claim), or with ``claimed`` the RDP/PLD composition of the declared events (issue 12)."""
-    use = claimed and accountant != "paper"
-    vals = [(a["claimed"] if use and "claimed" in a else a["epsilon"]).get(accountant)
-            for a in run["privacy"]["per_agent"]]
-    return None if not vals or any(v is None for v in vals) else max(vals)
+    use = claimed and accountant != "paper" and all("claimed" in a for a in run["privacy"]["per_agent"])
+    return max_epsilon(run["privacy"], accountant, "claimed" if use else "epsilon")
 
 
 def _guaranteed(run) -> bool:

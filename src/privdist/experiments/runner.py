@@ -30,7 +30,7 @@ from .plots import draw_plots
 from .spec import ExperimentSpec
 from .store import ResultsDir, write_json
 from .summary import write_summary
-from .validate import check_resources
+from .resources import check_resources
 
 __all__ = ["run_experiment", "run_trial", "aggregate"]
 
@@ -217,7 +217,7 @@ def run_experiment(spec: ExperimentSpec, out_dir, *, jobs: int = 1, overwrite: b
         backend: runtime backend name.
         parallel: ``"process"`` (``jobs`` worker processes) or ``"ray"`` (one Ray task per trial and run).
         allow_large: run even if the memory or time estimate is above the limits of
-            :func:`privdist.experiments.validate.check_resources`.
+            :func:`privdist.experiments.resources.check_resources`.
 
     Raises:
         ValidationError: ``jobs < 1``, or ``resume`` together with ``overwrite``, or an unknown ``parallel``.

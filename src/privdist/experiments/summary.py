@@ -9,9 +9,10 @@ from ..runtime.checkpoint import atomic_write_bytes
 __all__ = ["write_summary", "max_epsilon", "fmt_guarantee", "privacy_notes", "results_table", "claim_lines"]
 
 
-def max_epsilon(privacy: dict, accountant: str):
-    """Largest epsilon over agents under ``accountant`` (None if it does not apply)."""
-    vals = [a["epsilon"].get(accountant) for a in privacy["per_agent"]]
+def max_epsilon(privacy: dict, accountant: str, key: str = "epsilon"):
+    """Largest epsilon over agents under ``accountant`` (None if it does not apply); ``key="claimed"`` reads the
+    RDP/PLD composition of the releases as declared instead of the guarantee."""
+    vals = [a[key].get(accountant) for a in privacy["per_agent"]]
     return None if not vals or any(v is None for v in vals) else max(vals)
 
 

@@ -11,8 +11,6 @@ accountant's tolerance. l-AADMM takes a total natively (``calibration="pld"``, `
 
 from __future__ import annotations
 
-import math
-
 from ..errors import UnknownNameError, ValidationError
 
 __all__ = ["TOTAL_BUDGET_ALGORITHMS", "NON_PRIVATE_ALGORITHMS", "total_budget_params"]
@@ -38,7 +36,7 @@ def total_budget_params(algorithm: str, epsilon: float | None, delta: float, rou
     Raises:
         UnknownNameError: an algorithm not supported here.
     """
-    from ..privacy import calibrate
+    from ..privacy import calibrate, gaussian_epsilon
 
     if algorithm in NON_PRIVATE_ALGORITHMS:
         return {"params": {}, "noise_multiplier": None, "epsilon_per_round": None}
@@ -56,7 +54,7 @@ def total_budget_params(algorithm: str, epsilon: float | None, delta: float, rou
         return {"params": {"epsilon": float(epsilon), "delta": float(delta), "iterations": int(rounds),
                            "calibration": "pld"}, "noise_multiplier": None, "epsilon_per_round": None}
     z = calibrate(float(epsilon), float(delta), int(rounds), "gaussian", "pld")
-    eps_round = math.sqrt(2.0 * math.log(1.25 / delta)) / z
+    eps_round = gaussian_epsilon(z, delta, 2.0)
     params = {"epsilon": eps_round, "delta": float(delta), "gaussian_constant": 2.0}
     if algorithm in ("pvp", "dvp"):
         params.update(noise="gaussian", budget="iteration")

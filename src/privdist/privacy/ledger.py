@@ -178,10 +178,7 @@ class PrivacyLedger:
 
     def add_assumption(self, text: str) -> None:
         """Record a caveat such as ``"Gaussianity assumed"`` (ignored if already present)."""
-        if not isinstance(text, str) or not text.strip():
-            raise ValidationError(f"an assumption must be a non-empty string, got {text!r}")
-        if text not in self._assumptions:
-            self._assumptions.append(text)
+        _add_unique(self._assumptions, text, "an assumption")
 
     @property
     def exposures(self) -> list[str]:
@@ -191,10 +188,7 @@ class PrivacyLedger:
 
     def add_exposure(self, text: str) -> None:
         """Record a named exposure (ignored if already present)."""
-        if not isinstance(text, str) or not text.strip():
-            raise ValidationError(f"an exposure must be a non-empty string, got {text!r}")
-        if text not in self._exposures:
-            self._exposures.append(text)
+        _add_unique(self._exposures, text, "an exposure")
 
     # ------------------------------------------------------------------ copies, merging, equality
     def copy(self) -> PrivacyLedger:
@@ -297,6 +291,14 @@ class PrivacyLedger:
         for text in _string_list(data["exposures"]):
             ledger.add_exposure(text)
         return ledger
+
+
+def _add_unique(texts: list[str], text: str, what: str) -> None:
+    """Append a non-empty string to ``texts`` unless already there (assumptions, exposures)."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValidationError(f"{what} must be a non-empty string, got {text!r}")
+    if text not in texts:
+        texts.append(text)
 
 
 def _string_list(values: Iterable) -> Iterable[str]:

@@ -50,10 +50,10 @@ class Loss(abc.ABC):
         """Validate labels for this loss; return them as float."""
         return np.asarray(y, dtype=float)
 
+    @abc.abstractmethod
     def clipped_value(self, z: np.ndarray, y: np.ndarray, t: np.ndarray) -> np.ndarray:
         """Value of the convex loss whose derivative is ``clip(l'(z), -t, t)`` (equal to ``l`` where
         ``|l'| <= t``, its tangent line beyond). ``t`` > 0, possibly inf (no clipping)."""
-        raise NotImplementedError(f"the {self.name!r} loss has no clipped (Huberised) form")
 
 
 @dataclass(frozen=True)
@@ -158,6 +158,10 @@ class RowClippedLoss(Loss):
 
     def d2z(self, z, y):
         return np.where(np.abs(self.base.dz(z, y)) < self._t(z), self.base.d2z(z, y), 0.0)
+
+    def clipped_value(self, z, y, t):
+        """Clipping a clipped loss again clips ``l'`` to the smaller threshold."""
+        return self.base.clipped_value(z, y, np.minimum(t, self._t(z)))
 
     def check_labels(self, y, where):
         return self.base.check_labels(y, where)
