@@ -140,7 +140,7 @@ def test_cli_rejects_inconsistent_ray_options(local_ray, tmp_path, capsys):
     spec_file = tmp_path / "small.toml"
     spec_file.write_text(_toml(SMALL))
     assert main(["run", str(spec_file), "--ray-address", "auto", "--out", str(tmp_path / "a")]) == 2
-    assert "--ray-address needs --backend ray" in capsys.readouterr().err
+    assert "--ray-address) needs --backend ray" in capsys.readouterr().err
     assert main(["run", str(spec_file), "--backend", "ray", "--jobs", "2", "--out", str(tmp_path / "b")]) == 2
     assert "--parallel ray" in capsys.readouterr().err
     with pytest.raises(ValidationError):

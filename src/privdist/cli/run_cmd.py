@@ -26,7 +26,9 @@ def add_run_options(p) -> None:
     p.add_argument("--secure", action="store_true",
                    help="draw noise from fresh OS entropy that is never recorded (for results meant for release; "
                         "without it the noise can be regenerated from the recorded seed)")
-    p.add_argument("--ray-address", help="Ray cluster for --backend ray / --parallel ray (default: a local Ray)")
+    p.add_argument("--address", "--ray-address", dest="ray_address", metavar="HOST:PORT",
+                   help="Ray cluster for --backend ray / --parallel ray (default: $RAY_ADDRESS, else a local Ray); "
+                        "a cluster kept warm by `privdist serve` is used with its warm party actors")
     p.add_argument("--parallel", choices=["process", "ray"], default="process",
                    help="spread trials over --jobs processes (default) or over Ray tasks")
     p.add_argument("--yes", action="store_true",
@@ -45,7 +47,7 @@ def check_run_options(args) -> None:
 
         check_cli_options(args.backend, args.parallel, args.jobs, args.ray_address)
     elif args.ray_address:
-        raise ValidationError("--ray-address needs --backend ray or --parallel ray")
+        raise ValidationError("--address (--ray-address) needs --backend ray or --parallel ray")
 
 
 def register(sub) -> None:

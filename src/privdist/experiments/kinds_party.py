@@ -15,7 +15,9 @@ A party entry is a path (environment variables expanded on the party's node), or
 params = {...}}`` / ``{call = "pkg.mod:fn", ...}`` (see :func:`privdist.data.per_party.as_source`). The network
 must have as many agents as parties. Only metrics computable from released messages are offered
 (``disagreement``: mean distance of the agents' released values to their average); references on pooled data
-(``ne``, ``objective_gap``) are not. Run with ``--backend ray`` on a cluster whose nodes offer ``party_k``.
+(``ne``, ``objective_gap``) are not. Run with ``--backend ray --address HEAD:PORT`` on a cluster whose nodes offer
+``party_k`` (and ``coordinator`` for the vertical labels), or the custom resources that ``placement`` (a table
+party id -> resource, or a JSON/TOML file) names.
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ def build_party_horizontal(spec, rng, data_dir) -> Trial:
     problem = HorizontalParties(params["parties"], make_loss(prob.get("loss", "squared")),
                                 make_regularizer(prob.get("regularizer", "l2")), prob.get("reg_weight", 0.0),
                                 n_features=params["n_features"], public=params.get("public"))
+    problem.placement = params.get("placement")
     return Trial(problem, _network(spec, rng, problem.n_agents), {"disagreement": disagreement})
 
 
@@ -72,6 +75,7 @@ def build_party_vertical(spec, rng, data_dir) -> Trial:
                               n_samples=params["n_samples"], reg_weight=prob.get("reg_weight", 1e-3),
                               loss_scale=prob.get("loss_scale", "sum"), bias=prob.get("bias", True),
                               public=params.get("public"))
+    problem.placement = params.get("placement")
     return Trial(problem, _network(spec, rng, problem.n_agents), {"disagreement": disagreement})
 
 

@@ -291,7 +291,7 @@ def data_kinds() -> dict[str, dict[str, tuple[Any, Any]]]:
            # party-local sources (issue 17): resolved on each party's node, checked by the party_* problem kinds
            "per_party": {"parties": (list, inspect.Parameter.empty), "n_features": (Optional[int], None),
                          "dims": (Optional[list], None), "n_samples": (Optional[int], None),
-                         "labels": (Any, None)}}
+                         "labels": (Any, None), "placement": (Any, None), "public": (Optional[dict], None)}}
     out.update({name: _signature_fields(load_svmlight) for name in LIBSVM_FILES})
     return out
 

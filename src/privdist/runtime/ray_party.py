@@ -226,7 +226,8 @@ class PartyBackend:
     # ------------------------------------------------------------------------------------------ start
     def _check_placement(self, ray, problem, algorithm) -> tuple[list, object]:
         K = problem.n_agents
-        placement = load_placement(self.placement, K)
+        declared = self.placement if self.placement is not None else problem.__dict__.get("placement")
+        placement = load_placement(declared, K)
         if placement is None:
             return [None] * K, None
         offered = ray.cluster_resources()
