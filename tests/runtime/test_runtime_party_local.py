@@ -12,7 +12,8 @@ from privdist.network import ring
 from privdist.problems import HorizontalERM, make_loss, make_regularizer
 from privdist.problems.vertical import VerticalProblem
 from privdist.runtime import SimulatorBackend, run
-from privdist.runtime.party import HorizontalParties, PooledDataUnavailableError, VerticalParties
+from privdist.runtime.party import (HorizontalParties, MetricUnavailableError, PooledDataUnavailableError,
+                                   VerticalParties)
 from privdist.runtime.ray_party import load_placement
 
 ENV = "PRIVDIST_UNIT_PARTY_DIR"
@@ -118,3 +119,41 @@ def test_per_party_spec_kinds(files):
 
     info = run_trial(spec, 0)["runs"]["admm"]["info"]  # the runner records where the data were resolved
     assert info["data"]["resolved"] == "driver (materialized)"
+
+
+def test_party_objective_is_the_sum_of_the_parties_parts(files):
+    """The party-evaluated objective (each party its own part, only scalars summed) equals the pooled objective:
+    horizontal sum_k f_k(beta_k); vertical ADMM sharing without noise F(beta) (S2 (2))."""
+    from privdist.experiments.kinds_party import horizontal_objective, vertical_objective
+    from privdist.problems.vertical import VerticalProblem
+
+    handle = HorizontalParties([f"${ENV}/p{k}.npz" for k in range(3)], make_loss("squared"), make_regularizer("l2"),
+                               1.0, n_features=4)
+    pooled = handle.materialize()
+    res = run(make_algorithm("consensus_admm"), handle, ring(3), 4, keep_iterates=True,
+              metrics={"objective": horizontal_objective()})
+    want = [pooled.local_values(B).sum() for B in res.iterates]
+    np.testing.assert_allclose(res.curves["objective"], want, rtol=1e-12)
+    assert res.config["metrics_where"]["objective"].startswith("driver, on the materialized problem")
+    assert not any("objective" in e for e in res.ledger.exposures)  # nothing left a party in this process
+
+    rng = np.random.default_rng(2)
+    blocks, labels = [rng.standard_normal((20, 2)) for _ in range(3)], np.where(rng.random(20) > 0.5, 1.0, -1.0)
+    vp = VerticalProblem(blocks, labels, 0.1, "sum", True)
+    res = run(make_algorithm("admm_sharing", rho=1.0), vp, ring(3), 5, keep_iterates=True,
+              metrics={"objective": vertical_objective()})
+    np.testing.assert_allclose(res.curves["objective"][1:], [vp.objective(B.sum(axis=0)) for B in res.iterates[1:]],
+                               rtol=1e-10)
+    with pytest.raises(MetricUnavailableError, match="computed by the parties"):
+        horizontal_objective()(res.estimates)
+
+
+def test_pooled_metrics_of_a_per_party_spec_are_a_named_error():
+    from privdist.errors import SpecError
+    from privdist.experiments import parse_spec
+
+    with pytest.raises(SpecError, match=r"\['ne'\] are unavailable.*needs every party's data"):
+        parse_spec({"name": "p", "trials": 1, "rounds": 2, "metrics": ["ne"],
+                    "data": {"kind": "per_party", "params": {"n_features": 4, "parties": ["a.npz", "b.npz"]}},
+                    "network": {"kind": "ring", "params": {"n": 2}}, "problem": {"kind": "party_horizontal"},
+                    "runs": [{"label": "a", "algorithm": "consensus_admm"}]})

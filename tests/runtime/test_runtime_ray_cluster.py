@@ -23,7 +23,8 @@ from privdist.network import ring  # noqa: E402
 from privdist.privacy import privacy_report  # noqa: E402
 from privdist.problems import make_loss, make_regularizer  # noqa: E402
 from privdist.runtime import SimulatorBackend, run  # noqa: E402
-from privdist.runtime.party import HorizontalParties, PooledDataUnavailableError, VerticalParties  # noqa: E402
+from privdist.runtime.party import (HorizontalParties, PartyMetric, PooledDataUnavailableError,  # noqa: E402
+                                   VerticalParties)
 from privdist.runtime.ray_backend import AgentFailedError  # noqa: E402
 from privdist.runtime.ray_party import Cluster, PartyBackend, PlacementError  # noqa: E402
 
@@ -231,20 +232,25 @@ def test_cli_run_per_party_spec_on_the_cluster_equals_the_simulator(two_nodes, t
     """``privdist run SPEC.toml --backend ray --address A`` with ``[data] kind = "per_party"``: every party's data
     path resolves only on its node; the curves equal those of ``--backend simulate`` on the same files."""
     dirs = two_nodes["dirs"]
-    got = _cli_run(tmp_path, "ray", _spec_toml(kind, lambda k: f"${ENV}", algorithm, params),
+    metrics = ("disagreement", "objective")
+    got = _cli_run(tmp_path, "ray", _spec_toml(kind, lambda k: f"${ENV}", algorithm, params, metrics),
                    "--backend", "ray", "--address", two_nodes["session"].address)
     assert per_party._CACHE == {}  # the driver never resolved a party's data
     try:  # the reference: the same files by explicit path, resolved in this process
         ref = _cli_run(tmp_path, "sim", _spec_toml(kind, lambda k: dirs[0] if k in HEAD else dirs[1], algorithm,
-                                                   params))
+                                                   params, metrics))
     finally:
         clear_cache()
     (info,), (ref_info,) = got["info"], ref["info"]
     assert info["data"]["resolved"] == "each party's actor, on its node"
     assert ref_info["data"]["resolved"] == "driver (materialized)"
     assert info["metrics_where"]["disagreement"].startswith("driver")
+    assert info["metrics_where"]["objective"].startswith("at the parties")  # only scalars left the parties
+    assert ref_info["metrics_where"]["objective"].startswith("driver, on the materialized problem")
     placed = info["ray"]["placement"]
     assert {placed[f"party_{k}"]["node_id"] for k in WORKER} == {two_nodes["worker"]}
     for m, curve in ref["metrics"].items():
         np.testing.assert_allclose(got["metrics"][m]["curve_mean"], curve["curve_mean"], rtol=1e-9, atol=1e-12)
     assert got["privacy"]["per_agent"] == ref["privacy"]["per_agent"]
+    assert [e for e in got["privacy"]["exposures"] if e not in ref["privacy"]["exposures"]] == [
+        PartyMetric("objective", None).exposure()]  # the party-computed objective is recorded as released

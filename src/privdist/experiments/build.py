@@ -44,12 +44,14 @@ class ProblemKind:
         keys: keys accepted in ``[problem]`` besides ``kind``.
         metrics: metric names it offers (the first is the default).
         build: ``build(spec, rng, data_dir) -> Trial``.
+        unavailable: metric name -> why this kind cannot offer it (a clear spec error instead of "unknown").
     """
 
     name: str
     keys: frozenset[str]
     metrics: tuple[str, ...]
     build: Callable[..., Trial]
+    unavailable: dict = field(default_factory=dict)
 
 
 PROBLEM_KINDS: dict[str, ProblemKind] = {}

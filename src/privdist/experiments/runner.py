@@ -53,6 +53,9 @@ def _guarded(name: str, fn, label: str):
         return value
 
     metric.with_round = getattr(fn, "with_round", False)
+    for attr in ("party_metric", "where", "needs_pooled_data"):  # where and how run() computes it (issue 17)
+        if hasattr(fn, attr):
+            setattr(metric, attr, getattr(fn, attr))
     return metric
 
 

@@ -293,6 +293,10 @@ def parse_spec(raw: dict[str, Any], source: str = "<spec>") -> ExperimentSpec:
     sections["problem"] = dict(problem)
     metrics = tuple(raw.get("metrics", [kind.metrics[0]]))
     bad = [m for m in metrics if m not in kind.metrics]
+    unavailable = {m: kind.unavailable[m] for m in bad if m in kind.unavailable}
+    if unavailable:
+        raise SpecError(f"{source}: metric(s) {sorted(unavailable)} are unavailable for problem kind {kind.name!r}: "
+                        + "; ".join(f"{m}: {why}" for m, why in unavailable.items()))
     if bad:
         raise SpecError(f"{source}: unknown metric(s) {bad} for problem kind {kind.name!r}; known: {list(kind.metrics)}")
     runs = _expand_runs(raw.get("runs", []), source)

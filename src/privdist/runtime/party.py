@@ -24,7 +24,8 @@ from .._checks import check_int, check_nonnegative
 from ..data.per_party import PartyDataError, PartySource, as_source
 from ..errors import PrivdistError, ShapeMismatchError, ValidationError
 
-__all__ = ["HorizontalParties", "VerticalParties", "PooledDataUnavailableError", "is_party_local"]
+__all__ = ["HorizontalParties", "VerticalParties", "PooledDataUnavailableError", "is_party_local", "PartyMetric",
+           "MetricUnavailableError"]
 
 
 class PooledDataUnavailableError(PrivdistError, AttributeError):
@@ -224,3 +225,53 @@ class VerticalParties(_PartyProblemBase):
 
         blocks = [self.sources[m].resolve(m)[0] for m in range(self.n_agents)]
         return VerticalProblem(blocks, self._labels(), self.reg_weight, self.loss_scale, self.bias)
+
+
+class MetricUnavailableError(PrivdistError, LookupError):
+    """A metric cannot be computed in this mode (e.g. it needs a coordinator state this algorithm does not keep)."""
+
+
+class PartyMetric:
+    """A metric that each party evaluates on its own data; only the scalar leaves the party (issue 17).
+
+    ``party(local, rows)`` is party ``k``'s part: ``local`` is its own block problem (``problem.subset([k])``),
+    ``rows`` its released/local model (its rows of the estimate, shape ``(1, P)``). ``coordinator(cstate)`` (optional)
+    is the part the coordinator evaluates on its own state (e.g. the loss at the labels it holds). The driver sums
+    the parts. In a party-local run each part is computed in that party's actor on its node; on a materialized
+    problem (simulator) the same parts are computed in this process, so both modes give the same value.
+
+    A part is a data-dependent scalar released without noise: :func:`privdist.run` records it as an exposure of
+    the privacy report whenever a party-local run computes it (the metric is computed only when a spec lists it).
+
+    Args:
+        name: metric name (for messages).
+        party: ``(local, rows) -> float``.
+        coordinator: ``(cstate) -> float`` or None.
+        where: what results record about where the value was computed.
+    """
+
+    def __init__(self, name: str, party, coordinator=None, where: str = ""):
+        self.name, self.party, self.coordinator = name, party, coordinator
+        self.where = where or ("at the parties: each party evaluates its own part on its own data and only the "
+                               "scalar leaves it" + ("; the coordinator adds its part" if coordinator else "")
+                               + "; the driver sums them")
+        self.party_metric = self
+        self.value = None
+
+    def exposure(self) -> str:
+        return (f"metric {self.name!r}: each party's own part of it (a scalar computed from the party's raw data, "
+                "without noise) leaves the party every round; not covered by the DP guarantee (opt-in: computed "
+                "only when the metric is requested)")
+
+    def pooled(self, problem, est, cstate) -> float:
+        """The same sum computed in this process on a materialized problem (``cstate``: the coordinator's)."""
+        est = np.asarray(est)
+        total = sum(float(self.party(problem.subset([k]), est[[k]])) for k in range(est.shape[0]))
+        return total + (float(self.coordinator(cstate)) if self.coordinator is not None else 0.0)
+
+    def __call__(self, est, *t) -> float:  # run() sets ``value`` (from the parties, or :meth:`pooled`) first
+        if self.value is None:
+            raise MetricUnavailableError(f"metric {self.name!r} is computed by the parties inside privdist.run; "
+                                         "it cannot be called on estimates alone")
+        value, self.value = self.value, None
+        return value

@@ -106,6 +106,21 @@ def _ckpt_path(token: str, name: str) -> Path:
 class _PartyWorker(_Worker):
     """A party's (or the coordinator's) actor: ``_Worker`` plus node-local checkpoints and node identity."""
 
+    def init(self, algorithm, problem, network, block, seed, trial):
+        out = super().init(algorithm, problem, network, block, seed, trial)
+        self.problem = pickle.loads(problem)  # the handle: its subset() resolves from this process's data cache
+        return out
+
+    def party_values(self, metrics) -> dict:
+        """Each :class:`PartyMetric`'s part of this actor: a party's on its own data and model, the coordinator's
+        on its state. Only these scalars leave the node."""
+        if self.block is None:
+            return {n: float(pm.coordinator(self.state)) if pm.coordinator is not None else 0.0
+                    for n, pm in metrics.items()}
+        local = self.problem.subset(self.block.agents)
+        rows = np.atleast_2d(np.asarray(self.algorithm.estimate(self.state)))
+        return {n: float(pm.party(local, rows)) for n, pm in metrics.items()}
+
     def where(self) -> dict:
         import ray
 
@@ -387,6 +402,13 @@ class PartyBackend:
 
     def estimate(self) -> np.ndarray:
         return np.concatenate(self._est)
+
+    def party_values(self, metrics: dict) -> dict:
+        """Sum over the actors (parties and coordinator) of each metric's part, computed on their nodes."""
+        slots, t = self._all(), self.t
+        parts = self._collect(slots, [s.actor.party_values.remote(metrics) for s in slots], t,
+                              lambda s: s.actor.party_values.remote(metrics), through=t)
+        return {n: float(sum(p[n] for p in parts)) for n in metrics}
 
     def snapshot(self):
         """No state leaves the parties: the states stay on their nodes (``final_state`` is None)."""

@@ -79,7 +79,10 @@ def _party_local(problem, be, metrics):
         return problem, be, {}
     be = be.for_problem(problem) if hasattr(be, "for_problem") else be
     if not getattr(be, "party_local", False):
-        return problem.materialize(), be, {"data": {**problem.describe(), "resolved": "driver (materialized)"}}
+        where = {name: "driver, on the materialized problem (every party's data in this process)"
+                 for name in metrics}
+        return problem.materialize(), be, {"data": {**problem.describe(), "resolved": "driver (materialized)"},
+                                           "metrics_where": where}
     pooled = [name for name, fn in metrics.items() if getattr(fn, "needs_pooled_data", False)]
     if pooled:
         raise PooledDataUnavailableError(
@@ -88,6 +91,20 @@ def _party_local(problem, be, metrics):
     where = {name: getattr(fn, "where", "driver, from the released values (messages)") for name, fn in metrics.items()}
     return problem, be, {"data": {**problem.describe(), "resolved": "each party's actor, on its node"},
                          "metrics_where": where}
+
+
+def _party_metric_values(party_metrics: dict, problem, be, est) -> None:
+    """Set each :class:`PartyMetric`'s value for this round: summed from the parties' actors on a party-local
+    backend, else computed here on the (materialized) problem with the coordinator state the backend holds."""
+    if not party_metrics:
+        return
+    if getattr(be, "party_local", False):
+        values = be.party_values(party_metrics)
+    else:
+        cstate = getattr(be, "cstate", None)
+        values = {name: pm.pooled(problem, est, cstate) for name, pm in party_metrics.items()}
+    for name, pm in party_metrics.items():
+        pm.value = float(values[name])
 
 
 def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int = 0, backend="simulate",
@@ -104,7 +121,9 @@ def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int =
         seed, trial: randomness coordinates; streams are derived per (seed, trial, agent, round).
         backend: ``"simulate"`` (default) or a backend object.
         metrics: ``name -> f(estimates (K, P)) -> float`` evaluated after init (round 0) and after every round;
-            a function with attribute ``with_round = True`` is called as ``f(estimates, t)``.
+            a function with attribute ``with_round = True`` is called as ``f(estimates, t)``; one with attribute
+            ``party_metric`` (a :class:`privdist.runtime.party.PartyMetric`) is the sum of the parties' own parts,
+            computed in their actors on a party-local backend (recorded as an exposure), else in this process.
         keep_iterates: also return every round's released values.
         transcript: ``"full"``, ``"digest"`` or ``"none"``.
         checkpoint: file to save progress to every ``checkpoint_every`` rounds (and at the end).
@@ -138,6 +157,7 @@ def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int =
         raise TypeError(f"secure must be a bool, got {type(secure).__name__}")
     be = make_backend(backend)
     problem, be, party_config = _party_local(problem, be, metrics)
+    party_metrics = {name: fn.party_metric for name, fn in metrics.items() if hasattr(fn, "party_metric")}
     specs = algorithm.messages(problem, network)
     router = Router(specs, network)
     config = {"algorithm": algorithm.name, "params": algorithm.params(), "seed": seed, "trial": trial,
@@ -161,12 +181,16 @@ def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int =
             ledger.add_assumption(text)
         for text in getattr(algorithm, "exposures", lambda: [])():
             ledger.add_exposure(text)
+        if getattr(be, "party_local", False):  # a party's own objective value leaves the party (issue 17)
+            for pm in party_metrics.values():
+                ledger.add_exposure(pm.exposure())
         router.check_outbox(AGENT, agent_out, K, 0)
         record.record(0, AGENT, agent_out)
         if coord_out is not None:
             router.check_outbox(COORDINATOR, coord_out, K, 0)
             record.record(0, COORDINATOR, coord_out)
         est = be.estimate()
+        _party_metric_values(party_metrics, problem, be, est)
         curves = {name: [_evaluate(fn, est, 0)] for name, fn in metrics.items()}
         iterates = [est.copy()] if keep_iterates else None
     t_init = time.perf_counter() - t0
@@ -190,6 +214,7 @@ def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int =
                 router.check_outbox(COORDINATOR, coord_out, K, t)
                 record.record(t, COORDINATOR, coord_out)
             est = be.estimate()
+            _party_metric_values(party_metrics, problem, be, est)
             for name, fn in metrics.items():
                 curves[name].append(_evaluate(fn, est, t))
             if keep_iterates:
