@@ -25,6 +25,7 @@ from privdist.problems import make_loss, make_regularizer  # noqa: E402
 from privdist.runtime import SimulatorBackend, run  # noqa: E402
 from privdist.runtime.party import (HorizontalParties, PartyMetric, PooledDataUnavailableError,  # noqa: E402
                                    VerticalParties)
+from privdist.errors import CheckpointError  # noqa: E402
 from privdist.runtime.ray_backend import AgentFailedError  # noqa: E402
 from privdist.runtime.ray_party import Cluster, PartyBackend, PlacementError  # noqa: E402
 
@@ -254,3 +255,36 @@ def test_cli_run_per_party_spec_on_the_cluster_equals_the_simulator(two_nodes, t
     assert got["privacy"]["per_agent"] == ref["privacy"]["per_agent"]
     assert [e for e in got["privacy"]["exposures"] if e not in ref["privacy"]["exposures"]] == [
         PartyMetric("objective", None).exposure()]  # the party-computed objective is recorded as released
+
+
+def test_interrupted_party_local_run_resumes_from_the_driver_checkpoint(two_nodes, tmp_path):
+    """run(checkpoint=..., resume=True): the driver's file holds messages, ledger and a token, each party's state
+    stays on its node; a resumed run (new actors) continues with the uninterrupted transcript."""
+
+    algo, net, ckpt = make_algorithm("admm_sharing", rho=1.0, epsilon=1.0, b1=5.0), ring(K), tmp_path / "run.ckpt"
+    session = two_nodes["session"]
+
+    def stopper(B, calls=[]):
+        calls.append(1)
+        if len(calls) == 6:  # after round 5; the driver checkpoint of round 4 is on disk
+            raise KeyboardInterrupt("stop")
+        return float(np.linalg.norm(B))
+
+    with pytest.raises(KeyboardInterrupt):
+        run(algo, _vertical(), net, ROUNDS, seed=8, transcript="full", backend=session.backend(),
+            metrics={"norm": stopper}, checkpoint=ckpt, checkpoint_every=2)
+    import pickle
+
+    payload = pickle.loads(ckpt.read_bytes())
+    assert payload["round"] == 4 and payload["snapshot"]["state"] is None  # no party state in the driver's file
+    norm = lambda B: float(np.linalg.norm(B))  # noqa: E731
+    got = run(algo, _vertical(), net, ROUNDS, seed=8, transcript="full", backend=session.backend(),
+              metrics={"norm": norm}, checkpoint=ckpt, checkpoint_every=2, resume=True)
+    whole = run(algo, _vertical(), net, ROUNDS, seed=8, transcript="full", backend=session.backend(),
+                metrics={"norm": norm})
+    _assert_same(whole, got)
+    np.testing.assert_array_equal(got.curves["norm"], whole.curves["norm"])
+    payload["snapshot"]["token"] = "driver-missing"
+    ckpt.write_bytes(pickle.dumps(payload))
+    with pytest.raises(CheckpointError, match="node checkpoints of party_0 .*none"):
+        run(algo, _vertical(), net, ROUNDS, seed=8, backend=session.backend(), checkpoint=ckpt, resume=True)

@@ -59,8 +59,26 @@ def _guarded(name: str, fn, label: str):
     return metric
 
 
-def run_trial(spec: ExperimentSpec, trial: int, data_dir=None, backend="simulate") -> dict:
+PARTY_CHECKPOINT_EVERY = 10  # rounds between driver checkpoints of a party-local run (issue 17)
+
+
+def _checkpoint_file(checkpoint_dir, problem, trial: int, label: str):
+    """The driver checkpoint of one party-local run inside the results directory, or None (other problems and
+    runs outside a results directory are not checkpointed within a trial: a trial is the unit of resume)."""
+    from ..runtime.party import is_party_local
+
+    if checkpoint_dir is None or not is_party_local(problem):
+        return None
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in label)
+    return Path(checkpoint_dir) / f"trial_{trial:04d}_{safe}.ckpt"
+
+
+def run_trial(spec: ExperimentSpec, trial: int, data_dir=None, backend="simulate", checkpoint_dir=None) -> dict:
     """Run every configured algorithm on one trial's data; return curves, privacy and timings per run.
+
+    With ``checkpoint_dir``, a party-local run saves a driver checkpoint every :data:`PARTY_CHECKPOINT_EVERY` rounds
+    (the parties' states stay on their nodes) and continues from it when one of the same configuration is there
+    (``privdist run --resume`` of an interrupted run); the file is removed when the run finishes.
 
     A run whose estimates or metrics become non-finite (NaN, inf) is stopped there: its entry records the
     :class:`DivergenceError` message under ``"diverged"``, its curves are NaN from that round on, and its privacy
@@ -74,14 +92,18 @@ def run_trial(spec: ExperimentSpec, trial: int, data_dir=None, backend="simulate
     for rs in spec.runs:
         algorithm = make_algorithm(rs.algorithm, **rs.params)
         metrics = {m: _guarded(m, fn, rs.label) for m, fn in built.metrics.items()}
+        ckpt = _checkpoint_file(checkpoint_dir, built.problem, trial, rs.label)
         t0 = time.perf_counter()
         try:
             res = run_algorithm(algorithm, built.problem, built.network, spec.rounds, seed=spec.seed, trial=trial,
-                                backend=backend, metrics=metrics, secure=secure)
+                                backend=backend, metrics=metrics, secure=secure, checkpoint=ckpt,
+                                checkpoint_every=PARTY_CHECKPOINT_EVERY, resume=ckpt is not None)
         except (DivergenceError, FloatingPointError, OverflowError) as exc:
             runs[rs.label] = _diverged(spec, rs, exc, time.perf_counter() - t0, delta, accountants)
             continue
         seconds = time.perf_counter() - t0
+        if ckpt is not None:
+            ckpt.unlink(missing_ok=True)
         states = res.final_state if isinstance(res.final_state, list) else [res.final_state]
         info_fn = getattr(algorithm, "run_info", None)  # optional (AlgorithmBase): calibrated constants etc.
         info = info_fn(states) if info_fn is not None and res.final_state is not None else {}
@@ -279,9 +301,9 @@ def _run_into(store, spec, done, jobs, progress, data_dir, backend, parallel) ->
             for data in _per_run_processes(spec, todo, jobs, data_dir, backend):
                 finished(data)
                 bar.advance(task)
-        else:
+        else:  # in this process: party-local runs keep driver checkpoints for --resume (issue 17)
             for t in todo:
-                finished(run_trial(spec, t, data_dir, backend))
+                finished(run_trial(spec, t, data_dir, backend, checkpoint_dir=store.path / "checkpoints"))
                 bar.advance(task)
 
     runs, traces = aggregate(spec, done)

@@ -9,6 +9,11 @@ driver (``final_state`` is None, checkpoints of :func:`run` hold no state).
 
 Placement is checked against ``ray.cluster_resources()`` before any actor starts (:class:`PlacementError`).
 
+Driver checkpoints (``run(..., checkpoint=PATH, resume=True)``): the driver's file holds messages, ledger,
+transcript and a token; each actor saves its state on its own node under that token (:meth:`durable_snapshot`),
+and a resumed run's actors, initialised from their own sources, load it back (:meth:`restore`). These node files are
+kept after the run (they back the driver's checkpoint); remove ``privdist-party-checkpoints/driver-*`` on the nodes.
+
 Faults: every ``checkpoint_every`` rounds each actor writes its state to a file on its own node
 (``$PRIVDIST_CHECKPOINT_DIR`` or the node's temporary directory); the driver keeps the inboxes it sent since. An
 actor found dead is replaced by a new one on the same node (same resource), which re-initialises from its own
@@ -277,6 +282,7 @@ class PartyBackend:
         ray = self._ray = connect(self.address, timeout=self.timeout)
         self.algorithm, self.t, self.trial = algorithm, 0, trial
         self._token = uuid.uuid4().hex
+        self._driver_token = None
         self._restarts: list[dict] = []
         self._dead: set = set()
         K = network.n_agents
@@ -362,8 +368,8 @@ class PartyBackend:
     def _remember(self, s: _Slot, t: int, inbox) -> None:
         s.since.append((t, inbox))
 
-    def _checkpoint(self, t: int) -> None:
-        if t % self.checkpoint_every:
+    def _checkpoint(self, t: int, force: bool = False) -> None:
+        if t % self.checkpoint_every and not force:
             return
         slots = self._all()
         self._collect(slots, [s.actor.save_local.remote(self._token, s.name, t) for s in slots], t,
@@ -414,9 +420,46 @@ class PartyBackend:
         """No state leaves the parties: the states stay on their nodes (``final_state`` is None)."""
         return {"state": None, "cstate": None, "party_local": True}
 
+    def durable_snapshot(self) -> dict:
+        """For a driver checkpoint (:func:`privdist.run` with ``checkpoint=``): every actor writes its state to
+        its own node (``$PRIVDIST_CHECKPOINT_DIR`` there, else the node's temporary directory, under a token
+        kept across resumes); the driver's checkpoint holds only the token, the round and the actors' names."""
+        if self._driver_token is None:
+            self._driver_token = "driver-" + uuid.uuid4().hex
+        slots, t, token = self._all(), self.t, self._driver_token
+        self._collect(slots, [s.actor.save_local.remote(token, s.name, t) for s in slots], t,
+                      lambda s: s.actor.save_local.remote(token, s.name, t), through=t)
+        return {"state": None, "cstate": None, "party_local": True, "token": token, "round": t,
+                "actors": [s.name for s in slots]}
+
     def restore(self, snap) -> None:
-        raise CheckpointError("a party-local run cannot resume from a driver checkpoint (the states stay on the "
-                              "parties' nodes); rerun the trial")
+        """Continue from a driver checkpoint: each actor (started and initialised from its own source) loads the
+        state its node saved for that checkpoint.
+
+        Raises:
+            CheckpointError: the checkpoint is not a party-local one, names other actors, or a node has no state
+                file of that round (removed, or the actor now runs on another node).
+        """
+        if not snap.get("party_local") or "token" not in snap:
+            raise CheckpointError("this checkpoint is not of a party-local run (it holds states in the driver); "
+                                  "resume it with the backend that wrote it")
+        slots, t = self._all(), int(snap["round"])
+        if snap["actors"] != [s.name for s in slots]:
+            raise CheckpointError(f"checkpoint of actors {snap['actors']}, this run has {[s.name for s in slots]}")
+        token = self._driver_token = snap["token"]
+        loaded = self._collect(slots, [s.actor.load_local.remote(token, s.name) for s in slots], 0,
+                               lambda s: s.actor.load_local.remote(token, s.name), through=0)
+        wrong = {s.name: r for s, (r, _) in zip(slots, loaded) if r != t}
+        if wrong:
+            where = getattr(self, "_where", None) or [{}] * len(slots)
+            hosts = {s.name: w.get("host") for s, w in zip(slots, where)}
+            raise CheckpointError(
+                f"the driver checkpoint is of round {t}, but the node checkpoints of "
+                + ", ".join(f"{n} (host {hosts.get(n)}): {'none' if r == 0 else f'round {r}'}" for n, r in wrong.items())
+                + f" (token {token}; kept under $PRIVDIST_CHECKPOINT_DIR or the node's temporary directory)")
+        self._est = [est for _, est in loaded[:len(self._slots)]]
+        self.t = t
+        self._checkpoint(t, force=True)  # a replacement after this point starts from round t, not from init
 
     def report(self) -> dict:
         """What results record about this run: placement, nodes, restarts."""

@@ -196,7 +196,8 @@ def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int =
     t_init = time.perf_counter() - t0
 
     def _save(t):
-        save_checkpoint(checkpoint, {"fingerprint": fp, "round": t, "snapshot": be.snapshot(), "agent_out": agent_out,
+        snap = be.durable_snapshot() if hasattr(be, "durable_snapshot") else be.snapshot()  # party-local: on nodes
+        save_checkpoint(checkpoint, {"fingerprint": fp, "round": t, "snapshot": snap, "agent_out": agent_out,
                                      "coord_out": coord_out, "ledger": ledger, "transcript": record,
                                      "curves": curves, "iterates": iterates})
 
