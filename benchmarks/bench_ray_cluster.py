@@ -7,7 +7,7 @@ loads its data in its own actor). For K = 8 and K = 32 parties, consensus ADMM o
 20 samples per party, ``rounds`` rounds):
 
 * ``first_run_s``: connecting the driver (``connect_s``, included), a fresh
-  :class:`privdist.runtime.ray_party.Cluster` session and the first run
+  :class:`privdist.runtime.serve.Cluster` session and the first run
   (placement check, actor start-up, data loading on the nodes, rounds) -- what a user pays once per session;
 * ``warm_run_s``: the next run on the same session (actors and their loaded data kept) -- best of 2;
 * ``per_round_s`` of the warm run and the simulator's per-round time on the same data (materialized here).
@@ -49,7 +49,7 @@ def run_benchmark(rounds: int = 50, sizes=(8, 32)) -> dict:
     from privdist.problems import make_loss, make_regularizer
     from privdist.runtime import run
     from privdist.runtime.party import HorizontalParties
-    from privdist.runtime.ray_party import Cluster
+    from privdist.runtime.serve import Cluster
 
     out = {"name": "ray_cluster", "rounds": rounds, "nodes": 2, "cpus_per_node": 1, **ISSUE_FIGURE}
     root = tempfile.mkdtemp(prefix="privdist-bench-cluster-")

@@ -45,6 +45,13 @@ def check_run_options(args) -> None:
     if "ray" in (args.backend, args.parallel):
         from ..experiments.ray_parallel import check_cli_options
 
+        if not args.ray_address and not os.environ.get("RAY_ADDRESS"):
+            from .serve_cmd import served_address
+
+            args.ray_address = served_address()  # a `privdist serve` of this machine, if one runs
+            if args.ray_address:
+                print(f"note: using the privdist server at {args.ray_address}", file=sys.stderr)
+
         check_cli_options(args.backend, args.parallel, args.jobs, args.ray_address)
     elif args.ray_address:
         raise ValidationError("--address (--ray-address) needs --backend ray or --parallel ray")

@@ -2,7 +2,8 @@
 
 from .contract import AGENT, COORDINATOR, AgentBlock, Aggregation, Algorithm, MessageSpec
 from .party import HorizontalParties, PooledDataUnavailableError, VerticalParties
-from .ray_party import Cluster, PartyBackend, PlacementError
+from .ray_party import PartyBackend, PlacementError
+from .serve import Cluster
 from .result import RunResult
 from .rng import AgentStreams, data_rng, stream
 from .routing import Router

@@ -22,7 +22,9 @@ agent, round), the run continues exactly as an uninterrupted one. At most ``max_
 actor and run; beyond that, or when the node is gone, the run ends with :class:`AgentFailedError`. Restarts are
 recorded in ``RunResult.config["ray"]["restarts"]``.
 
-:class:`Cluster` keeps the Ray connection and the party actors (with their loaded data) warm across runs.
+:class:`privdist.runtime.serve.Cluster` keeps the Ray connection and the party actors (with their loaded data) warm
+across the runs of one process; ``privdist serve`` (:mod:`privdist.runtime.serve`) keeps them warm across processes:
+a run on a served cluster takes its actors from the server's keeper (one run at a time, the others queue).
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from .contract import AgentBlock
 from .ray_backend import AgentFailedError, _Worker, connect
 from .simulator import join_outboxes
 
-__all__ = ["PartyBackend", "Cluster", "PlacementError", "default_placement", "load_placement", "RESOURCE_AMOUNT"]
+__all__ = ["PartyBackend", "PlacementError", "default_placement", "load_placement", "RESOURCE_AMOUNT"]
 
 RESOURCE_AMOUNT = 0.001  # of a party's custom resource per actor: a replacement fits beside a dying actor
 COORDINATOR_KEY = "coordinator"
@@ -125,6 +127,14 @@ class _PartyWorker(_Worker):
         local = self.problem.subset(self.block.agents)
         rows = np.atleast_2d(np.asarray(self.algorithm.estimate(self.state)))
         return {n: float(pm.party(local, rows)) for n, pm in metrics.items()}
+
+    def warm(self) -> int:
+        """Import what a run's first call needs (a served actor waiting for its first run)."""
+        import privdist.algorithms  # noqa: F401
+        import privdist.problems  # noqa: F401
+        import privdist.runtime.party  # noqa: F401
+
+        return os.getpid()
 
     def where(self) -> dict:
         import ray
@@ -293,6 +303,17 @@ class PartyBackend:
                        for k in range(K)]
         self._coord = _Slot(COORDINATOR_KEY, coord_res, [], "coordinator") if algorithm.has_coordinator else None
         slots = self._all()
+        if self._pool is _DEFAULT_POOL:  # a cluster kept warm by `privdist serve`: its actors, one run at a time
+            from .serve import served_pool
+
+            self._pool = served_pool(ray) or self._pool
+        try:
+            return self._start_actors(ray, slots, algorithm, problem, network, seed, trial)
+        except BaseException:
+            self.close()
+            raise
+
+    def _start_actors(self, ray, slots, algorithm, problem, network, seed, trial):
         actors = self._pool.acquire(ray, [s.resource for s in slots])
         problem_ref, network_ref = ray.put(ray.cloudpickle.dumps(problem)), ray.put(ray.cloudpickle.dumps(network))
         for s, a in zip(slots, actors):
@@ -477,67 +498,15 @@ class PartyBackend:
         where = getattr(self, "_where", None) or [{}] * len(slots)
         self._report = {"ray": {
             "party_local": True, "checkpoint_every": self.checkpoint_every, "max_restarts": self.max_restarts,
-            "placement": {s.name: {"resource": s.resource, "host": w.get("host"), "node_id": w.get("node_id")}
+            "placement": {s.name: {"resource": s.resource, "host": w.get("host"), "node_id": w.get("node_id"),
+                                   "pid": w.get("pid")}
                           for s, w in zip(slots, where)},
-            "restarts": list(self._restarts)}}
-        self._pool.release(self._ray, [s.actor for s in slots], [s.resource for s in slots], self._dead)
-        self._slots, self._coord = [], None
+            "restarts": list(self._restarts), "served": bool(getattr(self._pool, "served", False))}}
+        try:
+            self._pool.release(self._ray, [s.actor for s in slots], [s.resource for s in slots], self._dead)
+        finally:
+            self._slots, self._coord = [], None
 
     def actors(self) -> list:
         """The party actors in party order (diagnostics and failure tests)."""
         return [s.actor for s in self._slots]
-
-
-class Cluster:
-    """A Ray session kept warm across runs: one connection, and party actors that keep their loaded data.
-
-    ``with Cluster("HEAD:PORT") as cluster: run(..., backend=cluster.backend())`` -- the second run reuses the
-    actors (no actor start-up, no data loading). Problems held by the driver run on the same session through
-    :class:`privdist.runtime.ray_backend.RayBackend`.
-
-    Args:
-        address: Ray cluster (see :func:`privdist.runtime.ray_backend.connect`); None starts a local Ray.
-        placement, max_restarts, checkpoint_every: defaults of :meth:`backend` (see :class:`PartyBackend`).
-        num_cpus: CPUs of a local Ray.
-        timeout: seconds to wait for a remote address.
-    """
-
-    def __init__(self, address: str | None = None, placement=None, *, max_restarts: int = 3,
-                 checkpoint_every: int = 10, num_cpus: int | None = None, timeout: float = 10.0):
-        self.address, self.placement, self.timeout = address, placement, timeout
-        self.max_restarts, self.checkpoint_every = max_restarts, checkpoint_every
-        from .ray_backend import _import_ray
-
-        ray = _import_ray()
-        self._owns = not ray.is_initialized()
-        t0 = time.perf_counter()
-        self.ray = connect(address, num_cpus=num_cpus, timeout=timeout)
-        self.connect_seconds = time.perf_counter() - t0
-        self._pool = _Pool()
-
-    def backend(self, placement=None, **kwargs):
-        """A backend on this session: :class:`PartyBackend` for party-local problems, else :class:`RayBackend`
-        (chosen per run by ``run``)."""
-        from .ray_backend import RayBackend
-
-        kw = {"max_restarts": self.max_restarts, "checkpoint_every": self.checkpoint_every, **kwargs}
-        return RayBackend(self.address, placement=self.placement if placement is None else placement,
-                          _pool=self._pool, **kw)
-
-    def resources(self) -> dict:
-        """The cluster's resources (custom ones name the parties' nodes)."""
-        return self.ray.cluster_resources()
-
-    def close(self) -> None:
-        """Kill the idle actors; disconnect if this object connected."""
-        if self._pool is not None:
-            self._pool.clear(self.ray)
-            self._pool = None
-            if self._owns:
-                self.ray.shutdown()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()

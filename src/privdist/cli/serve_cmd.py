@@ -1,0 +1,226 @@
+"""``privdist serve``: keep a Ray cluster and party actors warm across ``privdist run`` invocations (issue 17).
+
+* ``privdist serve --parties 8`` starts a Ray head on this machine (``ray start --head --block`` with a private
+  ``--temp-dir`` and ``--port``, offering ``party_0..party_7`` and ``coordinator``), starts the keeper and one warm
+  actor per party resource, writes its address to the state file and stays in the foreground until ``privdist
+  serve --stop`` (or Ctrl-C / SIGTERM): then it stops the actors and the Ray processes *it* started.
+* ``privdist serve --address HEAD:PORT`` serves an existing cluster (its nodes offer the resources): it starts the
+  keeper and the warm actors there and returns; ``--stop`` removes them, the cluster stays.
+* ``privdist run SPEC --backend ray`` then connects to the served cluster (``--address``, ``$RAY_ADDRESS``, or the
+  state file of a server started here) and takes the warm actors; a second run at the same time queues.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ..errors import ValidationError
+
+__all__ = ["register", "state_file", "served_address"]
+
+
+def state_file() -> Path:
+    """Where a local ``privdist serve`` writes its address (``$PRIVDIST_SERVE_STATE`` or the user cache)."""
+    env = os.environ.get("PRIVDIST_SERVE_STATE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "privdist" / "serve.json"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except (OSError, TypeError):
+        return False
+
+
+def served_address() -> str | None:
+    """The address of a ``privdist serve`` running on this machine (its state file, its process alive), or None."""
+    try:
+        state = json.loads(state_file().read_text())
+    except (OSError, ValueError):
+        return None
+    return state.get("address") if _alive(state.get("pid")) else None
+
+
+def register(sub) -> None:
+    p = sub.add_parser("serve", help="keep a Ray cluster and party actors warm across privdist run invocations")
+    p.add_argument("--address", help="serve this existing Ray cluster (HOST:PORT) instead of starting one here")
+    p.add_argument("--parties", type=int, help="local cluster: offer party_0..party_{N-1} and coordinator")
+    p.add_argument("--resources", help="local cluster: custom resources as JSON, e.g. '{\"party_0\": 1}'")
+    p.add_argument("--num-cpus", type=int, default=None, help="local cluster: CPUs (default: all)")
+    p.add_argument("--port", type=int, default=6390, help="local cluster: head port (default 6390)")
+    p.add_argument("--temp-dir", help="local cluster: Ray's temporary directory (default: a new private one)")
+    p.add_argument("--no-prewarm", action="store_true", help="start no party actors until the first run")
+    p.add_argument("--stop", action="store_true", help="stop the server (its actors; its cluster if it started it)")
+    p.add_argument("--force", action="store_true", help="with --stop: even while a run uses the actors")
+    p.add_argument("--status", action="store_true", help="print the server's state as JSON")
+    p.set_defaults(func=_main)
+
+
+def _connect(address):
+    from ..runtime.ray_backend import connect
+
+    address = address or os.environ.get("RAY_ADDRESS") or served_address()
+    if address is None:
+        from ..runtime.serve import ServeError
+
+        raise ServeError(f"no server found: pass --address HOST:PORT (no live server in {state_file()})")
+    return connect(address), address
+
+
+def _main(args) -> int:
+    if args.stop or args.status:
+        ray, address = _connect(args.address)
+        from ..runtime.serve import find_keeper, stop_keeper
+
+        if args.status:
+            keeper = find_keeper(ray)
+            print(json.dumps({"address": address, "served": keeper is not None,
+                              **(ray.get(keeper.status.remote()) if keeper is not None else {})}, indent=1))
+            return 0
+        out = stop_keeper(ray, force=args.force)
+        ray.shutdown()
+        state = _read_state()
+        if state and state.get("address") == address and _alive(state.get("pid")):
+            for _ in range(120):  # the foreground server notices and stops its cluster
+                if not _alive(state["pid"]):
+                    break
+                time.sleep(0.5)
+        print(f"stopped the privdist server at {address} ({out['killed']} idle actor(s))")
+        return 0
+    if args.address:
+        return _serve_existing(args)
+    return _serve_local(args)
+
+
+def _read_state() -> dict | None:
+    try:
+        return json.loads(state_file().read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _prewarm_resources(ray) -> list:
+    import re
+
+    return sorted((r for r in ray.cluster_resources() if re.fullmatch(r"party_\d+|coordinator", r)),
+                  key=lambda r: (len(r), r))
+
+
+def _serve_existing(args) -> int:
+    from ..runtime.ray_backend import connect
+    from ..runtime.serve import start_keeper
+
+    ray = connect(args.address)
+    t0 = time.perf_counter()
+    warm = [] if args.no_prewarm else _prewarm_resources(ray)
+    start_keeper(ray, {"address": args.address, "started_cluster": False}, warm)
+    print(f"serving {args.address}: {len(warm)} warm party actor(s) in {time.perf_counter() - t0:.1f} s; "
+          f"run with: privdist run SPEC --backend ray --address {args.address}; stop with: privdist serve --stop "
+          f"--address {args.address}")
+    return 0
+
+
+def _resources(args) -> dict:
+    if args.resources and args.parties:
+        raise ValidationError("--parties and --resources exclude each other")
+    if args.resources:
+        try:
+            res = json.loads(args.resources)
+        except ValueError as exc:
+            raise ValidationError(f"--resources must be JSON, e.g. '{{\"party_0\": 1}}': {exc}") from None
+        if not isinstance(res, dict):
+            raise ValidationError("--resources must be a JSON object")
+        return res
+    if args.parties is None or args.parties < 1:
+        raise ValidationError("privdist serve needs --parties N (or --resources JSON) to start a local cluster, or "
+                              "--address HOST:PORT to serve an existing one")
+    return {**{f"party_{k}": 1 for k in range(args.parties)}, "coordinator": 1}
+
+
+def _serve_local(args) -> int:
+    import tempfile
+
+    from ..runtime.ray_backend import connect
+    from ..runtime.serve import find_keeper, start_keeper, stop_keeper
+
+    res = _resources(args)
+    live = _read_state()
+    if live and _alive(live.get("pid")):
+        raise ValidationError(f"a privdist server already runs here (pid {live['pid']}, {live['address']}); "
+                              "privdist serve --stop first")
+    temp_dir = args.temp_dir or tempfile.mkdtemp(prefix="privdist-serve-")
+    address = f"127.0.0.1:{args.port}"
+    cmd = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block", "--port", str(args.port),
+           "--temp-dir", temp_dir, "--include-dashboard=false", "--resources", json.dumps(res), "--disable-usage-stats"]
+    if args.num_cpus is not None:
+        cmd += ["--num-cpus", str(args.num_cpus)]
+    t0 = time.perf_counter()
+    head = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *a: stop.append(1))
+    try:
+        ray = _wait_for_head(head, address)
+        started = time.perf_counter() - t0
+        warm = [] if args.no_prewarm else _prewarm_resources(ray)
+        start_keeper(ray, {"address": address, "started_cluster": True, "pid": os.getpid()}, warm)
+        path = state_file()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"address": address, "pid": os.getpid(), "temp_dir": temp_dir}))
+        print(f"serving {address}: Ray head started in {started:.1f} s, {len(warm)} warm party actor(s) ready after "
+              f"{time.perf_counter() - t0:.1f} s; run with: privdist run SPEC --backend ray [--address {address}]; "
+              "stop with: privdist serve --stop", flush=True)
+        while not stop and head.poll() is None and find_keeper(ray) is not None:
+            time.sleep(1.0)
+        if find_keeper(ray) is not None:
+            stop_keeper(ray, force=True)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        _shutdown(head, address)
+    return 0
+
+
+def _wait_for_head(head, address, timeout: float = 120.0):
+    from ..runtime.ray_backend import RayConnectionError, connect
+
+    deadline = time.monotonic() + timeout
+    while True:
+        if head.poll() is not None:
+            raise RayConnectionError(f"`ray start --head` exited ({head.returncode}): "
+                                     f"{head.stderr.read().decode(errors='replace')[-500:]}")
+        try:
+            return connect(address, timeout=2.0)
+        except RayConnectionError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1.0)
+
+
+def _shutdown(head, address) -> None:
+    """Disconnect, stop the Ray processes this server started (SIGTERM to ``ray start --block``), forget the state."""
+    try:
+        import ray
+
+        ray.shutdown()
+    except Exception:
+        pass
+    if head.poll() is None:
+        head.terminate()
+        try:
+            head.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(head.pid, signal.SIGKILL)
+    state = _read_state()
+    if state and state.get("pid") == os.getpid():
+        state_file().unlink(missing_ok=True)
+    print(f"privdist server at {address} stopped", flush=True)
