@@ -7,7 +7,6 @@ data path resolves only on that party's node. The released models must equal the
 and a party actor killed mid-run must come back and finish with the uninterrupted result.
 """
 
-import logging
 import os
 import time
 
@@ -26,8 +25,9 @@ from privdist.runtime import SimulatorBackend, run  # noqa: E402
 from privdist.runtime.party import (HorizontalParties, PartyMetric, PooledDataUnavailableError,  # noqa: E402
                                    VerticalParties)
 from privdist.errors import CheckpointError  # noqa: E402
-from privdist.runtime.ray_backend import AgentFailedError  # noqa: E402
-from privdist.runtime.ray_party import Cluster, PartyBackend, PlacementError  # noqa: E402
+from privdist.runtime.ray_backend import AgentFailedError, connect  # noqa: E402
+from privdist.runtime.ray_party import PartyBackend, PlacementError  # noqa: E402
+from privdist.runtime.serve import Cluster  # noqa: E402
 
 ENV = "PRIVDIST_TEST_PARTY_DIR"
 K, P, N_H, N_V, DIMS = 4, 5, 15, 30, (2, 3, 2, 3)
@@ -63,8 +63,11 @@ def two_nodes(tmp_path_factory):
             num_cpus=1, resources={"party_0": 1, "party_1": 1, "coordinator": 1}, env_vars={ENV: head_dir},
             include_dashboard=False))
         cluster.add_node(num_cpus=1, resources={"party_2": 1, "party_3": 1}, env_vars={ENV: worker_dir})
-        ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False,
-                 logging_level=logging.WARNING)
+        auth_mode = os.environ.get("RAY_AUTH_MODE")
+        # privdist's connect: token authentication only if the cluster requires it (this one has none; turning
+        # it on whenever ~/.ray/auth_token exists made the worker node's actors die before they ran)
+        connect(cluster.address)
+        assert os.environ.get("RAY_AUTH_MODE") == auth_mode
     except Exception as exc:  # pragma: no cover - depends on the machine
         if cluster is not None:
             cluster.shutdown()
@@ -288,3 +291,48 @@ def test_interrupted_party_local_run_resumes_from_the_driver_checkpoint(two_node
     ckpt.write_bytes(pickle.dumps(payload))
     with pytest.raises(CheckpointError, match="node checkpoints of party_0 .*none"):
         run(algo, _vertical(), net, ROUNDS, seed=8, backend=session.backend(), checkpoint=ckpt, resume=True)
+
+
+def test_served_cluster_keeps_warm_actors_across_drivers_one_run_at_a_time(two_nodes, tmp_path, monkeypatch):
+    """privdist serve's keeper (issue 17): a run in another process (the CLI) takes the prewarmed actors; while a
+    run holds them a second one queues and, past its wait, gets ServeBusyError; --stop removes them."""
+    import json
+    import subprocess
+    import sys
+
+    from privdist.runtime import serve
+
+    warm = ["party_0", "party_1", "party_2", "party_3", "coordinator"]
+    keeper = serve.start_keeper(ray, {"address": two_nodes["session"].address}, warm)
+    try:
+        with pytest.raises(serve.ServeError, match="already served"):
+            serve.start_keeper(ray, {}, [])
+        spec = tmp_path / "served.toml"
+        spec.write_text(_spec_toml("party_horizontal", lambda k: f"${ENV}", "consensus_admm", {"rho": 1.0}))
+        first = run(make_algorithm("consensus_admm"), _horizontal(), ring(K), 2, backend="ray")  # this driver
+        assert first.config["ray"]["served"] is True
+        env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_MODE"}
+        subprocess.run([sys.executable, "-m", "privdist", "run", str(spec), "--backend", "ray", "--address",
+                        two_nodes["session"].address, "--out", str(tmp_path / "other"), "--no-progress"],
+                       check=True, env=env, timeout=300, capture_output=True)  # another driver process
+        (info,) = json.loads((tmp_path / "other" / "results.json").read_text())["runs"][0]["info"]
+        assert info["ray"]["served"] is True
+        pids = [{n: p["pid"] for n, p in placed.items()} for placed in (first.config["ray"]["placement"],
+                                                                          info["ray"]["placement"])]
+        assert pids[0] == pids[1]  # the other driver ran on the same (warm) actor processes
+        status = ray.get(keeper.status.remote())
+        assert status["runs"] == 2 and status["busy"] is None and status["idle"]["party_3"] == 1
+
+        holder = serve.served_pool(ray, wait=0)
+        held = holder.acquire(ray, ["party_0"])  # another run holds the served actors
+        monkeypatch.setenv("PRIVDIST_SERVE_WAIT", "0")
+        with pytest.raises(serve.ServeBusyError, match="in use by another run"):
+            run(make_algorithm("consensus_admm"), _horizontal(), ring(K), 2, backend="ray")
+        with pytest.raises(serve.ServeBusyError, match="is using the served actors"):
+            serve.stop_keeper(ray)
+        holder.release(ray, held, ["party_0"], set())
+        res = run(make_algorithm("consensus_admm"), _horizontal(), ring(K), 2, backend="ray")
+        assert res.config["ray"]["served"] is True
+    finally:
+        out = serve.stop_keeper(ray, force=True)
+    assert out["killed"] == 5 and serve.find_keeper(ray) is None

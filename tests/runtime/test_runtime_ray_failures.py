@@ -163,3 +163,32 @@ def _toml(d: dict) -> str:
     for entry in d["runs"]:
         lines += ["[[runs]]"] + [f"{kk} = {val(x)}" for kk, x in entry.items()]
     return "\n".join(lines) + "\n"
+
+
+def test_token_authentication_only_when_the_cluster_requires_it(monkeypatch):
+    """Issue 17: connect() used to turn on Ray token authentication whenever ~/.ray/auth_token existed, which broke
+    clusters started without tokens (their worker node's actors died). Now: RAY_AUTH_MODE (explicit) is Ray's; else
+    only a cluster that refuses a token-less client gets the token, and a missing token is a named error."""
+    from ray._private.authentication import authentication_token_setup as auth
+
+    enabled = []
+    monkeypatch.setattr(auth, "maybe_enable_token_auth_if_token_available",
+                        lambda **k: enabled.append(1) or bool(have_token))
+    monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+    have_token = True
+    monkeypatch.setattr(ray_backend, "cluster_requires_token", lambda a: False)
+    ray_backend._token_auth_if_required("127.0.0.1:1")
+    assert enabled == []  # a cluster without tokens is joined without
+    monkeypatch.setattr(ray_backend, "cluster_requires_token", lambda a: True)
+    ray_backend._token_auth_if_required("127.0.0.1:1")
+    assert enabled == [1]
+    have_token = False
+    with pytest.raises(RayConnectionError, match="requires token authentication"):
+        ray_backend._token_auth_if_required("127.0.0.1:1")
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # the user's explicit choice: not asked, left to Ray
+    monkeypatch.setattr(ray_backend, "cluster_requires_token", lambda a: pytest.fail("must not probe"))
+    ray_backend._token_auth_if_required("127.0.0.1:1")
+
+
+def test_a_ray_client_address_is_not_probed_for_tokens():
+    assert ray_backend.cluster_requires_token("ray://127.0.0.1:10001") is False

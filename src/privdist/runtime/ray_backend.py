@@ -93,12 +93,55 @@ def _check_reachable(address: str, timeout: float) -> None:
             "`ray start --head` and pass the address it prints, or omit --ray-address for a local Ray") from None
 
 
+def cluster_requires_token(address: str) -> bool:
+    """True when the Ray cluster at ``HOST:PORT`` refuses a client without an authentication token.
+
+    Asks the cluster's GCS once without a token (about a second); a Ray without token authentication, a Ray
+    Client address (``ray://``) or any other failure answers False (``ray.init`` then reports the problem).
+    """
+    if "://" in address:
+        return False
+    try:
+        from ray._raylet import GcsClient
+        from ray.exceptions import AuthenticationError
+    except ImportError:  # older Ray: no token authentication
+        return False
+    try:
+        GcsClient(address=address)
+    except AuthenticationError:
+        return True
+    except Exception:
+        return False
+    return False
+
+
+def _token_auth_if_required(address: str) -> None:
+    """Turn on Ray token authentication for this process only when the cluster requires it (issue 17).
+
+    ``RAY_AUTH_MODE`` set by the user is the explicit choice and is left to Ray. Otherwise the cluster is asked:
+    one started without tokens is joined without (Ray's own rule for an explicit address); one that requires
+    tokens is joined with the token of this account (``~/.ray/auth_token``, ``RAY_AUTH_TOKEN(_PATH)``).
+
+    Raises:
+        RayConnectionError: the cluster requires a token and none is available here.
+    """
+    if os.environ.get("RAY_AUTH_MODE") is not None or not cluster_requires_token(address):
+        return
+    from ray._private.authentication import authentication_token_setup as auth
+
+    if not auth.maybe_enable_token_auth_if_token_available(warn_if_disabled=False):
+        raise RayConnectionError(f"the Ray cluster at {address!r} requires token authentication and no token is "
+                                 "available here: copy the head node's ~/.ray/auth_token (or set RAY_AUTH_TOKEN)")
+
+
 def connect(address: str | None = None, *, num_cpus: int | None = None, timeout: float = 10.0):
     """Initialise Ray in this process once and return the ``ray`` module.
 
     Args:
         address: ``None`` for a local Ray (or the cluster in ``$RAY_ADDRESS``), ``"auto"`` for the cluster
-            started on this machine by ``ray start --head``, or ``HOST:PORT`` / ``ray://HOST:PORT``.
+            started on this machine by ``ray start --head``, or ``HOST:PORT`` / ``ray://HOST:PORT``. Token
+            authentication is used only when the cluster requires it (see :func:`cluster_requires_token`) or
+            ``RAY_AUTH_MODE=token`` says so.
         num_cpus: CPUs of a local Ray (default: the CPUs present).
         timeout: seconds to wait for a remote address to answer.
 
@@ -121,12 +164,7 @@ def connect(address: str | None = None, *, num_cpus: int | None = None, timeout:
     else:
         if address != "auto":
             _check_reachable(address, timeout)
-        try:  # Ray >= 2.5x: a cluster started with token authentication needs the token (~/.ray/auth_token)
-            from ray._private.authentication import authentication_token_setup as auth
-        except ImportError:  # older Ray: no token authentication
-            auth = None
-        if auth is not None:
-            auth.maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+            _token_auth_if_required(address)
     try:  # Ray itself gives up on an address that answers but is no Ray cluster after a bounded retry (~20 s)
         ray.init(address=address, **kwargs)
     except ConnectionError as exc:
