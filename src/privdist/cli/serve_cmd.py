@@ -158,18 +158,23 @@ def _serve_local(args) -> int:
     if live and _alive(live.get("pid")):
         raise ValidationError(f"a privdist server already runs here (pid {live['pid']}, {live['address']}); "
                               "privdist serve --stop first")
-    temp_dir = args.temp_dir or tempfile.mkdtemp(prefix="privdist-serve-")
+    temp_dir = os.path.abspath(args.temp_dir or tempfile.mkdtemp(prefix="privdist-serve-"))
+    if len(temp_dir) > 45:  # Ray puts sockets at TEMP/session_<date>_<pid>/sockets/plasma_store (AF_UNIX: 107 bytes)
+        raise ValidationError(f"--temp-dir {temp_dir!r} is too long for Ray's socket paths (at most 45 characters)")
     address = f"127.0.0.1:{args.port}"
     cmd = [sys.executable, "-m", "ray.scripts.scripts", "start", "--head", "--block", "--port", str(args.port),
-           "--temp-dir", temp_dir, "--include-dashboard=false", "--resources", json.dumps(res), "--disable-usage-stats"]
+           "--temp-dir", temp_dir, "--include-dashboard=false", "--dashboard-port", str(_free_port()),
+           "--resources", json.dumps(res), "--disable-usage-stats"]
     if args.num_cpus is not None:
         cmd += ["--num-cpus", str(args.num_cpus)]
     t0 = time.perf_counter()
-    head = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     stop = []
     signal.signal(signal.SIGTERM, lambda *a: stop.append(1))
+    head = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=_die_with_parent)
     try:
         ray = _wait_for_head(head, address)
+        signal.signal(signal.SIGTERM, lambda *a: stop.append(1))  # ray.init installs its own handler
         started = time.perf_counter() - t0
         warm = [] if args.no_prewarm else _prewarm_resources(ray)
         start_keeper(ray, {"address": address, "started_cluster": True, "pid": os.getpid()}, warm)
@@ -188,6 +193,25 @@ def _serve_local(args) -> int:
     finally:
         _shutdown(head, address)
     return 0
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _die_with_parent() -> None:
+    """In the ``ray start --block`` child: receive SIGTERM when the server process dies, however it dies (Linux), so
+    that the Ray processes it started never outlive it."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def _wait_for_head(head, address, timeout: float = 120.0):
