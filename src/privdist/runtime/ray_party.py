@@ -209,6 +209,12 @@ class _Pool:
 _DEFAULT_POOL = _Pool()
 
 
+def _cause(exc) -> str:
+    """The exception's type and its last informative line (e.g. why an actor could not start on its node)."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip() and not set(ln.strip()) <= set("^~ ")]
+    return f"{type(exc).__name__}: {lines[-1][:300]}" if lines else type(exc).__name__
+
+
 class _Slot:
     """One actor of the run (a party or the coordinator) and what a replacement needs to catch up."""
 
@@ -351,7 +357,7 @@ class PartyBackend:
                     out.append(ray.get(ref))
                     break
                 except ray.exceptions.RayActorError as exc:
-                    self._replace(s, t, through, type(exc).__name__)
+                    self._replace(s, t, through, _cause(exc))
                     ref = resubmit(s)
                 except ray.exceptions.RayTaskError as exc:  # the algorithm raised: its own error
                     raise exc.cause if isinstance(exc.cause, Exception) else exc
