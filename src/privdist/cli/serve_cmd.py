@@ -150,7 +150,6 @@ def _resources(args) -> dict:
 def _serve_local(args) -> int:
     import tempfile
 
-    from ..runtime.ray_backend import connect
     from ..runtime.serve import find_keeper, start_keeper, stop_keeper
 
     res = _resources(args)

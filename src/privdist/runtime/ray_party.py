@@ -29,7 +29,6 @@ a run on a served cluster takes its actors from the server's keeper (one run at 
 
 from __future__ import annotations
 
-import json
 import os
 import pickle
 import shutil
@@ -38,13 +37,13 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
-from typing import Mapping
 
 import numpy as np
 
 from .._checks import check_int, check_positive
-from ..errors import CheckpointError, PrivdistError, ValidationError
+from ..errors import CheckpointError, ValidationError
 from .checkpoint import atomic_write_bytes
+from .placement import COORDINATOR_KEY, PlacementError, default_placement, load_placement
 from .contract import AgentBlock
 from .ray_backend import AgentFailedError, _Worker, connect
 from .simulator import join_outboxes
@@ -52,57 +51,7 @@ from .simulator import join_outboxes
 __all__ = ["PartyBackend", "PlacementError", "default_placement", "load_placement", "RESOURCE_AMOUNT"]
 
 RESOURCE_AMOUNT = 0.001  # of a party's custom resource per actor: a replacement fits beside a dying actor
-COORDINATOR_KEY = "coordinator"
 _INIT_TIMEOUT = 120.0  # seconds for a (re)started actor to load its data and initialise
-
-
-class PlacementError(PrivdistError, LookupError):
-    """A party (or the coordinator) is placed on a custom resource that no live node of the cluster offers."""
-
-
-def default_placement(n_parties: int) -> dict:
-    """``{k: "party_k"}`` for every party and ``{"coordinator": "coordinator"}``."""
-    return {**{k: f"party_{k}" for k in range(n_parties)}, COORDINATOR_KEY: COORDINATOR_KEY}
-
-
-def load_placement(placement, n_parties: int) -> dict | None:
-    """Normalise a placement: None (default names), False (no custom resources), a mapping party -> resource
-    (keys ints, their strings, or ``"coordinator"``) or a JSON/TOML file holding such a mapping.
-
-    Raises:
-        ValidationError: a key that is neither a party id nor ``"coordinator"``, or a party without a resource.
-    """
-    if placement is False:
-        return None
-    if placement is None:
-        return default_placement(n_parties)
-    if isinstance(placement, (str, os.PathLike)):
-        text = Path(placement).read_text()
-        if str(placement).endswith(".toml"):
-            import tomllib
-
-            placement = tomllib.loads(text)
-            placement = placement.get("placement", placement)
-        else:
-            placement = json.loads(text)
-    if not isinstance(placement, Mapping):
-        raise TypeError(f"placement must be a mapping, a file, None or False, got {type(placement).__name__}")
-    out = {}
-    for key, res in placement.items():
-        if key == COORDINATOR_KEY:
-            out[COORDINATOR_KEY] = str(res)
-            continue
-        try:
-            k = int(key)
-        except (TypeError, ValueError):
-            raise ValidationError(f"placement keys are party ids or 'coordinator', got {key!r}") from None
-        if not 0 <= k < n_parties:
-            raise ValidationError(f"placement names party {k}, the problem has parties 0..{n_parties - 1}")
-        out[k] = str(res)
-    missing = [k for k in range(n_parties) if k not in out]
-    if missing:
-        raise ValidationError(f"placement gives no resource to parties {missing}")
-    return out
 
 
 def _ckpt_path(token: str, name: str) -> Path:
@@ -130,9 +79,10 @@ class _PartyWorker(_Worker):
 
     def warm(self) -> int:
         """Import what a run's first call needs (a served actor waiting for its first run)."""
-        import privdist.algorithms  # noqa: F401
-        import privdist.problems  # noqa: F401
-        import privdist.runtime.party  # noqa: F401
+        import importlib
+
+        for module in ("privdist.algorithms", "privdist.problems", "privdist.runtime.party"):
+            importlib.import_module(module)
 
         return os.getpid()
 

@@ -1,0 +1,73 @@
+"""``privdist serve`` end to end (issue 17): a local served cluster, two ``privdist run`` processes that find it
+without ``--address`` and share its warm actors, ``--status`` and ``--stop`` (which stops the Ray processes serve
+started). Slow (a Ray head start-up and three CLI processes): run with ``-m slow``."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+ray = pytest.importorskip("ray")
+
+pytestmark = pytest.mark.slow
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_serve_start_run_twice_status_stop(tmp_path):
+    import tempfile
+
+    data = tmp_path / "data"
+    data.mkdir()
+    rng = np.random.default_rng(1)
+    for k in range(2):
+        X = rng.standard_normal((12, 3))
+        np.savez(data / f"p{k}.npz", X=X, y=X.sum(axis=1))
+    spec = tmp_path / "s.toml"
+    spec.write_text('name = "served"\ntrials = 1\nrounds = 5\nmetrics = ["objective"]\n[data]\nkind = "per_party"\n'
+                    'params = { n_features = 3, parties = ["$SERVE_TEST_DIR/p0.npz", "$SERVE_TEST_DIR/p1.npz"] }\n'
+                    '[network]\nkind = "ring"\nparams = { n = 2 }\n[problem]\nkind = "party_horizontal"\n'
+                    '[[runs]]\nlabel = "admm"\nalgorithm = "consensus_admm"\n')
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "SERVE_TEST_DIR", "RAY_AUTH_MODE")}
+    env["PRIVDIST_SERVE_STATE"] = str(tmp_path / "state.json")
+    port = _free_port()
+    cli = [sys.executable, "-m", "privdist"]
+    server = subprocess.Popen(cli + ["serve", "--parties", "2", "--num-cpus", "1", "--port", str(port),
+                                     "--temp-dir", tempfile.mkdtemp(prefix="pdt-")],
+                              env={**env, "SERVE_TEST_DIR": str(data)}, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    try:
+        line = server.stdout.readline()
+        if not line.startswith("serving"):
+            pytest.skip(f"privdist serve could not start a Ray head here: {line!r}")
+        pids = []
+        for out in ("a", "b"):  # no --address: the state file of the server names it
+            done = subprocess.run(cli + ["run", str(spec), "--backend", "ray", "--out", str(tmp_path / out),
+                                         "--no-progress"], env=env, capture_output=True, text=True, timeout=300)
+            assert done.returncode == 0, done.stderr[-2000:]
+            assert f"using the privdist server at 127.0.0.1:{port}" in done.stderr
+            (info,) = json.loads((tmp_path / out / "results.json").read_text())["runs"][0]["info"]
+            assert info["ray"]["served"] and info["metrics_where"]["objective"].startswith("at the parties")
+            pids.append({n: p["pid"] for n, p in info["ray"]["placement"].items()})
+        assert pids[0] == pids[1]
+        status = json.loads(subprocess.run(cli + ["serve", "--status"], env=env, capture_output=True, text=True,
+                                           timeout=120, check=True).stdout)
+        assert status["runs"] == 2 and status["started_cluster"] is True
+        stop = subprocess.run(cli + ["serve", "--stop"], env=env, capture_output=True, text=True, timeout=300)
+        assert stop.returncode == 0 and "stopped the privdist server" in stop.stdout
+        server.wait(timeout=120)
+        assert not (tmp_path / "state.json").exists()
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, 15)
+            server.wait(timeout=120)
+    time.sleep(1)
