@@ -8,8 +8,7 @@ from .bounds import Preprocessor, clip_rows, data_bounds, scale_by_bounds
 from .dataset import Dataset
 from .files import FILE_FORMATS, file_dataset, load_file, load_files
 from .parties import (PARTITIONS, check_groups, column_blocks, column_groups, dirichlet_groups, feature_blocks,
-                      make_groups,
-                      random_groups, split_rows)
+                      make_groups, random_groups, split_rows)
 from .partition import horizontal_partition, vertical_partition
 from .preprocess import check_data, normalize_columns_rows
 from .registry import DATASETS, load_dataset
