@@ -230,4 +230,5 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X):
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        score = self.decision_function(X)  # checks fitted first
+        return self.classes_[(score > 0).astype(int)]
