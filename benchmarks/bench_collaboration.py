@@ -109,6 +109,8 @@ def main(argv=None):
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--quick", action="store_true", help="two horizontal and two vertical scenarios")
     p.add_argument("--json", help="write the rows to this file")
+    p.add_argument("--horizontal", help="scenarios KxR, comma-separated (default: all of HORIZONTAL)")
+    p.add_argument("--vertical", help="splits M or 'attributes', comma-separated (default: all of VERTICAL)")
     args = p.parse_args(argv)
     ds = load_adult()
     X = ds.X.toarray() if hasattr(ds.X, "toarray") else np.asarray(ds.X)
@@ -118,19 +120,23 @@ def main(argv=None):
     print(f"majority class (test): {max(yte.mean(), 1 - yte.mean()):.4f}")
     hs = HORIZONTAL[:2] if args.quick else HORIZONTAL
     vs = VERTICAL[1:2] + VERTICAL[-1:] if args.quick else VERTICAL
+    if args.horizontal is not None:
+        hs = [tuple(int(v) for v in s.split("x")) for s in args.horizontal.split(",") if s]
+    if args.vertical is not None:
+        vs = [v if v == "attributes" else int(v) for v in args.vertical.split(",") if v]
     rows = []
     warnings.simplefilter("ignore")
-    for K, R in hs:
-        t0 = time.perf_counter()
-        runs = [horizontal(Xtr, ytr, Xte, yte, K, R, s) for s in range(args.seeds)]
-        rows.append(_row(f"horizontal K={K} R={R}", runs) | {"seconds": time.perf_counter() - t0})
-        print(json.dumps(rows[-1]), flush=True)
     for split in vs:
         t0 = time.perf_counter()
         runs = [vertical(Xtr, ytr, Xte, yte, ds.feature_names, split, s) for s in range(args.seeds)]
         label = "vertical by attribute M=3" if split == "attributes" else f"vertical even M={split}"
         rows.append(_row(label, runs) | {"seconds": time.perf_counter() - t0,
                                           "local_per_party": [round(v, 4) for v in runs[0]["local"]]})
+        print(json.dumps(rows[-1]), flush=True)
+    for K, R in hs:
+        t0 = time.perf_counter()
+        runs = [horizontal(Xtr, ytr, Xte, yte, K, R, s) for s in range(args.seeds)]
+        rows.append(_row(f"horizontal K={K} R={R}", runs) | {"seconds": time.perf_counter() - t0})
         print(json.dumps(rows[-1]), flush=True)
     print(f"{'scenario':28s} {'private (mean+-sd)':>20s} {'local mean':>10s} {'best':>7s} {'worst':>7s} "
           f"{'beats':>6s} {'non-priv':>8s} {'central':>8s}")
