@@ -34,6 +34,7 @@ __all__ = [
     "UnknownColumnError",
     "NonNumericDataError",
     "EmptyPartyError",
+    "FeatureGroupError",
     "DataFormatError",
 ]
 
@@ -156,6 +157,11 @@ class NonNumericDataError(ValidationError):
 
 class EmptyPartyError(ValidationError):
     """A party (agent) would hold no rows or no columns."""
+
+
+class FeatureGroupError(ValidationError):
+    """A vertical partition's feature groups do not assign every column to exactly one party (a column in no
+    group, in two groups, or out of range); the message names the column (issue 16)."""
 
 
 class DataFormatError(ValidationError):

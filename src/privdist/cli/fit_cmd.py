@@ -4,7 +4,8 @@
 among 10 parties, holds out a test split, fits the private distributed model (``--epsilon``/``--delta`` are the
 TOTAL budget per party for the whole run) and prints its test accuracy and log loss (RMSE for a numeric target)
 beside the same algorithm without noise, a centralized (pooled, non-private) model and each party's local-only
-model, then the per-party privacy report. ``--out`` receives ``model.json`` (:mod:`privdist.learn.model_io`),
+model, then the per-party privacy report. ``--vertical N`` / ``--feature-groups SPEC`` instead split the COLUMNS
+among the parties (vertical federated learning on ADMM sharing, :mod:`privdist.cli.fit_vertical`). ``--out`` receives ``model.json`` (:mod:`privdist.learn.model_io`),
 ``results.json`` and ``privacy_utility.png``, each written atomically.
 """
 
@@ -36,12 +37,20 @@ def register(sub) -> None:
     who.add_argument("--party-column", help="column naming each row's party (natural silos)")
     who.add_argument("--dirichlet", type=float, metavar="ALPHA",
                      help="label-skewed parties: Dirichlet(ALPHA) class proportions (with --agents-count)")
+    who.add_argument("--vertical", type=int, metavar="N",
+                     help="vertical: N parties hold an even, contiguous split of the COLUMNS; the labels stay "
+                     "with a coordinator; private ADMM sharing (S2) in its clipped output mode")
+    who.add_argument("--feature-groups", metavar="SPEC",
+                     help="vertical with chosen columns: 'a,b;c,d' = party 0 holds a and b, party 1 c and d "
+                     "(';' separates parties; an attribute name takes its one-hot columns 'name=...'; integers are "
+                     "column indices); every column in exactly one group")
     p.add_argument("--agents-count", type=int, default=10, help="parties of --dirichlet (default 10)")
-    p.add_argument("--algorithm", default="dpsgd", help="dpsgd (default), dpadmm, pvp, dvp, laadmm")
+    p.add_argument("--algorithm", default="dpsgd", help="dpsgd (default), dpadmm, pvp, dvp, laadmm (horizontal; "
+                   "vertical runs always use admm_sharing)")
     p.add_argument("--epsilon", type=float, required=True, help="total epsilon per party for the whole run")
     p.add_argument("--delta", type=float, required=True, help="total delta per party")
     p.add_argument("--network", default="complete", help="complete (default), ring, star, ...")
-    p.add_argument("--rounds", type=int, default=100, help="communication rounds (default 100)")
+    p.add_argument("--rounds", type=int, help="communication rounds (default 100; 50 with --vertical/--feature-groups)")
     p.add_argument("--task", choices=("auto", "classification", "regression"), default="auto")
     p.add_argument("--onehot", action="store_true", help="one-hot encode non-numeric feature columns")
     p.add_argument("--scale", choices=("none", "data"), default="none",
@@ -63,15 +72,16 @@ def _load(args):
         from ..data import load_adult
 
         if args.party_column:
-            raise ValidationError("the shipped 'adult' data has no party column: use --agents or --dirichlet")
+            raise ValidationError("the shipped 'adult' data has no party column: use --agents, --dirichlet, "
+                                  "--vertical or --feature-groups")
         ds = load_adult()
         ds.extras["task"] = "classification"
         return ds, None
     kwargs = {"encode": "onehot" if args.onehot else "none", "task": args.task}
     if len(args.data) > 1:
-        if args.party_column or args.agents or args.dirichlet:
+        if args.party_column or args.agents or args.dirichlet or args.vertical or args.feature_groups:
             raise ValidationError("several DATA files are one party each: do not combine them with --agents, "
-                                  "--party-column or --dirichlet")
+                                  "--party-column, --dirichlet, --vertical or --feature-groups")
         return load_files(args.data, args.target, **kwargs)
     ds = load_file(args.data[0], args.target, party_column=args.party_column, **kwargs)
     if args.party_column:
@@ -101,14 +111,9 @@ def _sk_model(task, alpha, n_rows):
 def fit_main(args) -> int:
     from rich.console import Console
     from rich.table import Table
-    from sklearn.model_selection import train_test_split
-
-    from ..data import make_groups
-    from ..learn import DistributedLogisticRegression, DistributedRidge
 
     console = Console()
     ds, groups = _load(args)
-    task = ds.extras["task"]
     X, y = ds.X, ds.y
     X = X.toarray() if hasattr(X, "toarray") else np.asarray(X)
     secure = args.seed is None
@@ -116,6 +121,66 @@ def fit_main(args) -> int:
     rng = np.random.default_rng(seed)
     if not 0 < args.test_size < 1:
         raise ValidationError(f"--test-size must be in (0, 1), got {args.test_size}")
+    vertical = args.vertical is not None or bool(args.feature_groups)
+    if args.rounds is None:
+        args.rounds = 50 if vertical else 100
+    if vertical:
+        from .fit_vertical import fit_vertical
+
+        private, rows, local, refit, notes, yte, Xte, K, n_test = fit_vertical(args, ds, X, y, seed, console)
+        what = f"{K} parties holding column groups (vertical), admm_sharing"
+    else:
+        private, rows, local, refit, notes, yte, Xte, K, n_test = _fit_horizontal(args, ds, X, y, groups, seed, rng)
+        what = f"{K} parties, {args.algorithm}"
+    task = ds.extras["task"]
+    keys = list(next(iter(rows.values())).keys())
+    table = Table(title=f"{ds.name}: {what}, total epsilon {args.epsilon}, delta {args.delta} per party; test "
+                        f"split {n_test} rows")
+    table.add_column("model")
+    for key in keys:
+        table.add_column(key, justify="right")
+    for name, m in rows.items():
+        table.add_row(name, *[f"{m.get(k, float('nan')):.4f}" for k in keys])
+    for m in local:
+        held = f"{m['rows']} rows" if "rows" in m else f"its {m['columns']} columns, with the labels"
+        table.add_row(f"party {m['party']} alone ({held})", *[f"{m.get(k, float('nan')):.4f}" for k in keys])
+    console.print(table)
+    _print_privacy(console, private.privacy_report_, args)
+    for text in notes:
+        console.print(f"[yellow]warning:[/yellow] {text}")
+
+    curve = []
+    eps_list = [float(e) for e in args.curve.split(",") if e.strip()] if args.curve else []
+    for eps in eps_list:
+        est = private if eps == args.epsilon else refit(eps)
+        curve.append({"epsilon": eps, **_metrics(task, yte, est.decision_function(Xte))})
+    results = {"data": {"files": [str(p) for p in args.data], "rows": int(X.shape[0]), "features": int(X.shape[1]),
+                        "task": task, "classes": ds.extras.get("classes"), "parties": K,
+                        "preprocessing": ds.extras.get("preprocessing", [])
+                        + private.privacy_report_["preprocessing"]},
+               "settings": {k: v for k, v in vars(args).items() if k != "func"},
+               "test": rows, "local_only": local, "privacy": private.privacy_report_, "privacy_utility": curve,
+               "notes": ["local-only and centralized models are non-private baselines (sklearn on the same "
+                         "preprocessed features)",
+                         "the privacy-utility curve trains one model per epsilon on the same data: it is a "
+                         "diagnostic for the data holder; publishing it spends more than one model's budget"],
+               "noise": private.privacy_report_.get("noise")}
+    if args.out:
+        _write(args.out, private, ds, results, curve, task, rows)
+        console.print(f"wrote {args.out}/model.json, results.json" + (", privacy_utility.png" if curve else ""))
+    if not secure:
+        console.print("[yellow]research mode (--seed): noise is seeded; not for release[/yellow]")
+    return 0
+
+
+def _fit_horizontal(args, ds, X, y, groups, seed, rng):
+    """Rows split among parties: the private and non-private distributed models and the baselines."""
+    from sklearn.model_selection import train_test_split
+
+    from ..data import make_groups
+    from ..learn import DistributedLogisticRegression, DistributedRidge
+
+    task = ds.extras["task"]
     if groups is None:
         if args.dirichlet is not None:
             groups = make_groups("dirichlet", X.shape[0], args.agents_count, y=y, alpha=args.dirichlet, rng=rng)
@@ -163,42 +228,7 @@ def fit_main(args) -> int:
         baseline = _metrics(task, yte, np.full(yte.shape, float(np.mean(ytr))))
     rows["majority class" if task == "classification" else "mean predictor"] = baseline
 
-    keys = list(next(iter(rows.values())).keys())
-    table = Table(title=f"{ds.name}: {K} parties, {args.algorithm}, total epsilon {args.epsilon}, delta "
-                        f"{args.delta} per party; test split {len(idx_te)} rows")
-    table.add_column("model")
-    for key in keys:
-        table.add_column(key, justify="right")
-    for name, m in rows.items():
-        table.add_row(name, *[f"{m.get(k, float('nan')):.4f}" for k in keys])
-    for m in local:
-        table.add_row(f"party {m['party']} alone ({m['rows']} rows)", *[f"{m.get(k, float('nan')):.4f}" for k in keys])
-    console.print(table)
-    _print_privacy(console, private.privacy_report_, args)
-    for text in notes:
-        console.print(f"[yellow]warning:[/yellow] {text}")
-
-    curve = []
-    eps_list = [float(e) for e in args.curve.split(",") if e.strip()] if args.curve else []
-    for eps in eps_list:
-        est = private if eps == args.epsilon else fit(eps)[0]
-        curve.append({"epsilon": eps, **_metrics(task, yte, est.decision_function(Xte))})
-    results = {"data": {"files": [str(p) for p in args.data], "rows": int(X.shape[0]), "features": int(X.shape[1]),
-                        "task": task, "classes": ds.extras.get("classes"), "parties": K,
-                        "preprocessing": ds.extras.get("preprocessing", []) + pre.record},
-               "settings": {k: v for k, v in vars(args).items() if k != "func"},
-               "test": rows, "local_only": local, "privacy": private.privacy_report_, "privacy_utility": curve,
-               "notes": ["local-only and centralized models are non-private baselines (sklearn on the same "
-                         "preprocessed features)",
-                         "the privacy-utility curve trains one model per epsilon on the same data: it is a "
-                         "diagnostic for the data holder; publishing it spends more than one model's budget"],
-               "noise": private.privacy_report_.get("noise")}
-    if args.out:
-        _write(args.out, private, ds, results, curve, task, rows)
-        console.print(f"wrote {args.out}/model.json, results.json" + (", privacy_utility.png" if curve else ""))
-    if not secure:
-        console.print("[yellow]research mode (--seed): noise is seeded; not for release[/yellow]")
-    return 0
+    return private, rows, local, (lambda eps: fit(eps)[0]), notes, yte, Xte, K, len(idx_te)
 
 
 def _score(model, Z):
@@ -220,6 +250,10 @@ def _print_privacy(console, report, args) -> None:
                   f"{(report.get('noise') or {}).get('mode', '?')}")
     for text in report["assumptions"]:
         console.print(f"  assumption: {text}")
+    for text in report.get("exposures", []):
+        console.print(f"  [yellow]exposure (no DP event):[/yellow] {text}")
+    if report.get("scope"):
+        console.print(f"  scope: {report['scope']}")
     for step in report["preprocessing"]:
         console.print(f"  preprocessing: {step['step']} ({'public' if step['private'] else 'NOT PRIVATE'})")
 
@@ -244,8 +278,9 @@ def _write(out, est, ds, results, curve, task, rows) -> None:
 
         key = "accuracy" if task == "classification" else "rmse"
         fig, ax = plt.subplots(figsize=(5, 3.5))
-        ax.plot([c["epsilon"] for c in curve], [c[key] for c in curve], "o-", label="private distributed")
-        for name, style in (("non-private distributed", "--"), ("centralized (pooled, non-private)", ":")):
+        names = list(rows)  # private, non-private, centralized, baseline (horizontal and vertical alike)
+        ax.plot([c["epsilon"] for c in curve], [c[key] for c in curve], "o-", label=names[0])
+        for name, style in zip(names[1:3], ("--", ":")):
             ax.axhline(rows[name][key], ls=style, color="gray", label=name)
         base = rows.get("majority class") or rows.get("mean predictor")
         ax.axhline(base[key], ls="-.", color="red", label="majority class" if task == "classification" else "mean")

@@ -7,8 +7,8 @@ from .adult import ADULT_CREDIT, load_adult
 from .bounds import Preprocessor, clip_rows, data_bounds, scale_by_bounds
 from .dataset import Dataset
 from .files import FILE_FORMATS, file_dataset, load_file, load_files
-from .parties import (PARTITIONS, check_groups, column_blocks, column_groups, dirichlet_groups, make_groups,
-                      random_groups, split_rows)
+from .parties import (PARTITIONS, check_groups, column_blocks, column_groups, dirichlet_groups, feature_blocks,
+                      make_groups, random_groups, split_rows)
 from .partition import horizontal_partition, vertical_partition
 from .preprocess import check_data, normalize_columns_rows
 from .registry import DATASETS, load_dataset
@@ -49,4 +49,5 @@ __all__ = [
     "check_groups",
     "split_rows",
     "column_blocks",
+    "feature_blocks",
 ]

@@ -11,7 +11,8 @@ Ways to make ``groups``:
 * one file per party: :func:`privdist.data.files.load_files` returns its ``groups``.
 
 A vertical partition (ADMM sharing) is a list of column-index arrays, one per party: :func:`column_blocks` builds
-it from groups of column names.
+it from groups of column names, :func:`feature_blocks` from any of the forms ``feature_groups=`` of
+:class:`privdist.learn.SharedFeatureLogisticRegression` accepts, checking every column is in exactly one group.
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._checks import check_int, check_positive
-from ..errors import EmptyPartyError, ShapeMismatchError, UnknownColumnError, ValidationError
+from ..errors import EmptyPartyError, FeatureGroupError, ShapeMismatchError, UnknownColumnError, ValidationError
 
 __all__ = ["PARTITIONS", "random_groups", "column_groups", "dirichlet_groups", "check_groups", "split_rows",
-           "column_blocks", "make_groups"]
+           "column_blocks", "feature_blocks", "make_groups"]
 
 #: Horizontal partitions by name (``make_groups``).
 PARTITIONS = ("random", "column", "dirichlet", "contiguous")
@@ -197,4 +198,89 @@ def column_blocks(feature_names: Sequence[str], groups) -> list[np.ndarray]:
         if missing:
             raise UnknownColumnError(f"party {m}: column(s) {missing} are not in the data; columns: {names}")
         blocks.append(np.array([where[str(c)] for c in cols], dtype=int))
+    return blocks
+
+
+def _column_index(col, names: list[str] | None, d: int, m: int) -> list[int]:
+    """Column ``col`` of party ``m`` as indices: an integer, a column name, or an attribute ``a`` whose one-hot
+    columns are named ``"a=..."``."""
+    if isinstance(col, (int, np.integer)) and not isinstance(col, bool):
+        if not 0 <= col < d:
+            raise FeatureGroupError(f"party {m}: column index {int(col)} is outside 0..{d - 1}")
+        return [int(col)]
+    if names is None:
+        raise FeatureGroupError(f"party {m}: column {col!r} is a name but X has no column names (pass a DataFrame "
+                                "or column indices)")
+    key = str(col)
+    if key in names:
+        return [names.index(key)]
+    hits = [j for j, n in enumerate(names) if n.startswith(key + "=")]
+    if not hits:
+        raise UnknownColumnError(f"party {m}: column {key!r} is not in the data; columns: {names}")
+    return hits
+
+
+def feature_blocks(feature_groups, n_features: int, n_parties: int | None = None,
+                   feature_names: Sequence[str] | None = None) -> list[np.ndarray]:
+    """Column indices of each party of a vertical partition (issue 16; S2's feature blocks).
+
+    Args:
+        feature_groups: None (``n_parties`` contiguous, even groups), one party index per column
+            (``[0, 0, 1, 2, ...]``, parties ``0..K-1``), or one sequence of columns per party (indices, names, or
+            an attribute name standing for its one-hot columns ``"name=..."``).
+        n_features: Number of columns ``d``.
+        n_parties: Parties of the even split (used only when ``feature_groups`` is None).
+        feature_names: Column names, to resolve names.
+
+    Returns:
+        One sorted integer array per party.
+
+    Raises:
+        EmptyPartyError: a party with no columns (or ``n_parties > n_features``).
+        FeatureGroupError: a column in no group or in two groups, an index out of range, a per-column list of the
+            wrong length.
+        UnknownColumnError: a name that is not a column.
+    """
+    d = check_int(n_features, "n_features")
+    names = None if feature_names is None else [str(n) for n in feature_names]
+    if feature_groups is None:
+        k = check_int(n_parties, "n_parties")
+        if k > d:
+            raise EmptyPartyError(f"{k} parties but only {d} column(s): party {d} would hold no columns")
+        return [np.asarray(b) for b in np.array_split(np.arange(d), k)]
+    if isinstance(feature_groups, Mapping):
+        feature_groups = list(feature_groups.values())
+    groups = list(feature_groups)
+    if groups and all(isinstance(g, (int, np.integer)) and not isinstance(g, bool) for g in groups):
+        labels = np.asarray(groups, dtype=int)  # one party per column
+        if labels.size != d:
+            raise FeatureGroupError(f"feature_groups lists a party for {labels.size} column(s), X has {d}")
+        if labels.min() < 0:
+            raise FeatureGroupError(f"party indices must be >= 0, got {int(labels.min())}")
+        counts = np.bincount(labels)
+        if (counts == 0).any():
+            raise EmptyPartyError(f"party {int(np.flatnonzero(counts == 0)[0])} holds no columns (parties are "
+                                  f"0..{counts.size - 1})")
+        return [np.flatnonzero(labels == m) for m in range(counts.size)]
+    if not groups:
+        raise EmptyPartyError("feature_groups lists no party")
+    owner = np.full(d, -1)
+    blocks = []
+    for m, cols in enumerate(groups):
+        cols = [cols] if isinstance(cols, (str, int, np.integer)) else list(cols)
+        if not cols:
+            raise EmptyPartyError(f"party {m} holds no columns (empty group {m})")
+        idx = sorted({j for c in cols for j in _column_index(c, names, d, m)})
+        taken = [j for j in idx if owner[j] >= 0]
+        if taken:
+            what = names[taken[0]] if names else taken[0]
+            raise FeatureGroupError(f"column {what!r} is in the groups of parties {int(owner[taken[0]])} and {m}; "
+                                    "every column must belong to exactly one party")
+        owner[idx] = m
+        blocks.append(np.asarray(idx, dtype=int))
+    missing = np.flatnonzero(owner < 0)
+    if missing.size:
+        what = [names[j] for j in missing[:5]] if names else missing[:5].tolist()
+        raise FeatureGroupError(f"{missing.size} column(s) are in no party's group (first: {what}); every column "
+                                "must belong to exactly one party")
     return blocks

@@ -1,4 +1,5 @@
-"""scikit-learn style estimators over privdist's private distributed algorithms (DESIGN "estimators").
+"""scikit-learn style estimators over privdist's private distributed algorithms (DESIGN "estimators"): horizontal
+(parties hold rows) and vertical (:class:`SharedFeatureLogisticRegression`, parties hold columns, ADMM sharing).
 
 ``epsilon`` and ``delta`` are the TOTAL per-agent budget of the whole fit; the per-round noise is calibrated with
 the PLD accountant (:mod:`privdist.learn.budget`). Noise comes from fresh OS entropy unless ``random_state`` is set
@@ -8,14 +9,16 @@ the PLD accountant (:mod:`privdist.learn.budget`). Noise comes from fresh OS ent
 from __future__ import annotations
 
 from ._base import PrivacyTargetWarning, ResearchModeWarning, UtilityWarning
-from .budget import NON_PRIVATE_ALGORITHMS, TOTAL_BUDGET_ALGORITHMS, total_budget_params
+from .budget import NON_PRIVATE_ALGORITHMS, TOTAL_BUDGET_ALGORITHMS, VERTICAL_BUDGET_ALGORITHMS, total_budget_params
 from .linear import DistributedLasso, DistributedLogisticRegression, DistributedRidge
+from .vertical import SharedFeatureLogisticRegression
 from .model_io import MODEL_FORMAT, LinearModel, load_model, save_model
 
 __all__ = [
     "DistributedLogisticRegression",
     "DistributedRidge",
     "DistributedLasso",
+    "SharedFeatureLogisticRegression",
     "load_model",
     "save_model",
     "LinearModel",
@@ -23,6 +26,7 @@ __all__ = [
     "total_budget_params",
     "TOTAL_BUDGET_ALGORITHMS",
     "NON_PRIVATE_ALGORITHMS",
+    "VERTICAL_BUDGET_ALGORITHMS",
     "UtilityWarning",
     "ResearchModeWarning",
     "PrivacyTargetWarning",

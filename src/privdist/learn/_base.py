@@ -18,7 +18,7 @@ except ImportError:  # pragma: no cover
 from ..errors import ValidationError
 from .budget import NON_PRIVATE_ALGORITHMS, TOTAL_BUDGET_ALGORITHMS, total_budget_params
 
-__all__ = ["DistributedLinearModel", "UtilityWarning", "ResearchModeWarning", "PrivacyTargetWarning"]
+__all__ = ["DistributedLinearModel", "summarise_privacy", "noise_seed", "UtilityWarning", "ResearchModeWarning", "PrivacyTargetWarning"]
 
 
 class UtilityWarning(UserWarning):
@@ -39,6 +39,61 @@ EPSILON_TOLERANCE = 1e-3
 #: DPSGD step scale at row norm 1 with an intercept, for the logistic loss: chosen on a validation split of the
 #: Adult training file (10 parties, total epsilon 1, 100 rounds; grid 16/64/256), never on test data.
 _DPSGD_STEP_LOGISTIC = 64.0
+
+
+def noise_seed(random_state, secure: bool, stacklevel: int = 3) -> tuple[int, bool]:
+    """``(seed, secure)`` of a fit: ``random_state`` set = research mode (seeded noise, warned, ``secure`` off);
+    else a seed from fresh entropy (used for the partition only; the noise comes from ``secure`` draws)."""
+    if random_state is None:
+        return int(np.random.SeedSequence().generate_state(1)[0]), secure
+    if secure:
+        warnings.warn("random_state is set: the noise is seeded (research mode) and anyone who knows the "
+                      "seed can remove it; these models are not for release (use random_state=None)",
+                      ResearchModeWarning, stacklevel=stacklevel)
+    seed = int(np.random.SeedSequence(random_state).generate_state(1)[0]) \
+        if not isinstance(random_state, (int, np.integer)) else int(random_state)
+    return seed, False
+
+
+def summarise_privacy(report, budget, preprocessing, noise, *, epsilon, delta, rounds: int, algorithm: str,
+                      stacklevel: int = 5) -> dict:
+    """The estimators' ``privacy_report_`` from a run's :func:`privdist.privacy.privacy_report`; warns
+    (:class:`PrivacyTargetWarning`) when the guarantee is missing or exceeds the request, or when preprocessing
+    read private data."""
+    agents = report["per_agent"]
+    pld = [a["epsilon"].get("pld") for a in agents]
+    guaranteed = all(a["guaranteed"] for a in agents)
+    worst = max((math.inf if v is None else v) for v in pld) if pld else math.inf
+    out = {
+        "requested": {"epsilon": epsilon, "delta": delta, "scope": "total per agent, whole run"},
+        "accountant": "pld (dp-accounting); rdp as a cross-check; paper = the source paper's own formula",
+        "guaranteed": guaranteed,
+        "epsilon": worst,
+        "delta": report["delta"],
+        "calibration": {"noise_multiplier": budget["noise_multiplier"],
+                        "epsilon_per_round": budget["epsilon_per_round"], "rounds": int(rounds)},
+        "per_agent": [{"agent": a["agent"], "guaranteed": a["guaranteed"],
+                       "guarantee_pld": a["epsilon"].get("pld"), "guarantee_rdp": a["epsilon"].get("rdp"),
+                       "paper_claim": a["epsilon"].get("paper")} for a in agents],
+        "assumptions": report.get("assumptions", []),
+        "not_guaranteed": report.get("not_guaranteed", []),
+        "exposures": report.get("exposures", []),
+        "preprocessing": preprocessing,
+        "noise": noise,
+        "algorithm": algorithm,
+    }
+    if epsilon is not None:
+        if not guaranteed:
+            warnings.warn(f"{algorithm}: the privacy is the paper's claim, not a guarantee: "
+                          f"{out['not_guaranteed']}", PrivacyTargetWarning, stacklevel=stacklevel)
+        elif abs(worst - epsilon) > EPSILON_TOLERANCE * epsilon + 1e-9 and worst > epsilon:
+            warnings.warn(f"{algorithm}: accounted epsilon {worst:.6g} exceeds the requested "
+                          f"{epsilon}", PrivacyTargetWarning, stacklevel=stacklevel)
+    if any(not step["private"] for step in preprocessing):
+        warnings.warn("preprocessing read the private data without noise (scale='data'): the guarantee does "
+                      "not cover it; state public bounds instead (scale='bounds')", PrivacyTargetWarning,
+                      stacklevel=stacklevel)
+    return out
 
 
 class DistributedLinearModel(BaseEstimator):
@@ -96,17 +151,7 @@ class DistributedLinearModel(BaseEstimator):
         from ..runtime import run
 
         self._check_params()
-        secure = self.secure
-        if self.random_state is not None:
-            if secure:
-                warnings.warn("random_state is set: the noise is seeded (research mode) and anyone who knows the "
-                              "seed can remove it; these models are not for release (use random_state=None)",
-                              ResearchModeWarning, stacklevel=3)
-            secure = False
-            seed = int(np.random.SeedSequence(self.random_state).generate_state(1)[0]) \
-                if not isinstance(self.random_state, (int, np.integer)) else int(self.random_state)
-        else:
-            seed = int(np.random.SeedSequence().generate_state(1)[0])  # fresh entropy, only for the partition
+        seed, secure = noise_seed(self.random_state, self.secure, stacklevel=4)
         rng = np.random.default_rng(seed)
 
         pre = Preprocessor(scale=self.scale, bounds=self.bounds, row_norm=self.row_norm)
@@ -154,40 +199,8 @@ class DistributedLinearModel(BaseEstimator):
         return B.copy(), np.zeros(B.shape[0])
 
     def _summarise(self, report, budget, params, preprocessing, noise) -> dict:
-        agents = report["per_agent"]
-        pld = [a["epsilon"].get("pld") for a in agents]
-        guaranteed = all(a["guaranteed"] for a in agents)
-        worst = max((math.inf if v is None else v) for v in pld) if pld else math.inf
-        out = {
-            "requested": {"epsilon": self.epsilon, "delta": self.delta, "scope": "total per agent, whole run"},
-            "accountant": "pld (dp-accounting); rdp as a cross-check; paper = the source paper's own formula",
-            "guaranteed": guaranteed,
-            "epsilon": worst,
-            "delta": report["delta"],
-            "calibration": {"noise_multiplier": budget["noise_multiplier"],
-                            "epsilon_per_round": budget["epsilon_per_round"], "rounds": int(self.rounds)},
-            "per_agent": [{"agent": a["agent"], "guaranteed": a["guaranteed"],
-                           "guarantee_pld": a["epsilon"].get("pld"), "guarantee_rdp": a["epsilon"].get("rdp"),
-                           "paper_claim": a["epsilon"].get("paper")} for a in agents],
-            "assumptions": report.get("assumptions", []),
-            "not_guaranteed": report.get("not_guaranteed", []),
-            "exposures": report.get("exposures", []),
-            "preprocessing": preprocessing,
-            "noise": noise,
-            "algorithm": self.algorithm,
-        }
-        if self.epsilon is not None:
-            if not guaranteed:
-                warnings.warn(f"{self.algorithm}: the privacy is the paper's claim, not a guarantee: "
-                              f"{out['not_guaranteed']}", PrivacyTargetWarning, stacklevel=4)
-            elif abs(worst - self.epsilon) > EPSILON_TOLERANCE * self.epsilon + 1e-9 and worst > self.epsilon:
-                warnings.warn(f"{self.algorithm}: accounted epsilon {worst:.6g} exceeds the requested "
-                              f"{self.epsilon}", PrivacyTargetWarning, stacklevel=4)
-        if any(not step["private"] for step in preprocessing):
-            warnings.warn("preprocessing read the private data without noise (scale='data'): the guarantee does "
-                          "not cover it; state public bounds instead (scale='bounds')", PrivacyTargetWarning,
-                          stacklevel=4)
-        return out
+        return summarise_privacy(report, budget, preprocessing, noise, epsilon=self.epsilon, delta=self.delta,
+                                 rounds=int(self.rounds), algorithm=self.algorithm)
 
     def _decision(self, X):
         check_is_fitted(self, "coef_")

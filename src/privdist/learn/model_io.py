@@ -2,7 +2,8 @@
 
 Fields: ``format``, ``kind`` (``"logistic"`` or ``"regression"``), ``coef`` (list, one per feature),
 ``intercept``, ``classes`` (logistic: ``[negative, positive]``), ``feature_names``, ``preprocessing``
-(``bounds``: ``[[lower...], [upper...]]`` or null; ``row_norm``), ``privacy`` (the privacy report) and ``meta``.
+(``bounds``: ``[[lower...], [upper...]]`` or null; ``row_norm``, null = rows not clipped), ``feature_groups``
+(vertical models: the column indices of each party, else absent), ``privacy`` (the privacy report) and ``meta``.
 To predict by hand: map each column with the bounds into [-1, 1] (``2 (x - lower) / (upper - lower) - 1``,
 clipped), scale the row to Euclidean norm <= ``row_norm``, then ``score = row . coef + intercept``; logistic:
 ``P(classes[1]) = 1 / (1 + exp(-score))``.
@@ -25,7 +26,9 @@ MODEL_FORMAT = "privdist-linear-model/1"
 def model_to_dict(est, feature_names=None, meta: dict | None = None, classes=None) -> dict:
     """The JSON-ready description of a fitted estimator of :mod:`privdist.learn` (``classes``: the original
     label values when the estimator was fitted on encoded labels)."""
-    pre = est.preprocessor_
+    pre = getattr(est, "preprocessor_", None)  # vertical models: per-column bounds only, rows not clipped
+    bounds = pre.bounds_ if pre is not None else getattr(est, "bounds_", None)
+    steps = pre.record if pre is not None else est.preprocessing_
     kind = "logistic" if hasattr(est, "classes_") else "regression"
     return {
         "format": MODEL_FORMAT,
@@ -35,8 +38,10 @@ def model_to_dict(est, feature_names=None, meta: dict | None = None, classes=Non
         "classes": ([c.item() if hasattr(c, "item") else c for c in (est.classes_ if classes is None else classes)]
                     if kind == "logistic" else None),
         "feature_names": None if feature_names is None else [str(n) for n in feature_names],
-        "preprocessing": {"bounds": None if pre.bounds_ is None else pre.bounds_.tolist(),
-                          "row_norm": float(pre.row_norm), "steps": pre.record},
+        "preprocessing": {"bounds": None if bounds is None else bounds.tolist(),
+                          "row_norm": None if pre is None else float(pre.row_norm), "steps": steps},
+        **({"feature_groups": [[int(j) for j in g] for g in est.feature_groups_]}
+           if hasattr(est, "feature_groups_") else {}),
         "privacy": est.privacy_report_,
         "meta": dict(meta or {}),
     }
@@ -58,7 +63,7 @@ class LinearModel:
     intercept: float
     classes: list | None
     bounds: np.ndarray | None
-    row_norm: float
+    row_norm: float | None
     data: dict
 
     def decision_function(self, X) -> np.ndarray:
@@ -67,7 +72,9 @@ class LinearModel:
         X = np.asarray(X, dtype=float)
         if self.bounds is not None:
             X = scale_by_bounds(X, self.bounds)
-        return clip_rows(X, self.row_norm) @ self.coef + self.intercept
+        if self.row_norm is not None:
+            X = clip_rows(X, self.row_norm)
+        return X @ self.coef + self.intercept
 
     def predict_proba(self, X) -> np.ndarray:
         from scipy.special import expit
@@ -96,4 +103,4 @@ def load_model(path) -> LinearModel:
     pre = data["preprocessing"]
     return LinearModel(data["kind"], np.asarray(data["coef"], dtype=float), float(data["intercept"]),
                        data.get("classes"), None if pre["bounds"] is None else np.asarray(pre["bounds"]),
-                       float(pre["row_norm"]), data)
+                       None if pre["row_norm"] is None else float(pre["row_norm"]), data)
