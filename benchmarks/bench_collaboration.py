@@ -30,7 +30,7 @@ import warnings
 
 import numpy as np
 
-HORIZONTAL = [(10, 100), (50, 100), (300, 100), (600, 50), (60, 500), (10, 3016)]  # (parties K, rows per party R)
+HORIZONTAL = [(10, 100), (50, 100), (300, 100), (1000, 30), (600, 50), (60, 500), (10, 3016)]  # (parties K, rows per party R)
 ATTRIBUTES = {  # a split of Adult's 14 attributes into 3 parties (one-hot columns follow their attribute)
     "demographics": ["age", "race", "sex", "native-country", "marital-status", "relationship"],
     "employment": ["workclass", "occupation", "hours-per-week", "fnlwgt"],
