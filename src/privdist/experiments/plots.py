@@ -102,9 +102,9 @@ def draw_plots(spec, runs: list[dict], traces: dict[str, np.ndarray], out_dir: P
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
         if any(moment_sampler_used(r) for r in runs if _shown(plot, r)):
-            fig.text(0.01, 0.005, f"{_MOMENTS_TAG.strip()}: some agents' D-ZOA inner loop drew each step's J_k-pair "
-                     "average from its exact mean and covariance (moment sampler, J_k >= threshold; results.json info)",
-                     fontsize=6, ha="left", va="bottom")
+            fig.text(0.01, 0.005, f"{_MOMENTS_TAG.strip()}: D-ZOA inner-loop averages drawn from their exact mean and "
+                     "covariance for agents with J_k >= threshold (see results.json info)", fontsize=6, ha="left",
+                     va="bottom")
             fig.tight_layout(rect=(0, 0.03, 1, 1))
         else:
             fig.tight_layout()
