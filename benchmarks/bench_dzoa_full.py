@@ -12,8 +12,11 @@ are not included: their cost is ``tuning trials x grid`` extra runs of the same 
 ``--reading catalog`` (default) projects the catalog as it is; ``--reading sum-auto`` forces ``loss_scale = "sum"``
 on every S0/S1 problem and ``inner_sampler = "auto"`` on every D-ZOA run (the catalog issue 14 item 1 moves to).
 
-Measured (``python benchmarks/bench_dzoa_full.py --reading R``, one core, the machine shared with other jobs):
-see the README section "Full-mode reproduction of S0/S1" for the numbers and the real-run check.
+Measured (``python benchmarks/bench_dzoa_full.py --reading sum-auto``, CPU seconds, this 2-core machine at load
+6-9 from other jobs): before issue 14 item 5's speed work 105,124 s serial (52,562 s wall at ``--jobs 2``); after
+48,712 s (24,356 s): ``dzoa_gauss`` 19,262, S0 D-ZOA (J = 30, exact) 14,703, S1 D-ZOA (moment sampler) 11,772,
+baselines 2,970. Target not met (README, Benchmarks). Real-run check: ``privdist run s1_fig4 --trials 5 --jobs 1
+--yes`` took 184 CPU s against 174 projected.
 """
 
 from __future__ import annotations

@@ -150,3 +150,17 @@ def test_moment_sampler_runs_are_reproducible():
     alg = DZOA(epsilon=None, mode="fixed", J=500, T=20, step_scale=0.2, inner_sampler="auto")
     a, b, c = (run(alg, prob, dzoa5(), rounds=3, seed=s, trial=1).transcript.digest for s in (4, 4, 5))
     assert a == b != c
+
+
+def test_probed_agent_is_recorded_as_exact():
+    """The probed agent (S1 Figs 2-3) always runs the exact sampler, and run_info says so."""
+    from privdist.algorithms.dzoa import ProbeSink
+
+    ds = dzoa_regression(np.random.default_rng(0))
+    prob = HorizontalERM(horizontal_partition(ds.X, ds.y, n_agents=5), make_loss("squared"), make_regularizer("l1"),
+                         1.0, loss_scale="sum")
+    prob.probe_sink = ProbeSink()
+    alg = DZOA(epsilon=None, mode="fixed", J=120, T=4, step_scale=0.2, inner_sampler="auto", probe_agent=1,
+               probe_inner=(4, 2))
+    info = alg.run_info([run(alg, prob, dzoa5(), rounds=1, seed=0, transcript="none").final_state])
+    assert info["inner_sampler_per_agent"] == ["moments", "exact", "moments", "moments", "moments"]
