@@ -1,51 +1,105 @@
 """Benchmark ``dzoa_full``: projected wall time of ``privdist reproduce dzoa`` in full mode (S0 + S1, issue 14).
 
-For every run of every S0/S1 catalog entry (full mode: every sweep point) one trial is built and the algorithm is
-timed over ``PROBE_ROUNDS`` rounds (setup included once); the full-mode cost is projected as
-``per-round seconds x rounds x trials`` (D-ZOA's per-round cost does not depend on the round: ``J_k`` and ``T`` are
-fixed), summed, and divided by the 2 jobs of ``--jobs 2``. Target: < 3600 s wall on this 2-core machine. Reports
-the projection per entry and the three most expensive runs, so the result says where the time goes.
+Every run of every S0/S1 catalog entry (full mode: every sweep point) goes through the runner's own
+:func:`~privdist.experiments.runner.run_trial` (data, ``init``, metrics, transcript digest, privacy report) on trial
+0 twice, with ``R1`` and ``R2`` rounds, timed in process CPU time (the machine is shared; wall time under load is
+several times larger); the difference gives the per-round cost, the rest the fixed per-trial cost,
+and the full-mode cost is ``(fixed + per_round x rounds) x trials``, summed over runs and divided by the 2 jobs of
+``--jobs 2`` (trials are independent processes). D-ZOA's per-round cost does not depend on the round (``J_k``, ``T``
+fixed), the baselines' barely. Target: < 3600 s wall on this 2-core machine. ``[tuning]`` tables (issue 14 item 2)
+are not included: their cost is ``tuning trials x grid`` extra runs of the same kind.
+
+``--reading catalog`` (default) projects the catalog as it is; ``--reading sum-auto`` forces ``loss_scale = "sum"``
+on every S0/S1 problem and ``inner_sampler = "auto"`` on every D-ZOA run (the catalog issue 14 item 1 moves to).
+
+Measured (``python benchmarks/bench_dzoa_full.py --reading sum-auto``, CPU seconds, this 2-core machine at load
+6-9 from other jobs): before issue 14 item 5's speed work 105,124 s serial (52,562 s wall at ``--jobs 2``); after
+48,712 s (24,356 s): ``dzoa_gauss`` 19,262, S0 D-ZOA (J = 30, exact) 14,703, S1 D-ZOA (moment sampler) 11,772,
+baselines 2,970. Target not met (README, Benchmarks). Real-run check: ``privdist run s1_fig4 --trials 5 --jobs 1
+--yes`` took 184 CPU s against 174 projected.
 """
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
+import sys
 import time
 
-from privdist.algorithms import make_algorithm
-from privdist.experiments.build import build_trial
 from privdist.experiments.catalog import experiments_of_paper
-from privdist.runtime import run as run_algorithm
+from privdist.experiments.runner import run_trial
 
-__all__ = ["run_benchmark"]
+__all__ = ["run_benchmark", "project_run"]
 
-PROBE_ROUNDS = 2
+PROBE_ROUNDS = (1, 4)
 JOBS = 2
 TARGET_SECONDS = 3600.0
+ZO = ("dzoa",)
 
 
-def run_benchmark(probe_rounds: int = PROBE_ROUNDS) -> dict:
-    per_spec, per_run = {}, []
+def _with_reading(spec, reading: str):
+    """``spec`` as it is, or with the sum loss and the ``auto`` inner sampler on every D-ZOA run."""
+    if reading == "catalog":
+        return spec
+    if reading != "sum-auto":
+        raise ValueError(f"reading must be 'catalog' or 'sum-auto', got {reading!r}")
+    runs = tuple(dataclasses.replace(rs, params={**rs.params, "inner_sampler": "auto"}) if rs.algorithm in ZO
+                 else rs for rs in spec.runs)
+    return dataclasses.replace(spec, problem={**spec.problem, "loss_scale": "sum"}, runs=runs)
+
+
+def project_run(spec, rs, probe_rounds=PROBE_ROUNDS) -> dict:
+    """Fixed and per-round seconds of one run (trial 0) and its projected full-mode seconds."""
+    secs, info = [], {}
+    for r in probe_rounds:
+        sub = dataclasses.replace(spec, runs=(rs,), rounds=r)
+        t0 = time.process_time()  # CPU time of this process: less sensitive to other jobs on a shared machine
+        out = run_trial(sub, 0)["runs"][rs.label]
+        secs.append(time.process_time() - t0)
+        info = out
+    r1, r2 = probe_rounds
+    per_round = max(0.0, (secs[1] - secs[0]) / (r2 - r1))
+    fixed = max(0.0, secs[0] - per_round * r1)
+    Js = info.get("info", {}).get("J_per_agent")
+    samplers = info.get("info", {}).get("inner_sampler_per_agent")
+    return {"per_round": per_round, "fixed": fixed, "projected": (fixed + per_round * spec.rounds) * spec.trials,
+            "J_max": max(Js) if Js else None,
+            "moments": sum(s == "moments" for s in samplers) if samplers else None,
+            "diverged": bool(info.get("diverged"))}
+
+
+def run_benchmark(reading: str = "catalog", only=None, verbose: bool = False) -> dict:
+    per_spec, per_run, per_alg = {}, [], {}
     for spec in experiments_of_paper("dzoa"):
-        built = build_trial(spec, 0, seed=spec.seed)
+        if only and spec.name not in only:
+            continue
+        spec = _with_reading(spec, reading)
         total = 0.0
         for rs in spec.runs:
-            t0 = time.perf_counter()
-            run_algorithm(make_algorithm(rs.algorithm, **rs.params), built.problem, built.network, probe_rounds,
-                          seed=spec.seed, trial=0, metrics={}, transcript="none")
-            sec = (time.perf_counter() - t0) / probe_rounds * spec.rounds * spec.trials
-            total += sec
-            per_run.append((sec, f"{spec.name}: {rs.label}"))
+            p = project_run(spec, rs)
+            total += p["projected"]
+            per_alg[rs.algorithm] = per_alg.get(rs.algorithm, 0.0) + p["projected"]
+            per_run.append((p["projected"], f"{spec.name}: {rs.label}", p))
+            if verbose:
+                print(f"  {spec.name:10s} {rs.label:55s} {p['per_round'] * 1e3:9.2f} ms/round fixed "
+                      f"{p['fixed']:6.3f} s J_max {p['J_max']} moments {p['moments']} -> {p['projected']:9.0f} s"
+                      + (" DIVERGED" if p["diverged"] else ""), file=sys.stderr, flush=True)
         per_spec[spec.name] = total
     serial = sum(per_spec.values())
-    out = {"projected_serial_seconds": serial, "projected_wall_seconds_jobs2": serial / JOBS,
+    out = {"reading": reading, "projected_serial_seconds": serial, "projected_wall_seconds_jobs2": serial / JOBS,
            "target_wall_seconds": TARGET_SECONDS, "meets_target": serial / JOBS < TARGET_SECONDS,
-           "probe_rounds": probe_rounds}
-    out.update({f"spec {k} (serial s)": v for k, v in sorted(per_spec.items())})
-    for i, (sec, lab) in enumerate(sorted(per_run, reverse=True)[:3]):
-        out[f"top{i + 1}"] = f"{lab}: {sec:.0f} s"
+           "probe_rounds": list(PROBE_ROUNDS)}
+    out.update({f"spec {k} (serial s)": round(v, 1) for k, v in sorted(per_spec.items())})
+    out.update({f"algorithm {k} (serial s)": round(v, 1) for k, v in sorted(per_alg.items())})
+    for i, (sec, lab, p) in enumerate(sorted(per_run, key=lambda x: -x[0])[:5]):
+        out[f"top{i + 1}"] = f"{lab}: {sec:.0f} s ({p['per_round'] * 1e3:.1f} ms/round, J_max {p['J_max']})"
     return out
 
 
 if __name__ == "__main__":
-    for k, v in run_benchmark().items():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reading", default="catalog", choices=("catalog", "sum-auto"))
+    ap.add_argument("--only", nargs="*", help="catalog entries to project (default: every S0/S1 entry)")
+    args = ap.parse_args()
+    for k, v in run_benchmark(args.reading, args.only, verbose=True).items():
         print(f"{k:40s} {v}")

@@ -64,3 +64,33 @@ def test_grid_search_ranks_points_on_disjoint_seed():
     spec = _catalog()["s0_fig2"]
     out = grid_search(spec, "DP-ADMM eps=0.95 delta=0.001", {"eta0": [0.01, 1.0]}, seed=1000, trials=2, rounds=40)
     assert [r["params"]["eta0"] for r in out] == [1.0, 0.01] and out[0]["final_mean"] < out[1]["final_mean"]
+
+
+def test_moment_sampler_is_labelled_in_results_and_figures(tmp_path):
+    """Issue 14 item 5: which agents used the moment sampler is in results.json and tags the figures' legends."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from privdist.experiments.plots import PLOTTERS, moment_sampler_used
+
+    raw = dict(_catalog()["s1_fig4"].raw)
+    raw.update(trials=1, rounds=2, estimated_seconds=1)
+    raw.pop("tuning", None)
+    dz = next(r for r in raw["runs"] if r["algorithm"] == "dzoa")
+    dp = next(r for r in raw["runs"] if r["algorithm"] == "dpadmm")
+    raw["runs"] = [{**dz, "params": {**dz["params"], "T": 5, "inner_sampler": "moments"}, "sweep": {"epsilon": [0.15], "delta": [1e-3]}},
+                   {**dp, "sweep": {"epsilon": [0.15], "delta": [1e-3]}}]
+    raw["plots"] = [{"kind": "curves", "metric": "ne", "file": "ne"}]
+    raw["claims"] = []
+    res = run_experiment(parse_spec(raw), tmp_path / "out", progress=False)
+    dzoa_run, admm_run = res["runs"]
+    assert dzoa_run["info"][0]["inner_sampler_per_agent"] == ["moments"] * 5
+    assert moment_sampler_used(dzoa_run) and not moment_sampler_used(admm_run)
+    traces = dict(np.load(tmp_path / "out" / "traces.npz"))
+    fig, ax = plt.subplots()
+    PLOTTERS["curves"][0](ax, {"metric": "ne"}, res["runs"], traces)
+    labels = [line.get_label() for line in ax.get_lines()]
+    plt.close(fig)
+    assert labels[0].endswith("[moments]") and not labels[1].endswith("[moments]")

@@ -388,7 +388,10 @@ class DZOA(AlgorithmBase):
                 "alpha0_per_agent": [round(float(a), 6) for c in cal for a in c.alpha0]}
         if not self.exact_inner:
             Js = np.array(info["J_per_agent"])
-            used = self._moment_agents(Js, None)
+            ids = [int(a) for s in states for a in s.agent_ids]
+            probed = [ids.index(self.probe_agent)] if any(s.sink is not None for s in states) \
+                and self.probe_agent in ids else []
+            used = self._moment_agents(Js, (probed[0], None) if probed else None)  # the probed agent runs exact
             info["inner_sampler"] = self.inner_sampler
             info["inner_sampler_per_agent"] = ["moments" if u else "exact" for u in used]
             if self.inner_sampler == "auto":

@@ -107,11 +107,14 @@ def _draw_block(gens, Js, P: int, tb: int, lo: int, width: int) -> np.ndarray:
 
     Agent ``k`` draws ``standard_normal((tb, 2, P, c_k))`` from its own generator, ``c_k`` its pairs in the range
     (none once ``J_k`` is exhausted): the same numbers as ``tb`` consecutive per-step draws."""
-    Z = np.zeros((len(gens), tb, 2, P, width))
+    cs = [min(width, int(J) - lo) for J in Js]
+    full = all(c == width for c in cs)
+    Z = np.empty((len(gens), tb, 2, P, width)) if full else np.zeros((len(gens), tb, 2, P, width))
     for k, gen in enumerate(gens):
-        c = min(width, int(Js[k]) - lo)
-        if c > 0:
-            Z[k, ..., :c] = gen.standard_normal((tb, 2, P, c))
+        if full:
+            gen.standard_normal(out=Z[k])  # the same numbers as standard_normal((tb, 2, P, width)), no copy
+        elif cs[k] > 0:
+            Z[k, ..., :cs[k]] = gen.standard_normal((tb, 2, P, cs[k]))
     return Z
 
 
@@ -140,45 +143,72 @@ def squared_inner_loops(X, y, counts, q, v, l1w: float, Js, T: int, alphas, u1: 
     """
     K, n, P = X.shape
     Jmax = int(np.max(Js))
-    Jf = np.asarray(Js, dtype=float)[:, None]
+    Jf = np.asarray(Js, dtype=float)
     nk = np.asarray(counts, dtype=float)[:, None]
     q = np.asarray(q, dtype=float)[:, None]
     G = np.swapaxes(X, 1, 2) @ X  # X^T X: every product with X nu goes through it (P-space, no n-space arrays)
-    Xty = np.einsum("knp,kn->kp", X, y)
-    b, acc = np.zeros((K, P)), np.zeros((K, P))
+    H = G / nk[:, :, None] + q[:, :, None] * np.eye(P)  # F's quadratic form: F(b) = b^T H b - c^T b (+ l1)
+    c = (2.0 * np.einsum("knp,kn->kp", X, y) / nk + v).ravel()
+    big = _block_diag(2.0 * H)  # w(b) = 2 H b - c for all agents in one product
+    b, acc = np.zeros(K * P), np.zeros(K * P)
     width = min(Jmax, chunk)
     per = max(1, chunk // Jmax) if Jmax <= chunk else 1
     ranges = range(0, Jmax, width)
 
-    def block(Z):
+    def block(Z, t0):
         # d_j = [F(b + u1 nu1 + u2 nu2) - F(b + u1 nu1)] / u2 = w(b)^T nu2 + u1 a1_j + u2 a2_j (+ l1 part), with
-        # w(b) = 2/n X^T (X b - y) + 2 q b - v; a1 = 2 nu1^T (G/n + q) nu2; a2 = nu2^T (G/n + q) nu2
+        # w(b) = 2 H b - c, a1 = 2 nu1^T H nu2, a2 = nu2^T H nu2, so the quadratic part of 1/J sum_j nu2_j d_j is
+        # M w + r with the iterate-independent M = 1/J sum_j nu2 nu2^T (block-diagonal over agents) and
+        # r = 1/J sum_j (u1 a1_j + u2 a2_j) nu2_j: O(P^2) per step; only the l1 part needs the pairs
+        tb = Z.shape[1]
+        ts = np.arange(t0, t0 + tb, dtype=float)[None, :, None]
         N1, N2 = Z[:, :, 0], Z[:, :, 1]  # (K, tb, P, w)
-        HN2 = (G / nk[:, :, None])[:, None] @ N2 + q[:, :, None, None] * N2
-        return N1, N2, 2.0 * (N1 * HN2).sum(axis=2), (N2 * HN2).sum(axis=2)
+        HN2 = H[:, None] @ N2
+        a = (u1 / ts) * 2.0 * np.einsum("ktpw,ktpw->ktw", N1, HN2) \
+            + (u1 / (P * P * ts * ts)) * np.einsum("ktpw,ktpw->ktw", N2, HN2)
+        r = np.swapaxes((N2 @ a[..., None])[..., 0] / Jf[:, None, None], 0, 1).reshape(tb, K * P)
+        M = _block_diag(np.swapaxes(N2 @ np.swapaxes(N2, 2, 3) / Jf[:, None, None, None], 0, 1))
+        if not l1w:
+            return M, r, None
+        U1N1 = (u1 / ts)[..., None] * N1  # a = b + u1 nu1, a + u2 nu2 of every pair
+        U2N2 = U1N1 + (u1 / (P * P * ts * ts))[..., None] * N2
+        step_major = [np.ascontiguousarray(np.swapaxes(x, 0, 1))  # (tb, K, P, w): one contiguous slab per step
+                      for x in (U1N1, U2N2, N2 * (l1w * P * P / (u1 * Jf[:, None, None, None])))]
+        return M, r, step_major
 
     t = 1
     while t <= T:
         tb = min(per, T - t + 1)
-        pre = block(_draw_block(gens, Js, P, tb, 0, width)) if Jmax <= chunk else None
+        pre = block(_draw_block(gens, Js, P, tb, 0, width), t) if Jmax <= chunk else None
         for s in range(tb):
             tt = t + s
-            u1t, u2t = u1 / tt, u1 / (P * P * tt * tt)
-            w = 2.0 / nk * (np.einsum("kpr,kr->kp", G, b) - Xty) + 2.0 * q * b - v
-            g = np.zeros((K, P))
-            blocks = [(pre, s)] if pre is not None else ((block(_draw_block(gens, Js, P, 1, lo, width)), 0)
+            w = big @ b
+            w -= c
+            g = np.zeros(K * P)
+            blocks = [(pre, s)] if pre is not None else ((block(_draw_block(gens, Js, P, 1, lo, width), tt), 0)
                                                          for lo in ranges)
-            for (N1, N2, a1, a2), i in blocks:
-                N2i = N2[:, i]
-                d = np.einsum("kp,kpj->kj", w, N2i) + u1t * a1[:, i] + u2t * a2[:, i]
-                if l1w:
-                    A = b[:, :, None] + u1t * N1[:, i]
-                    d += l1w * (np.abs(A + u2t * N2i) - np.abs(A)).sum(axis=1) / u2t
-                g += np.einsum("kpj,kj->kp", N2i, d)
-            g /= Jf
+            for (M, r, l1), i in blocks:
+                g += M[i] @ w
+                g += r[i]
+                if l1 is not None:
+                    bk = b.reshape(K, P, 1)
+                    A = bk + l1[0][i]
+                    d = np.abs(bk + l1[1][i]).sum(axis=1)
+                    d -= np.abs(A, out=A).sum(axis=1)
+                    g += (l1[2][i] @ d[:, :, None]).ravel() * (tt * tt)  # l1w/(u2t J) sum_j d_j nu2_j
             if probe is not None:
-                probe[1](tt, g[probe[0]])
-            b = b - alphas[:, tt - 1, None] * g
-            acc += b
+                probe[1](tt, g.reshape(K, P)[probe[0]])
+            b = b - alphas[:, tt - 1].repeat(P) * g
+            if average:
+                acc += b
         t += tb
-    return acc / T if average else b
+    return (acc / T if average else b).reshape(K, P)
+
+
+def _block_diag(blocks: np.ndarray) -> np.ndarray:
+    """(..., K, P, P) -> (..., K P, K P) block-diagonal matrices."""
+    *lead, K, P, _ = blocks.shape
+    out = np.zeros((*lead, K * P, K * P))
+    for k in range(K):
+        out[..., k * P:(k + 1) * P, k * P:(k + 1) * P] = blocks[..., k, :, :]
+    return out

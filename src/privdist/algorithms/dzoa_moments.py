@@ -17,12 +17,23 @@ and Gaussian moment identities (Isserlis) give, with ``s_p = E sign(b_p + u1 x_p
     Sigma_h = Cov h = l1w^2 diag(1 - s^2) + 4 u1^2 A^2 + 2 u1 l1w (C A + A C)
     Cov g_j = (||m||^2 + tr Sigma_h) I + m m^T + 2 Sigma_h + u2^2 [((tr A)^2 + 2 tr A^2) I + 4 tr(A) A + 8 A^2].
 
-The average of ``J`` i.i.d. pairs is then drawn as ``m + chol(Cov g_j / J) xi``, ``xi ~ N(0, I_P)`` (central limit
-theorem): ``O(P^3)`` per step (a ``P x P`` factorisation; ``P = 10`` here) instead of ``O(P J)``. It is an
-approximation in two places, the CLT for the average and the smoothed kink, so it is only used for ``J_k`` at or above
-a threshold validated against the exact sampler (``tests/algorithms/test_algorithms_dzoa_moments.py``: two-sample
-tests of the release distribution at ``J = 10^2, 10^3, 10^4`` and of final NE over trials), and every run records
-which agents used it (``run_info``).
+The average of ``J`` i.i.d. pairs is then drawn as ``m + e / sqrt(J)`` with ``e`` Gaussian of covariance
+``Cov g_j`` (central limit theorem). No factorisation per step: ``e`` is built as a sum of independent parts with
+exactly that covariance (:func:`step_noise`),
+
+    e = sqrt(||m||^2 + tr Sigma_h) xi1 + zeta m + sqrt(2) [l1w (C xi2 + sqrt(1 - s^2 - C^2) xi3) + 2 u1 A xi2]
+        + u2 E6^{1/2} xi4,
+
+(``xi1..xi4 ~ N(0, I_P)``, ``zeta ~ N(0, 1)``; ``l1w (C xi2 + sqrt(1 - s^2 - C^2) xi3) + 2 u1 A xi2`` has covariance
+``Sigma_h`` because ``(C xi2 + ..., xi2)`` has the joint covariance of ``(sign(b + u1 x) - s, x)``, and
+``1 - s^2 - C^2 >= 0`` by Cauchy-Schwarz; ``E6`` the ``A``-only matrix of ``u2^2`` above, factorised once per call).
+The iterate-independent parts (``2 sqrt(2) u1 A xi2 + u2 E6^{1/2} xi4`` of every step) are formed for all ``T`` steps
+at once; each agent draws its ``T x (4P + 1)`` normals in one call. Per step only ``O(P^2)`` work remains (``A b``),
+done for all agents in the same array operations (a block-diagonal matrix-vector product). It is an approximation in
+two places, the CLT for the average and the smoothed kink, so it is only used for ``J_k`` at or above a threshold
+validated against the exact sampler (``tests/algorithms/test_algorithms_dzoa_moments.py``: two-sample tests of the
+release distribution at ``J = 10^2, 10^3, 10^4`` and of final NE over trials), and every run records which agents
+used it (``run_info``).
 
 References:
     S1 (7)-(9), Alg. 1; spec §2.4(b), §2.9; issue 14 item 5.
@@ -35,11 +46,13 @@ import math
 import numpy as np
 from scipy.special import erf
 
-__all__ = ["MOMENT_J_THRESHOLD", "pair_moments", "moment_inner_loops"]
+__all__ = ["MOMENT_J_THRESHOLD", "pair_moments", "step_noise", "moment_inner_loops"]
 
-#: Smallest ``J_k`` for which ``inner_sampler="auto"`` uses the moment sampler (validated from 10^2 up, see the
-#: module docstring; 10^3 leaves a margin for the CLT at the heavier-tailed small-J end).
-MOMENT_J_THRESHOLD = 1000
+#: Smallest ``J_k`` for which ``inner_sampler="auto"`` uses the moment sampler: the smallest validated ``J``
+#: (``tests/algorithms/test_algorithms_dzoa_moments.py``: release distribution and final NE against the exact sampler
+#: at ``J = 10^2`` in the fast suite, with higher power at ``10^2`` and at ``10^3``, ``10^4`` slow-marked). Below it
+#: (S0's and S1 Fig 1's ``J = 30``) the CLT for one step's average is not validated and the exact sampler runs.
+MOMENT_J_THRESHOLD = 100
 
 _SQRT2 = math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -79,26 +92,75 @@ def pair_moments(A, c, A2, trA2, E6, b, l1w: float, u1t: float, u2t: float):
     return m, cov
 
 
+def step_noise(m, s2, C, a, xi, pre, l1w: float) -> np.ndarray:
+    """``e`` (K, P) of one step, covariance ``Cov g_j`` of :func:`pair_moments` (module docstring).
+
+    ``xi`` (K, 4P + 1): ``[xi1, xi2, xi3, xi4, zeta]`` of each agent; ``pre`` (K, P): the iterate-independent part
+    ``2 sqrt(2) u1 A xi2 + u2 E6^{1/2} xi4``; ``s2 = s^2``, ``C`` the l1 terms (unused when ``l1w = 0``); ``a`` (K,)
+    ``||m||^2 + tr Sigma_h``.
+    """
+    P = m.shape[1]
+    e = np.sqrt(a)[:, None] * xi[:, :P]
+    e += xi[:, 4 * P:] * m
+    e += pre
+    if l1w:
+        d = 1.0 - s2
+        d -= C * C
+        e += (_SQRT2 * l1w) * (C * xi[:, P:2 * P] + np.sqrt(np.maximum(d, 0.0, out=d), out=d) * xi[:, 2 * P:3 * P])
+    return e
+
+
 def moment_inner_loops(X, y, counts, q, v, l1w: float, Js, T: int, alphas, u1: float, gens,
                        average: bool = False) -> np.ndarray:
     """D-ZOA's inner loop of ``K`` agents with each step's ``J_k``-pair average drawn from its moments.
 
     Same arguments as :func:`~privdist.algorithms.dzoa_inner.squared_inner_loops` (``counts`` = ``1/w_k``); each
-    agent draws ``standard_normal(P)`` per step from its own generator.
+    agent draws ``standard_normal((T, 4P + 1))`` from its own generator (one row per step).
 
     Returns:
         (K, P) final (or averaged) iterates.
     """
     K, _, P = X.shape
     A, c, A2, trA2, E6 = _quad_parts(X, y, counts, q, v)
-    Jf = np.asarray(Js, dtype=float)[:, None, None]
+    E6h = np.linalg.cholesky(E6)
+    Z = np.stack([g.standard_normal((T, 4 * P + 1)) for g in gens])  # (K, T, 4P + 1)
+    Zt = np.ascontiguousarray(np.swapaxes(Z, 0, 1))  # (T, K, 4P + 1): one contiguous block per step
+    ts = np.arange(1, T + 1, dtype=float)
+    u1s, u2s = u1 / ts, u1 / (P * P * ts * ts)
+    # iterate-independent noise of every step: 2 sqrt(2) u1t A xi2 + u2t E6^{1/2} xi4, shape (T, K, P)
+    pre = (2.0 * _SQRT2) * u1s[:, None, None] * np.einsum("kpq,tkq->tkp", A, Zt[:, :, P:2 * P]) \
+        + u2s[:, None, None] * np.einsum("kpq,tkq->tkp", E6h, Zt[:, :, 3 * P:4 * P])
+    # ||m||^2 + tr Sigma_h = sum_p [m_p^2 - l1w^2 s_p^2 + 4 u1t l1w A_pp C_p] + (4 u1t^2 tr A^2 + l1w^2 P)
+    a0 = 4.0 * u1s[:, None] ** 2 * trA2[None, :] + l1w * l1w * P  # (T, K)
+    coef_c = (4.0 * l1w) * u1s[:, None, None] * np.einsum("kpp->kp", A)[None]  # (T, K, P)
+    r_scale = 1.0 / (_SQRT2 * u1s)  # b / (sqrt(2) u1t)
+    big = np.zeros((K * P, K * P))  # 2 A block-diagonal: one product per step for all agents
+    for k in range(K):
+        big[k * P:(k + 1) * P, k * P:(k + 1) * P] = 2.0 * A[k]
+    c_flat = c.ravel()
+    step = alphas.T[:, :, None] * np.ones((1, 1, P))  # (T, K, P)
+    noise_step = step / np.sqrt(np.asarray(Js, dtype=float))[None, :, None]
+    ones = np.ones(P)
+    c0, l1w2 = 2.0 * _INV_SQRT_2PI, l1w * l1w
     b, acc = np.zeros((K, P)), np.zeros((K, P))
-    for t in range(1, T + 1):
-        u1t, u2t = u1 / t, u1 / (P * P * t * t)
-        m, cov = pair_moments(A, c, A2, trA2, E6, b, l1w, u1t, u2t)
-        L = np.linalg.cholesky(cov / Jf)
-        xi = np.stack([g.standard_normal(P) for g in gens])
-        g = m + np.einsum("kpq,kq->kp", L, xi)
-        b = b - alphas[:, t - 1, None] * g
-        acc += b
+    s2 = C = None
+    for t in range(T):
+        m = (big @ b.ravel()).reshape(K, P)
+        m -= c
+        if l1w:
+            r = b * r_scale[t]
+            C = np.exp(-(r * r))
+            C *= c0
+            s = erf(r)
+            m += l1w * s
+            s2 = s * s
+            qa = m * m
+            qa -= l1w2 * s2
+            qa += coef_c[t] * C
+        else:
+            qa = m * m
+        e = step_noise(m, s2, C, qa @ ones + a0[t], Zt[t], pre[t], l1w)
+        b = b - step[t] * m - noise_step[t] * e
+        if average:
+            acc += b
     return acc / T if average else b

@@ -26,7 +26,7 @@ from ..algorithms.dzoa import ProbeSink
 from .build import ProblemKind, Trial, register_problem_kind
 from .claims import _final, register_claim_kind
 from .kinds import build_horizontal_erm
-from .plots import group_label, register_plotter
+from .plots import group_label, moment_sampler_used, register_plotter
 
 __all__ = ["build_dzoa_probe", "normality_stats", "grid_search", "paper_epsilon_bar"]
 
@@ -61,6 +61,7 @@ def paper_epsilon_bar(run: dict) -> float | None:
 def _final_vs_epsbar(ax, plot, runs, traces):
     metric = plot.get("metric")
     groups: dict[str, list] = {}
+    tagged = set()
     for r in runs:
         if plot.get("runs") and r.get("group") not in plot["runs"] and r["label"] not in plot["runs"]:
             continue
@@ -69,11 +70,13 @@ def _final_vs_epsbar(ax, plot, runs, traces):
             continue
         data = traces[f"{r['label']}::{metric}"][:, -1]
         groups.setdefault(r["group"], []).append((eb, data.mean(), data.std()))
+        if moment_sampler_used(r):
+            tagged.add(r["group"])
     for group, pts in groups.items():
         pts.sort()
         xs, ys, ss = map(np.asarray, zip(*pts))
         ax.errorbar(xs, ys, yerr=ss if len(pts) > 1 else None, marker="o", capsize=3,
-                    label=group_label(group))
+                    label=group_label(group) + (" [moments]" if group in tagged else ""))
     ax.set_xlabel("total epsilon-bar (S1(25), realised)")
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from ..runtime.checkpoint import atomic_write_bytes
 from .store import inside
 
-__all__ = ["draw_plots", "PLOTTERS", "register_plotter", "group_label"]
+__all__ = ["draw_plots", "PLOTTERS", "register_plotter", "group_label", "moment_sampler_used"]
 
 
 def _setup():
@@ -23,6 +23,19 @@ def _setup():
     return plt
 
 
+def moment_sampler_used(run: dict) -> bool:
+    """True when any agent of any trial of ``run`` drew its inner-loop averages with D-ZOA's moment sampler
+    (``info[...]["inner_sampler_per_agent"]``, issue 14 item 5)."""
+    return any("moments" in (info or {}).get("inner_sampler_per_agent", ()) for info in run.get("info", ()))
+
+
+_MOMENTS_TAG = " [moments]"
+
+
+def _shown(plot, r) -> bool:
+    return not plot.get("runs") or r["label"] in plot["runs"] or r.get("group") in plot["runs"]
+
+
 def _curves(ax, plot, runs, traces):
     metric = plot.get("metric")
     for r in runs:
@@ -31,7 +44,7 @@ def _curves(ax, plot, runs, traces):
         data = traces[f"{r['label']}::{metric}"]
         x = np.arange(data.shape[1])
         mean = data.mean(axis=0)
-        line, = ax.plot(x, mean, label=r["label"], lw=1.6)
+        line, = ax.plot(x, mean, label=r["label"] + (_MOMENTS_TAG if moment_sampler_used(r) else ""), lw=1.6)
         if data.shape[0] > 1:  # spread over trials: 10-90 % band (positive, unlike mean - std on a log axis)
             lo, hi = np.quantile(data, [0.1, 0.9], axis=0)
             ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.15, lw=0)
@@ -46,16 +59,19 @@ def group_label(group: str) -> str:
 def _final_vs_param(ax, plot, runs, traces):
     metric, param = plot.get("metric"), plot["x"]
     groups: dict[str, list] = {}
+    tagged = set()
     for r in runs:
         if param in r.get("sweep", {}):
             if plot.get("runs") and r.get("group") not in plot["runs"]:
                 continue
             data = traces[f"{r['label']}::{metric}"][:, -1]
             groups.setdefault(r["group"], []).append((r["sweep"][param], data.mean(), data.std()))
+            if moment_sampler_used(r):
+                tagged.add(r["group"])
     for group, pts in groups.items():
         pts.sort()
         xs, ys, ss = map(np.asarray, zip(*pts))
-        ax.errorbar(xs, ys, yerr=ss if len(pts) else None, marker="o", capsize=3, label=group_label(group))
+        ax.errorbar(xs, ys, yerr=ss if len(pts) else None, marker="o", capsize=3, label=group_label(group) + (_MOMENTS_TAG if group in tagged else ""))
     ax.set_xlabel(param)
 
 
@@ -85,7 +101,13 @@ def draw_plots(spec, runs: list[dict], traces: dict[str, np.ndarray], out_dir: P
         ax.set_title(title, fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
-        fig.tight_layout()
+        if any(moment_sampler_used(r) for r in runs if _shown(plot, r)):
+            fig.text(0.01, 0.005, f"{_MOMENTS_TAG.strip()}: D-ZOA inner-loop averages drawn from their exact mean and "
+                     "covariance for agents with J_k >= threshold (see results.json info)", fontsize=6, ha="left",
+                     va="bottom")
+            fig.tight_layout(rect=(0, 0.03, 1, 1))
+        else:
+            fig.tight_layout()
         stem = plot.get("file", f"figure_{i + 1}")
         for ext in ("png", "svg"):  # rendered in memory, written atomically under a unique temporary name
             buf = io.BytesIO()
