@@ -81,7 +81,7 @@ def tuning_lines(results: dict) -> list[str]:
     sweep = "; tuning sweep " + _short(rec["sweep"]) if rec.get("sweep") else ""
     lines = [f"- tuning ({rec.get('mode', 'full')} mode): seed {rec['seed']} (reported trials: seed "
              f"{results['seed']}), {rec['trials']} trial(s), {rec['rounds']} rounds, score {rec['score']}{sweep}; "
-             f"{rec.get('runs', '?')} tuning runs"]
+             f"{rec.get('runs', '?')} tuning runs" + (f", {rec['seconds']:.0f} s" if "seconds" in rec else "")]
     for template, e in rec["entries"].items():
         grid = "; ".join(f"{k} in {v}" for k, v in e["grid"].items())
         edge = f" (at grid edge: {', '.join(e['at_grid_edge'])})" if e["at_grid_edge"] else ""

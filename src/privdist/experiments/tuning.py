@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import time
 
 import numpy as np
 
@@ -144,6 +145,7 @@ def tune(spec, run_group, data_dir=None, backend="simulate"):
             trials (the runner's own trial function), so tuning goes through exactly the code of the reported runs.
         data_dir, backend: as for the runner.
     """
+    t0 = time.perf_counter()
     table = spec.tuning
     metric = spec.metrics[0]
     rounds = int(table.get("rounds", spec.rounds))
@@ -182,4 +184,5 @@ def tune(spec, run_group, data_dir=None, backend="simulate"):
                                        "at_grid_edge": sorted(k for k, v in best["params"].items()
                                                               if len(grid[k]) > 1 and v in (grid[k][0], grid[k][-1]))}
     runs = tuple(dataclasses.replace(rs, params={**rs.params, **chosen.get(rs.group, {})}) for rs in spec.runs)
+    record["seconds"] = time.perf_counter() - t0  # wall time of the tuning stage
     return dataclasses.replace(spec, runs=runs), record
