@@ -27,6 +27,11 @@ def test_grids_are_searched_on_tuning_draws_and_recorded(tmp_path):
     used = {r["label"]: r["params"] for r in results["runs"]}
     assert used["DPSGD eps=0.15"]["alpha0"] == best["alpha0"] == used["DPSGD eps=0.95"]["alpha0"]
     assert used["consensus ADMM (non-private)"]["rho"] == rec["entries"]["consensus ADMM (non-private)"]["chosen"]["rho"]
+    summary = (tmp_path / "o" / "summary.md").read_text()
+    assert "## Tuning" in summary and "tuned DPSGD eps={epsilon}: alpha0 in [0.03, 0.3] (2 points)" in summary
+    from privdist.cli.report_cmd import report_markdown
+
+    assert "tuning runs" in report_markdown([tmp_path / "o"], notes=False)
 
 
 @pytest.mark.parametrize("tuning, match", [
