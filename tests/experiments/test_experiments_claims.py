@@ -50,6 +50,11 @@ CASES = {
         ({"kind": "within_factor", "run": "a", "than": ["b"], "value": 2}, [_run("a", 1.0), _run("b", 5.0)]),
         None,
     ),
+    "at_most_factor": (
+        ({"kind": "at_most_factor", "run": "a", "than": ["b"], "value": 2}, [_run("a", 1.0), _run("b", 50.0)]),
+        ({"kind": "at_most_factor", "run": "a", "than": ["b"], "value": 2}, [_run("a", 5.0), _run("b", 1.0)]),
+        ({"kind": "at_most_factor", "run": "a", "than": [], "value": 2}, [_run("a", 1.0)]),
+    ),
     "regret_vanishing": (
         ({"kind": "regret_vanishing", "run": "a"}, [_run("a", 0, metrics=_regret_metrics([1.0] * 2 + [0.0] * 18))]),
         ({"kind": "regret_vanishing", "run": "a"}, [_run("a", 0, metrics=_regret_metrics([1.0] * 20))]),

@@ -27,6 +27,11 @@ def test_grids_are_searched_on_tuning_draws_and_recorded(tmp_path):
     used = {r["label"]: r["params"] for r in results["runs"]}
     assert used["DPSGD eps=0.15"]["alpha0"] == best["alpha0"] == used["DPSGD eps=0.95"]["alpha0"]
     assert used["consensus ADMM (non-private)"]["rho"] == rec["entries"]["consensus ADMM (non-private)"]["chosen"]["rho"]
+    summary = (tmp_path / "o" / "summary.md").read_text()
+    assert "## Tuning" in summary and "tuned DPSGD eps={epsilon}: alpha0 in [0.03, 0.3] (2 points)" in summary
+    from privdist.cli.report_cmd import report_markdown
+
+    assert "tuning runs" in report_markdown([tmp_path / "o"], notes=False)
 
 
 @pytest.mark.parametrize("tuning, match", [
@@ -48,3 +53,39 @@ def test_unequal_grids_allowed_only_when_said():
     raw = _raw(equal_size=False, grids={"DPSGD eps={epsilon}": {"alpha0": [0.1, 0.3]},
                                          "consensus ADMM (non-private)": {"rho": [1.0]}})
     assert parse_spec(raw, source="t").tuning["equal_size"] is False
+
+
+def test_tuning_sweep_and_share_bound_the_cost_and_spread_the_choice(tmp_path):
+    """``sweep`` tunes on chosen sweep points only; ``share`` applies one entry's choice to another entry of the
+    same method; ``[quick] tuning`` replaces trials/rounds in quick mode (issue 14: bounded tuning cost)."""
+    raw = _raw(sweep={"epsilon": [0.95]}, share={"DPSGD eps={epsilon}": ["DPSGD again eps={epsilon}"]},
+               grids={"DPSGD eps={epsilon}": {"alpha0": [0.03, 0.3]}})
+    raw["runs"] = list(raw["runs"]) + [{**raw["runs"][1], "label": "DPSGD again eps={epsilon}"}]
+    raw["quick"] = {"tuning": {"rounds": 10}}
+    spec = parse_spec(raw, source="t")
+    results = run_experiment(spec, tmp_path / "o", progress=False)
+    rec = results["tuning"]
+    entry = rec["entries"]["DPSGD eps={epsilon}"]
+    assert entry["tuned_on"] == ["DPSGD eps={epsilon} [tuning epsilon=0.95]"] and rec["runs"] == 2
+    used = {r["label"]: r["params"].get("alpha0") for r in results["runs"]}
+    assert used["DPSGD again eps=0.15"] == used["DPSGD eps=0.15"] == entry["chosen"]["alpha0"]
+    quick = spec.quick()
+    assert quick.tuning["rounds"] == 10 and quick.tuning["trials"] == 1 and quick.tuning["sweep"] == {"epsilon": [0.95]}
+
+
+@pytest.mark.parametrize("extra, match", [
+    ({"share": {"DPSGD eps={epsilon}": ["consensus ADMM (non-private)"]}}, "different algorithm"),
+    ({"share": {"consensus ADMM (non-private)": ["DPSGD eps={epsilon}"]}}, "has no grid"),
+    ({"sweep": {"epsilon": []}}, "non-empty"),
+])
+def test_bad_sweep_and_share_are_named_errors(extra, match):
+    raw = _raw(grids={"DPSGD eps={epsilon}": {"alpha0": [0.1]}}, **extra)
+    with pytest.raises(SpecError, match=match):
+        parse_spec(raw, source="t")
+
+
+def test_quick_tuning_keys_are_checked():
+    raw = _raw(grids={"DPSGD eps={epsilon}": {"alpha0": [0.1]}})
+    raw["quick"] = {"tuning": {"grids": {}}}
+    with pytest.raises(SpecError, match="quick"):
+        parse_spec(raw, source="t")

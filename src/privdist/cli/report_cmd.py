@@ -20,6 +20,7 @@ def register(sub) -> None:
     p.add_argument("--metric", help="metric of the table (default: the experiment's first metric)")
     p.add_argument("--markdown", action="store_true", help="print markdown (the default; kept for clarity)")
     p.add_argument("--no-claims", action="store_true", help="leave out the claim verdicts")
+    p.add_argument("--no-notes", action="store_true", help="leave out the per-run privacy notes")
     p.set_defaults(func=_main)
 
 
@@ -40,14 +41,15 @@ def _load(path: Path) -> dict:
     return results
 
 
-def report_markdown(dirs, metric: str | None = None, claims: bool = True) -> str:
-    """The markdown report of ``dirs`` (a title line, the results table, privacy notes and claim verdicts each).
+def report_markdown(dirs, metric: str | None = None, claims: bool = True, notes: bool = True) -> str:
+    """The markdown report of ``dirs`` (a title line, the results table, privacy notes, tuning choices and claim
+    verdicts each).
 
     Raises:
         OutputDirError: a directory holds no complete results.
         ValidationError: ``metric`` is not one of an experiment's metrics.
     """
-    from ..experiments.summary import claim_lines, privacy_notes, results_table
+    from ..experiments.summary import claim_lines, privacy_notes, results_table, tuning_lines
 
     parts = []
     for d in dirs:
@@ -60,14 +62,16 @@ def report_markdown(dirs, metric: str | None = None, claims: bool = True) -> str
         head = (f"**{results['title']}** (`{results['experiment']}`, {results['trials']} trial(s), seed "
                 f"{results['seed']}{', quick mode' if mode == 'quick' else ''})")
         parts += [head, "", *results_table(results, m), ""]
-        notes = privacy_notes(results)
-        if notes:
-            parts += [*notes, ""]
+        lines = privacy_notes(results) if notes else []
+        if lines:
+            parts += [*lines, ""]
+        if tuning_lines(results):
+            parts += [*tuning_lines(results), ""]
         if claims and results.get("claims"):
             parts += [*claim_lines(results), ""]
     return "\n".join(parts)
 
 
 def _main(args) -> int:
-    print(report_markdown(args.dirs, args.metric, not args.no_claims))
+    print(report_markdown(args.dirs, args.metric, not args.no_claims, not args.no_notes))
     return 0

@@ -148,6 +148,21 @@ def _within_factor(c, by_label, metric):
 register_claim_kind("within_factor", _within_factor)
 
 
+def _at_most_factor(c, by_label, metric):
+    """``run``'s final metric is at most ``value`` times each ``than`` run's ("at least comparable", issue 14)."""
+    if not c.get("than"):
+        return None, "nothing to compare with (empty 'than')"
+    a = _final(by_label, c["run"], metric)
+    others = {lab: _final(by_label, lab, metric) for lab in c["than"]}
+    evidence = f"{metric} {c['run']}: {a:.4g}; " + "; ".join(
+        f"{lab}: {v:.4g} (ratio {a / v if v > 0 else math.inf:.3g})" for lab, v in others.items()) + \
+        f" (allowed factor {c['value']})"
+    return all(v > 0 and a <= c["value"] * v for v in others.values()), evidence
+
+
+register_claim_kind("at_most_factor", _at_most_factor)
+
+
 def grid_search(spec, label: str, grid: dict, *, seed: int = 1000, trials: int = 5, rounds: int | None = None,
                 metric: str = "ne") -> list[dict]:
     """Mean final ``metric`` of run ``label`` of ``spec`` for every point of ``grid`` on trials of ``seed``.

@@ -35,7 +35,7 @@ _SECTIONS = {
     "data": {"kind", "params", "partition"},
     "network": {"kind", "params"},
     "privacy": {"delta", "accountants", "secure"},
-    "quick": {"rounds", "sweep", "skip_runs", "estimated_seconds"},
+    "quick": {"rounds", "sweep", "skip_runs", "estimated_seconds", "tuning"},
 }
 _RUN = {"label", "algorithm", "params", "sweep"}
 _PLOT = {"kind", "metric", "file", "yscale", "xscale", "runs", "x", "title"}
@@ -149,8 +149,9 @@ class ExperimentSpec:
         """The quick variant (``privdist reproduce --quick``): ``quick_trials`` trials and the ``[quick]`` table.
 
         ``[quick]`` may set ``rounds``, ``sweep`` (``{param = [values]}``: every run entry that sweeps ``param``
-        sweeps these values instead), ``skip_runs`` (labels of ``[[runs]]`` entries left out) and
-        ``estimated_seconds``. Plots drop the runs that no longer exist (and are left out when none remain);
+        sweeps these values instead), ``skip_runs`` (labels of ``[[runs]]`` entries left out),
+        ``estimated_seconds`` and ``tuning`` (``trials``, ``rounds``, ``sweep`` replacing those of ``[tuning]``: quick
+        mode tunes too, on fewer draws; :mod:`.tuning`). Plots drop the runs that no longer exist (and are left out when none remain);
         claims that refer to such runs are kept as ``skipped_claims`` and reported as not evaluated. The result
         records ``mode = "quick"``, so its fingerprint differs from the full experiment's.
         """
@@ -159,6 +160,14 @@ class ExperimentSpec:
         raw = {k: v for k, v in self.raw.items() if k != "quick"}
         q = self.raw.get("quick", {})
         raw.update(mode="quick", trials=self.quick_trials, rounds=q.get("rounds", self.rounds))
+        if "tuning" in q:
+            from .tuning import QUICK_TUNING_KEYS
+
+            bad = sorted(set(q["tuning"]) - QUICK_TUNING_KEYS) if isinstance(q["tuning"], dict) else ["(not a table)"]
+            if bad or "tuning" not in self.raw:
+                raise SpecError(f"{self.name}: [quick].tuning may only set {sorted(QUICK_TUNING_KEYS)} of an existing "
+                                f"[tuning] table, got {bad or 'no [tuning] table'}")
+            raw["tuning"] = {**self.raw["tuning"], **q["tuning"]}
         if "estimated_seconds" in q:
             raw["estimated_seconds"] = q["estimated_seconds"]
         else:
@@ -167,6 +176,11 @@ class ExperimentSpec:
         skip = set(q.get("skip_runs", []))
         raw["runs"] = [{**e, "sweep": {p: sweep.get(p, vals) for p, vals in e["sweep"].items()}} if "sweep" in e else e
                        for e in self.raw.get("runs", []) if e.get("label") not in skip]
+        if skip and "tuning" in raw:  # skipped entries are neither tuned nor receive a shared choice
+            t = raw["tuning"]
+            raw["tuning"] = {**t, "grids": {k: v for k, v in t.get("grids", {}).items() if k not in skip},
+                             **({"share": {k: [o for o in v if o not in skip] for k, v in t["share"].items()
+                                           if k not in skip}} if "share" in t else {})}
         return parse_spec(raw, source=f"{self.name} (quick)")
 
     def config(self) -> dict[str, Any]:
@@ -238,7 +252,7 @@ def _tuning(raw: dict, runs, seed: int, source: str) -> dict:
         return {}
     from .tuning import check_tuning
 
-    table = check_tuning(raw["tuning"], {r.group for r in runs}, seed, source)
+    table = check_tuning(raw["tuning"], {r.group for r in runs}, seed, source, {r.group: r.algorithm for r in runs})
     for template, grid in table["grids"].items():
         swept = sorted(set(grid) & {p for r in runs if r.group == template for p in r.sweep})
         if swept:
@@ -316,6 +330,13 @@ def parse_spec(raw: dict[str, Any], source: str = "<spec>") -> ExperimentSpec:
     bad_skip = sorted(set(quick.get("skip_runs", [])) - {e.get("label") for e in raw.get("runs", [])})
     if bad_skip:
         raise SpecError(f"{source}: [quick].skip_runs names unknown [[runs]] label(s) {bad_skip}")
+    if "tuning" in quick:
+        from .tuning import QUICK_TUNING_KEYS
+
+        qt = quick["tuning"]
+        if not isinstance(qt, dict) or set(qt) - QUICK_TUNING_KEYS or "tuning" not in raw:
+            raise SpecError(f"{source}: [quick].tuning must be a table of {sorted(QUICK_TUNING_KEYS)} replacing keys of "
+                            "the spec's [tuning] table")
     if "rounds" in quick and (not isinstance(quick["rounds"], int) or quick["rounds"] < 1):
         raise SpecError(f"{source}: [quick].rounds must be an integer >= 1, got {quick['rounds']!r}")
     from .claims import CLAIM_KINDS

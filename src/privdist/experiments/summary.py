@@ -6,7 +6,8 @@ from pathlib import Path
 
 from ..runtime.checkpoint import atomic_write_bytes
 
-__all__ = ["write_summary", "max_epsilon", "fmt_guarantee", "privacy_notes", "results_table", "claim_lines"]
+__all__ = ["write_summary", "max_epsilon", "fmt_guarantee", "privacy_notes", "results_table", "claim_lines",
+           "tuning_lines"]
 
 
 def max_epsilon(privacy: dict, accountant: str, key: str = "epsilon"):
@@ -67,6 +68,29 @@ def claim_lines(results: dict) -> list[str]:
     return out
 
 
+def _short(params: dict) -> str:
+    return ", ".join(f"{k} = {v:g}" if isinstance(v, float) else f"{k} = {v}" for k, v in params.items())
+
+
+def tuning_lines(results: dict) -> list[str]:
+    """Markdown bullets of ``results["tuning"]`` (issue 14 item 2): draws, cost, and per tuned entry its grid and
+    choice (flagged when at the edge of its grid); empty when the experiment was not tuned."""
+    rec = results.get("tuning")
+    if not rec:
+        return []
+    sweep = "; tuning sweep " + _short(rec["sweep"]) if rec.get("sweep") else ""
+    lines = [f"- tuning ({rec.get('mode', 'full')} mode): seed {rec['seed']} (reported trials: seed "
+             f"{results['seed']}), {rec['trials']} trial(s), {rec['rounds']} rounds, score {rec['score']}{sweep}; "
+             f"{rec.get('runs', '?')} tuning runs" + (f", {rec['seconds']:.0f} s" if "seconds" in rec else "")]
+    for template, e in rec["entries"].items():
+        grid = "; ".join(f"{k} in {v}" for k, v in e["grid"].items())
+        edge = f" (at grid edge: {', '.join(e['at_grid_edge'])})" if e["at_grid_edge"] else ""
+        shared = f"; also used by {len(e['shared_with'])} other entr{'y' if len(e['shared_with']) == 1 else 'ies'}" \
+            if e.get("shared_with") else ""
+        lines.append(f"- tuned {template}: {grid} ({e['points']} points) -> {_short(e['chosen'])}{edge}{shared}")
+    return lines
+
+
 def write_summary(spec, results: dict, out_dir: Path) -> None:
     """Write ``summary.md`` for ``results`` into ``out_dir``."""
     m = spec.metrics[0]
@@ -88,6 +112,9 @@ def write_summary(spec, results: dict, out_dir: Path) -> None:
     if infos:
         lines += ["## Run details (first trial)", ""]
         lines += [f"- {lab}: " + "; ".join(f"{k} = {v}" for k, v in info.items()) for lab, info in infos] + [""]
+    tuning = tuning_lines(results)
+    if tuning:
+        lines += ["## Tuning (chosen on tuning draws, not the reported trials)", "", *tuning, ""]
     if results["claims"]:
         lines += ["## Claims", "", *claim_lines(results), ""]
     assumptions = sorted({a for r in results["runs"] for a in r["privacy"]["assumptions"]})

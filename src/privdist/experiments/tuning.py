@@ -15,6 +15,18 @@ Every grid must have the same number of points (equal effort per method; ``equal
 so in the record). For each entry the runner scores every grid point on the tuning draws over *all* of the entry's
 expanded runs (e.g. every epsilon of a sweep: S0's L is chosen over the whole epsilon range), keeps the best, and
 runs the reported trials with it; ``results.json["tuning"]`` records the grids, every score and the choice.
+
+Two optional keys bound the cost (issue 14: full mode within an hour):
+
+* ``sweep = { epsilon = [0.05, 0.95] }``: the tuning draws use these values of a swept parameter instead of the
+  entry's sweep points (as ``[quick].sweep`` does for the reported runs); an entry that does not sweep the
+  parameter keeps its own runs.
+* ``share = { "D-ZOA (a) delta=0.001 eps={epsilon}" = ["D-ZOA (a) delta=1e-06 eps={epsilon}", ...] }``: the
+  choice of a tuned entry is also used by the listed entries (same algorithm, no grid of their own), so a figure
+  with several sweeps of one method tunes it once.
+
+``[quick] tuning = { trials = 1, rounds = 50, sweep = {...} }`` replaces those keys in quick mode (the grids stay
+the same), so ``privdist reproduce --quick`` tunes too, more cheaply, and records what it did.
 """
 
 from __future__ import annotations
@@ -22,14 +34,17 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import time
 
 import numpy as np
 
 from ..errors import SpecError
 
-__all__ = ["TUNING_KEYS", "check_tuning", "tune"]
+__all__ = ["TUNING_KEYS", "QUICK_TUNING_KEYS", "check_tuning", "tune", "tuning_runs"]
 
-TUNING_KEYS = frozenset({"seed", "trials", "rounds", "score", "grids", "equal_size"})
+TUNING_KEYS = frozenset({"seed", "trials", "rounds", "score", "grids", "equal_size", "sweep", "share"})
+#: Keys ``[quick] tuning`` may replace in quick mode.
+QUICK_TUNING_KEYS = frozenset({"trials", "rounds", "sweep"})
 
 
 def _points(grid: dict) -> list[dict]:
@@ -37,11 +52,15 @@ def _points(grid: dict) -> list[dict]:
     return [dict(zip(names, values)) for values in itertools.product(*(grid[n] for n in names))]
 
 
-def check_tuning(table: dict, run_templates: set[str], seed: int, source: str) -> dict:
+def check_tuning(table: dict, run_templates: set[str], seed: int, source: str, algorithms: dict | None = None) -> dict:
     """Validate a ``[tuning]`` table (names the key path of what is wrong).
 
+    Args:
+        algorithms: ``{template: algorithm}`` of the spec's entries (checks that ``share`` stays within a method).
+
     Raises:
-        SpecError: unknown keys, a grid for an unknown run entry, empty or unequal grids, the reported seed reused.
+        SpecError: unknown keys, a grid for an unknown run entry, empty or unequal grids, the reported seed reused,
+            a malformed ``sweep`` or ``share``.
     """
     if not isinstance(table, dict):
         raise SpecError(f"{source}: [tuning] must be a table")
@@ -72,7 +91,49 @@ def check_tuning(table: dict, run_templates: set[str], seed: int, source: str) -
     if table.get("equal_size", True) and len(set(sizes.values())) > 1:
         raise SpecError(f"{source}: [tuning] grids of unequal size {sizes} (equal effort per method; set "
                         "equal_size = false to allow it, which the results then record)")
+    sweep = table.get("sweep", {})
+    if not isinstance(sweep, dict) or any(not isinstance(v, list) or not v for v in sweep.values()):
+        raise SpecError(f"{source}: [tuning].sweep must map swept parameters to non-empty lists")
+    share = table.get("share", {})
+    if not isinstance(share, dict):
+        raise SpecError(f"{source}: [tuning].share must map tuned run labels to lists of run labels")
+    algorithms = algorithms or {}
+    receivers: list[str] = []
+    for label, others in share.items():
+        if label not in grids:
+            raise SpecError(f"{source}: [tuning].share names {label!r}, which has no grid in [tuning].grids")
+        if not isinstance(others, list) or not all(isinstance(o, str) for o in others):
+            raise SpecError(f"{source}: [tuning].share.{label!r} must be a list of run labels")
+        for other in others:
+            if other not in run_templates or other in grids or other in receivers:
+                raise SpecError(f"{source}: [tuning].share.{label!r} names {other!r}, which is not a [[runs]] label "
+                                "without its own grid (or is shared twice)")
+            if algorithms.get(other) != algorithms.get(label):
+                raise SpecError(f"{source}: [tuning].share.{label!r} names {other!r}, a different algorithm "
+                                f"({algorithms.get(other)!r} vs {algorithms.get(label)!r})")
+            receivers.append(other)
     return table
+
+
+def tuning_runs(spec, template: str) -> list:
+    """The runs of entry ``template`` the tuning draws use: its expanded runs, with ``[tuning].sweep`` values in
+    place of its own sweep points for the parameters it sweeps (labels made unique per point)."""
+    members = [rs for rs in spec.runs if rs.group == template]
+    sweep = {p: v for p, v in spec.tuning.get("sweep", {}).items() if members and p in members[0].sweep}
+    if not sweep:
+        return members
+    out, seen = [], set()
+    names = sorted(sweep)
+    for rs in members:
+        for values in itertools.product(*(sweep[n] for n in names)):
+            point = {**rs.sweep, **dict(zip(names, values))}
+            key = tuple(sorted(point.items()))
+            if key in seen:
+                continue
+            seen.add(key)
+            label = f"{template} [tuning {', '.join(f'{k}={v}' for k, v in key)}]"
+            out.append(dataclasses.replace(rs, label=label, params={**rs.params, **point}, sweep=point))
+    return out
 
 
 def tune(spec, run_group, data_dir=None, backend="simulate"):
@@ -84,6 +145,7 @@ def tune(spec, run_group, data_dir=None, backend="simulate"):
             trials (the runner's own trial function), so tuning goes through exactly the code of the reported runs.
         data_dir, backend: as for the runner.
     """
+    t0 = time.perf_counter()
     table = spec.tuning
     metric = spec.metrics[0]
     rounds = int(table.get("rounds", spec.rounds))
@@ -91,15 +153,20 @@ def tune(spec, run_group, data_dir=None, backend="simulate"):
     use_log = table.get("score", "log") == "log"
     record = {"seed": table["seed"], "trials": len(trials), "rounds": rounds, "metric": metric,
               "score": "mean of log(final metric)" if use_log else "mean final metric",
-              "equal_size": bool(table.get("equal_size", True)), "entries": {}}
+              "equal_size": bool(table.get("equal_size", True)), "mode": spec.mode,
+              "sweep": dict(table.get("sweep", {})), "share": dict(table.get("share", {})), "entries": {},
+              "runs": 0}
     chosen: dict[str, dict] = {}
     for template, grid in table["grids"].items():
-        members = [rs for rs in spec.runs if rs.group == template]
+        members = tuning_runs(spec, template)
+        if not members:  # the entry is left out in this mode (``[quick].skip_runs``): nothing to tune
+            continue
         scores = []
         for point in _points(grid):
             runs = tuple(dataclasses.replace(rs, params={**rs.params, **point}) for rs in members)
             sub = dataclasses.replace(spec, runs=runs, seed=int(table["seed"]), rounds=rounds)
             finals = run_group(sub, trials)
+            record["runs"] += len(runs) * len(trials)
             vals = np.array([v for lab in finals for v in finals[lab]], dtype=float)
             if not np.all(np.isfinite(vals)) or (use_log and np.any(vals <= 0)):
                 score = math.inf
@@ -108,9 +175,14 @@ def tune(spec, run_group, data_dir=None, backend="simulate"):
             scores.append({"params": point, "score": score})
         best = min(scores, key=lambda s: s["score"])
         chosen[template] = best["params"]
+        for other in table.get("share", {}).get(template, []):
+            chosen[other] = best["params"]
         record["entries"][template] = {"grid": grid, "points": len(scores), "scores": scores,
+                                       "tuned_on": [rs.label for rs in members],
+                                       "shared_with": list(table.get("share", {}).get(template, [])),
                                        "chosen": best["params"],
                                        "at_grid_edge": sorted(k for k, v in best["params"].items()
                                                               if len(grid[k]) > 1 and v in (grid[k][0], grid[k][-1]))}
     runs = tuple(dataclasses.replace(rs, params={**rs.params, **chosen.get(rs.group, {})}) for rs in spec.runs)
+    record["seconds"] = time.perf_counter() - t0  # wall time of the tuning stage
     return dataclasses.replace(spec, runs=runs), record
