@@ -55,6 +55,27 @@ def noise_seed(random_state, secure: bool, stacklevel: int = 3) -> tuple[int, bo
     return seed, False
 
 
+def check_budget_and_counts(est, counts: tuple[str, ...]) -> None:
+    """Named errors for the parameters every estimator shares: ``epsilon`` (> 0 or None), ``delta`` in (0, 1) and
+    the integer counts ``counts`` (>= 1)."""
+    if est.epsilon is not None and not (isinstance(est.epsilon, (int, float)) and est.epsilon > 0):
+        raise ValidationError(f"epsilon must be > 0 or None, got {est.epsilon!r}")
+    if not (isinstance(est.delta, (int, float)) and 0 < est.delta < 1):
+        raise ValidationError(f"delta must be in (0, 1), got {est.delta!r}")
+    for name in counts:
+        value = getattr(est, name)
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValidationError(f"{name} must be an integer >= 1, got {value!r}")
+
+
+def binary_classifier_tags(tags):
+    """scikit-learn tags of privdist's binary classifiers (sparse input accepted, noisy fits)."""
+    tags.classifier_tags.multi_class = False
+    tags.input_tags.sparse = True
+    tags.non_deterministic = True
+    return tags
+
+
 def summarise_privacy(report, budget, preprocessing, noise, *, epsilon, delta, rounds: int, algorithm: str,
                       stacklevel: int = 5) -> dict:
     """The estimators' ``privacy_report_`` from a run's :func:`privdist.privacy.privacy_report`; warns
@@ -127,14 +148,7 @@ class DistributedLinearModel(BaseEstimator):
         if self.algorithm not in TOTAL_BUDGET_ALGORITHMS + NON_PRIVATE_ALGORITHMS:
             raise ValidationError(f"algorithm must be one of {TOTAL_BUDGET_ALGORITHMS + NON_PRIVATE_ALGORITHMS}, "
                                   f"got {self.algorithm!r}")
-        if self.epsilon is not None and not (isinstance(self.epsilon, (int, float)) and self.epsilon > 0):
-            raise ValidationError(f"epsilon must be > 0 or None, got {self.epsilon!r}")
-        if not (isinstance(self.delta, (int, float)) and 0 < self.delta < 1):
-            raise ValidationError(f"delta must be in (0, 1), got {self.delta!r}")
-        for name in ("rounds", "n_agents"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValidationError(f"{name} must be an integer >= 1, got {value!r}")
+        check_budget_and_counts(self, ("rounds", "n_agents"))
         if not (isinstance(self.alpha, (int, float)) and self.alpha >= 0):
             raise ValidationError(f"alpha must be >= 0, got {self.alpha!r}")
         if type(self.secure) is not bool:

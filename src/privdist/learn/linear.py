@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 
-from ._base import DistributedLinearModel, UtilityWarning
+from ._base import DistributedLinearModel, UtilityWarning, binary_classifier_tags
 
 __all__ = ["DistributedLogisticRegression", "DistributedRidge", "DistributedLasso"]
 
@@ -72,11 +72,7 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
     _regularizer = "l2"
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        tags.input_tags.sparse = True
-        tags.non_deterministic = True
-        return tags
+        return binary_classifier_tags(super().__sklearn_tags__())
 
     def fit(self, X, y, groups=None):
         """Fit on rows ``X``, binary labels ``y`` and ``groups`` (the agent holding each row, optional)."""

@@ -34,7 +34,8 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted
 
 from ..errors import ValidationError
-from ._base import UtilityWarning, _validate_data, noise_seed, summarise_privacy
+from ._base import (UtilityWarning, _validate_data, binary_classifier_tags, check_budget_and_counts, noise_seed,
+                    summarise_privacy)
 
 __all__ = ["SharedFeatureLogisticRegression", "VERTICAL_SCOPE"]
 
@@ -99,21 +100,10 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        tags.input_tags.sparse = True
-        tags.non_deterministic = True
-        return tags
+        return binary_classifier_tags(super().__sklearn_tags__())
 
     def _check_params(self):
-        if self.epsilon is not None and not (isinstance(self.epsilon, (int, float)) and self.epsilon > 0):
-            raise ValidationError(f"epsilon must be > 0 or None, got {self.epsilon!r}")
-        if not (isinstance(self.delta, (int, float)) and 0 < self.delta < 1):
-            raise ValidationError(f"delta must be in (0, 1), got {self.delta!r}")
-        for name in ("rounds", "n_parties"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise ValidationError(f"{name} must be an integer >= 1, got {value!r}")
+        check_budget_and_counts(self, ("rounds", "n_parties"))
         for name in ("rho", "b1"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not value > 0:
