@@ -89,3 +89,23 @@ def test_quick_tuning_keys_are_checked():
     raw["quick"] = {"tuning": {"grids": {}}}
     with pytest.raises(SpecError, match="quick"):
         parse_spec(raw, source="t")
+
+
+def test_resume_reuses_the_recorded_tuning(tmp_path, monkeypatch):
+    """A resumed run applies the tuning choices recorded in results.json instead of tuning again."""
+    import privdist.experiments.runner as runner
+
+    raw = _raw(grids={"DPSGD eps={epsilon}": {"alpha0": [0.03, 0.3]}})
+    first = run_experiment(parse_spec(raw, source="t"), tmp_path / "o", progress=False)
+
+    def no_tuning(*a, **k):
+        raise AssertionError("tuned again on resume")
+
+    monkeypatch.setattr(runner, "_tuned", no_tuning)
+    again = run_experiment(parse_spec(raw, source="t"), tmp_path / "o", progress=False, resume=True)
+    assert again["tuning"] == first["tuning"]
+    assert [r["params"] for r in again["runs"]] == [r["params"] for r in first["runs"]]
+    import numpy as np
+
+    for a, b in zip(again["runs"], first["runs"]):
+        np.testing.assert_equal(a["metrics"], b["metrics"])

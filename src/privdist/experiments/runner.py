@@ -28,7 +28,7 @@ from .build import build_trial
 from .claims import check_claims
 from .plots import draw_plots
 from .spec import ExperimentSpec
-from .store import ResultsDir, write_json
+from .store import ResultsDir, read_json, write_json
 from .summary import write_summary
 from .resources import check_resources
 
@@ -226,6 +226,16 @@ def _tuned(spec: ExperimentSpec, data_dir, backend) -> ExperimentSpec:
     return dataclasses.replace(tuned, tuning={**spec.tuning, "record": record})
 
 
+def _previous_tuning(store, spec) -> dict | None:
+    """The tuning record of an earlier run of the same configuration in ``store`` (resume), if it has one."""
+    path = store.path / "results.json"
+    if not path.exists():
+        return None
+    record = read_json(path).get("tuning")
+    ok = isinstance(record, dict) and record.get("mode") == spec.mode and isinstance(record.get("entries"), dict)
+    return record if ok else None
+
+
 def run_experiment(spec: ExperimentSpec, out_dir, *, jobs: int = 1, overwrite: bool = False, resume: bool = False,
                    progress: bool = True, data_dir=None, backend: str = "simulate", parallel: str = "process",
                    allow_large: bool = False) -> dict:
@@ -263,7 +273,13 @@ def run_experiment(spec: ExperimentSpec, out_dir, *, jobs: int = 1, overwrite: b
     with ResultsDir(out_dir, spec.name, spec.config(), overwrite=overwrite, resume=resume) as store:
         done = store.finished_trials() if resume else {}
         if spec.tuning and "record" not in spec.tuning:  # choose hyperparameters on the tuning draws first
-            spec = _tuned(spec, data_dir, backend)
+            previous = _previous_tuning(store, spec) if resume else None
+            if previous is not None:  # the same configuration was tuned already: reuse its choices
+                from .tuning import apply_record
+
+                spec = dataclasses.replace(apply_record(spec, previous), tuning={**spec.tuning, "record": previous})
+            else:
+                spec = _tuned(spec, data_dir, backend)
         try:
             return _run_into(store, spec, done, jobs, progress, data_dir, backend, parallel)
         except KeyboardInterrupt:

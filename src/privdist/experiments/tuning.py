@@ -156,7 +156,6 @@ def tune(spec, run_group, data_dir=None, backend="simulate"):
               "equal_size": bool(table.get("equal_size", True)), "mode": spec.mode,
               "sweep": dict(table.get("sweep", {})), "share": dict(table.get("share", {})), "entries": {},
               "runs": 0}
-    chosen: dict[str, dict] = {}
     for template, grid in table["grids"].items():
         members = tuning_runs(spec, template)
         if not members:  # the entry is left out in this mode (``[quick].skip_runs``): nothing to tune
@@ -174,15 +173,22 @@ def tune(spec, run_group, data_dir=None, backend="simulate"):
                 score = float(np.mean(np.log(vals)) if use_log else np.mean(vals))
             scores.append({"params": point, "score": score})
         best = min(scores, key=lambda s: s["score"])
-        chosen[template] = best["params"]
-        for other in table.get("share", {}).get(template, []):
-            chosen[other] = best["params"]
         record["entries"][template] = {"grid": grid, "points": len(scores), "scores": scores,
                                        "tuned_on": [rs.label for rs in members],
                                        "shared_with": list(table.get("share", {}).get(template, [])),
                                        "chosen": best["params"],
                                        "at_grid_edge": sorted(k for k, v in best["params"].items()
                                                               if len(grid[k]) > 1 and v in (grid[k][0], grid[k][-1]))}
-    runs = tuple(dataclasses.replace(rs, params={**rs.params, **chosen.get(rs.group, {})}) for rs in spec.runs)
     record["seconds"] = time.perf_counter() - t0  # wall time of the tuning stage
-    return dataclasses.replace(spec, runs=runs), record
+    return apply_record(spec, record), record
+
+
+def apply_record(spec, record: dict):
+    """``spec`` with the choices of a tuning ``record`` (from :func:`tune`, e.g. read back from results.json when a
+    run is resumed, so that finished tuning is not repeated) applied to its run entries and their shares."""
+    chosen: dict[str, dict] = {}
+    for template, entry in record["entries"].items():
+        for name in (template, *entry.get("shared_with", [])):
+            chosen[name] = entry["chosen"]
+    runs = tuple(dataclasses.replace(rs, params={**rs.params, **chosen.get(rs.group, {})}) for rs in spec.runs)
+    return dataclasses.replace(spec, runs=runs)
