@@ -7,7 +7,9 @@ several times larger); the difference gives the per-round cost, the rest the fix
 and the full-mode cost is ``(fixed + per_round x rounds) x trials``, summed over runs and divided by the 2 jobs of
 ``--jobs 2`` (trials are independent processes). D-ZOA's per-round cost does not depend on the round (``J_k``, ``T``
 fixed), the baselines' barely. Target: < 3600 s wall on this 2-core machine. ``[tuning]`` tables (issue 14 item 2)
-are not included: their cost is ``tuning trials x grid`` extra runs of the same kind.
+are projected the same way: each tuning run (``tuning_runs``: an entry's runs at the tuning sweep points) is probed
+once and costs ``(fixed + per_round x tuning rounds) x tuning trials x grid points`` (a grid point changes step
+sizes, not the per-round work).
 
 ``--reading catalog`` (default) projects the catalog as it is; ``--reading sum-auto`` forces ``loss_scale = "sum"``
 on every S0/S1 problem and ``inner_sampler = "auto"`` on every D-ZOA run (the catalog issue 14 item 1 moves to).
@@ -28,6 +30,7 @@ import time
 
 from privdist.experiments.catalog import experiments_of_paper
 from privdist.experiments.runner import run_trial
+from privdist.experiments.tuning import tuning_runs
 
 __all__ = ["run_benchmark", "project_run"]
 
@@ -68,6 +71,24 @@ def project_run(spec, rs, probe_rounds=PROBE_ROUNDS) -> dict:
             "diverged": bool(info.get("diverged"))}
 
 
+def project_tuning(spec) -> float:
+    """Projected CPU seconds of the spec's ``[tuning]`` stage (0 without one)."""
+    table = spec.tuning
+    if not table:
+        return 0.0
+    rounds, trials = int(table.get("rounds", spec.rounds)), int(table["trials"])
+    tuning_spec = dataclasses.replace(spec, seed=int(table["seed"]))
+    total = 0.0
+    for template, grid in table["grids"].items():
+        points = 1
+        for values in grid.values():
+            points *= len(values)
+        for rs in tuning_runs(spec, template):
+            p = project_run(tuning_spec, rs)
+            total += (p["fixed"] + p["per_round"] * rounds) * trials * points
+    return total
+
+
 def run_benchmark(reading: str = "catalog", only=None, verbose: bool = False) -> dict:
     per_spec, per_run, per_alg = {}, [], {}
     for spec in experiments_of_paper("dzoa"):
@@ -84,7 +105,9 @@ def run_benchmark(reading: str = "catalog", only=None, verbose: bool = False) ->
                 print(f"  {spec.name:10s} {rs.label:55s} {p['per_round'] * 1e3:9.2f} ms/round fixed "
                       f"{p['fixed']:6.3f} s J_max {p['J_max']} moments {p['moments']} -> {p['projected']:9.0f} s"
                       + (" DIVERGED" if p["diverged"] else ""), file=sys.stderr, flush=True)
-        per_spec[spec.name] = total
+        tuning = project_tuning(spec)
+        per_alg["[tuning]"] = per_alg.get("[tuning]", 0.0) + tuning
+        per_spec[spec.name] = total + tuning
     serial = sum(per_spec.values())
     out = {"reading": reading, "projected_serial_seconds": serial, "projected_wall_seconds_jobs2": serial / JOBS,
            "target_wall_seconds": TARGET_SECONDS, "meets_target": serial / JOBS < TARGET_SECONDS,

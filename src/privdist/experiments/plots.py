@@ -100,7 +100,11 @@ def draw_plots(spec, runs: list[dict], traces: dict[str, np.ndarray], out_dir: P
             title += f"\n[quick mode: {spec.trials} trial(s), {spec.rounds} rounds]"
         ax.set_title(title, fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
+        if len(ax.get_legend_handles_labels()[0]) > 5:  # many curves: the legend beside the axes, not over them
+            fig.set_size_inches(9.6, 4.4)
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+        else:
+            ax.legend(fontsize=8)
         if any(moment_sampler_used(r) for r in runs if _shown(plot, r)):
             fig.text(0.01, 0.005, f"{_MOMENTS_TAG.strip()}: D-ZOA inner-loop averages drawn from their exact mean and "
                      "covariance for agents with J_k >= threshold (see results.json info)", fontsize=6, ha="left",
