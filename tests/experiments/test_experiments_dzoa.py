@@ -84,6 +84,7 @@ def test_moment_sampler_is_labelled_in_results_and_figures(tmp_path):
     raw = dict(_catalog()["s1_fig4"].raw)
     raw.update(trials=1, rounds=2, estimated_seconds=1)
     raw.pop("tuning", None)
+    raw["quick"] = {k: v for k, v in raw.get("quick", {}).items() if k != "tuning"}
     dz = next(r for r in raw["runs"] if r["algorithm"] == "dzoa")
     dp = next(r for r in raw["runs"] if r["algorithm"] == "dpadmm")
     raw["runs"] = [{**dz, "params": {**dz["params"], "T": 5, "inner_sampler": "moments"}, "sweep": {"epsilon": [0.15], "delta": [1e-3]}},
