@@ -14,11 +14,11 @@ sizes, not the per-round work).
 ``--reading catalog`` (default) projects the catalog as it is; ``--reading sum-auto`` forces ``loss_scale = "sum"``
 on every S0/S1 problem and ``inner_sampler = "auto"`` on every D-ZOA run (the catalog issue 14 item 1 moves to).
 
-Measured (``python benchmarks/bench_dzoa_full.py --reading sum-auto``, CPU seconds, this 2-core machine at load
-6-9 from other jobs): before issue 14 item 5's speed work 105,124 s serial (52,562 s wall at ``--jobs 2``); after
-48,712 s (24,356 s): ``dzoa_gauss`` 19,262, S0 D-ZOA (J = 30, exact) 14,703, S1 D-ZOA (moment sampler) 11,772,
-baselines 2,970. Target not met (README, Benchmarks). Real-run check: ``privdist run s1_fig4 --trials 5 --jobs 1
---yes`` took 184 CPU s against 174 projected.
+Measured on the final issue-14 catalog (``--reading catalog``: sum reading, auto sampler, tuning; quiet 2-core
+machine): 47,014 CPU s serial (23,507 s wall at ``--jobs 2``): D-ZOA 25,473, ``dzoa_gauss`` 18,134, baselines 2,665,
+tuning 742. Target not met (README, Benchmarks). Before this cycle's sampler work (``--reading sum-auto``, no
+tuning, loaded machine): 105,124 CPU s. Real-run check: ``privdist run s1_fig4 --trials 5 --jobs 1 --yes`` took
+184 CPU s against 174 projected.
 """
 
 from __future__ import annotations
@@ -91,6 +91,8 @@ def project_tuning(spec) -> float:
 
 def run_benchmark(reading: str = "catalog", only=None, verbose: bool = False) -> dict:
     per_spec, per_run, per_alg = {}, [], {}
+    first = experiments_of_paper("dzoa")[0]
+    project_run(first, first.runs[0])  # warm-up: imports and first-call costs would count as the first run's
     for spec in experiments_of_paper("dzoa"):
         if only and spec.name not in only:
             continue
