@@ -23,7 +23,7 @@ is declared as the 2.1-constant Gaussian event S1 Thm 1 assumes, with the realis
 after rounding ``J_k``, as the paper's *claim* (``reason`` set: the guaranteed RDP/PLD epsilon is inf, the paper's
 S1(25) value and the ``claimed`` RDP/PLD composition of the declared events stay visible). Why it is only a claim:
 S1 Thm 1 uses the worst-case second-moment bound S1(17) as the variance of the release, while the released
-iterate's measured spread is far smaller (14x-540x under the mean reading, issue 12; 540x-850x under the sum
+iterate's measured spread is far smaller (14x-540x under the mean reading, issue 12; 590x-1000x under the sum
 reading, issue 14, :mod:`privdist.experiments.release_spread`; ``tests/algorithms/test_algorithms_dzoa.py`` records
 the ratio), and the sensitivity ``c1 / (rho d_k N_k)`` needs ``|l'| <= c1``, which the squared loss
 (unbounded in ``y``) violates. ``exact_inner=True`` releases a deterministic function of the data: in the clear
@@ -79,7 +79,7 @@ _CAVEATS = (
 #: Why a D-ZOA release is only the paper's claim (the guaranteed epsilon is inf).
 CLAIM_REASON = (
     "dzoa: no noise is added; S1 Thm 1 models each release as Gaussian with the worst-case second-moment bound "
-    "S1(17) as its variance, but the released iterate's measured spread is far smaller (measured 14x-850x), and the "
+    "S1(17) as its variance, but the released iterate's measured spread is far smaller (measured 14x-1000x), and the "
     "sensitivity c1/(rho d_k N_k) assumes |l'| <= c1, which the squared loss (unbounded in y) violates")
 #: Added to :data:`CLAIM_REASON` with ``R="oracle"``.
 ORACLE_REASON = ("; the calibration (R = 2||beta^c||, hence J_k or alpha0) uses beta^c from a pooled non-private solve "
