@@ -15,7 +15,7 @@ import time
 
 from privdist.privacy import ACCOUNTANTS, PrivacyLedger, clear_accountant_cache, gaussian_release, privacy_report
 
-__all__ = ["run"]
+__all__ = ["run_benchmark"]
 
 N_AGENTS = 1000
 N_ROUNDS = 1000

@@ -137,7 +137,6 @@ def moment_inner_loops(X, y, counts, q, v, l1w: float, Js, T: int, alphas, u1: f
     big = np.zeros((K * P, K * P))  # 2 A block-diagonal: one product per step for all agents
     for k in range(K):
         big[k * P:(k + 1) * P, k * P:(k + 1) * P] = 2.0 * A[k]
-    c_flat = c.ravel()
     step = alphas.T[:, :, None] * np.ones((1, 1, P))  # (T, K, P)
     noise_step = step / np.sqrt(np.asarray(Js, dtype=float))[None, :, None]
     ones = np.ones(P)

@@ -76,6 +76,17 @@ def binary_classifier_tags(tags):
     return tags
 
 
+def warn_if_majority(est, X, y_pm, advice: str) -> None:
+    """Set ``est.train_score_`` and warn (:class:`UtilityWarning`) when a private model's training accuracy is no
+    better than predicting the majority class (labels ``y_pm`` in {-1, +1})."""
+    acc = float(np.mean((est.decision_function(X) > 0) == (y_pm > 0)))
+    majority = float(max(np.mean(y_pm > 0), np.mean(y_pm < 0)))
+    est.train_score_ = {"accuracy": acc, "majority_class": majority}
+    if acc <= majority + 1e-12:
+        warnings.warn(f"the private model's training accuracy {acc:.3f} is no better than predicting the majority "
+                      f"class ({majority:.3f}) at epsilon={est.epsilon}{advice}", UtilityWarning, stacklevel=3)
+
+
 def summarise_privacy(report, budget, preprocessing, noise, *, epsilon, delta, rounds: int, algorithm: str,
                       stacklevel: int = 5) -> dict:
     """The estimators' ``privacy_report_`` from a run's :func:`privdist.privacy.privacy_report`; warns

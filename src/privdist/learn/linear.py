@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 
-from ._base import DistributedLinearModel, UtilityWarning, binary_classifier_tags
+from ._base import DistributedLinearModel, UtilityWarning, binary_classifier_tags, warn_if_majority
 
 __all__ = ["DistributedLogisticRegression", "DistributedRidge", "DistributedLasso"]
 
@@ -87,14 +87,8 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
         y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
         self._fit(X, y_pm, groups)
         if self.epsilon is not None:
-            acc = float(np.mean((self.decision_function(X) > 0) == (y_pm > 0)))
-            majority = float(max(np.mean(y_pm > 0), np.mean(y_pm < 0)))
-            self.train_score_ = {"accuracy": acc, "majority_class": majority}
-            if acc <= majority + 1e-12:
-                warnings.warn(f"the private model's training accuracy {acc:.3f} is no better than predicting the "
-                              f"majority class ({majority:.3f}): at epsilon={self.epsilon} the noise dominates; "
-                              "more rows per agent, fewer rounds or a larger budget would help", UtilityWarning,
-                              stacklevel=2)
+            warn_if_majority(self, X, y_pm, ": the noise dominates; more rows per agent, fewer rounds or a larger "
+                             "budget would help")
         return self
 
     def decision_function(self, X):

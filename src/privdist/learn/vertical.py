@@ -26,16 +26,14 @@ with ``b1``), within 0.007 for ``rho`` in {0.3, 1, 3} and lower at ``rho = 10``;
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from ..errors import ValidationError
-from ._base import (UtilityWarning, _validate_data, binary_classifier_tags, check_budget_and_counts, noise_seed,
-                    summarise_privacy)
+from ._base import (_validate_data, binary_classifier_tags, check_budget_and_counts, noise_seed, summarise_privacy,
+                    warn_if_majority)
 
 __all__ = ["SharedFeatureLogisticRegression", "VERTICAL_SCOPE"]
 
@@ -198,13 +196,7 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         rep["b1"] = float(self.b1) if self.epsilon is not None else None
         self.privacy_report_ = rep
         if self.epsilon is not None:
-            acc = float(np.mean((self.decision_function(X) > 0) == (y_pm > 0)))
-            majority = float(max(np.mean(y_pm > 0), np.mean(y_pm < 0)))
-            self.train_score_ = {"accuracy": acc, "majority_class": majority}
-            if acc <= majority + 1e-12:
-                warnings.warn(f"the private model's training accuracy {acc:.3f} is no better than predicting the "
-                              f"majority class ({majority:.3f}) at epsilon={self.epsilon}", UtilityWarning,
-                              stacklevel=2)
+            warn_if_majority(self, X, y_pm, "")
         return self
 
     def decision_function(self, X):
