@@ -62,7 +62,7 @@ def fit_vertical(args, ds, X, y, seed: int, console) -> tuple:
     private, notes = fit(args.epsilon)
     nonpriv, _ = fit(None)
     lam = private.alpha
-    Ztr, Zte = private._scale(Xtr, fit=False), private._scale(Xte, fit=False)
+    Ztr, Zte = private.preprocessor_.transform(Xtr), private.preprocessor_.transform(Xte)
     rows = {"private shared (vertical)": _metrics("classification", yte, private.decision_function(Xte)),
             "non-private shared (vertical)": _metrics("classification", yte, nonpriv.decision_function(Xte))}
     sk = LogisticRegression(C=1.0 / (2 * lam), max_iter=2000)  # the same objective: sum loss + lambda ||w||^2

@@ -44,11 +44,8 @@ def _alive(pid: int) -> bool:
 
 def served_address() -> str | None:
     """The address of a ``privdist serve`` running on this machine (its state file, its process alive), or None."""
-    try:
-        state = json.loads(state_file().read_text())
-    except (OSError, ValueError):
-        return None
-    return state.get("address") if _alive(state.get("pid")) else None
+    state = _read_state()
+    return state.get("address") if state and _alive(state.get("pid")) else None
 
 
 def register(sub) -> None:

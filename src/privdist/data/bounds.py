@@ -94,24 +94,28 @@ def data_bounds(X) -> np.ndarray:
 class Preprocessor:
     """Scale (``"none"``, ``"bounds"`` or ``"data"``) then clip rows to ``row_norm``; fit once, apply to any split.
 
+    ``row_norm=None`` leaves rows unclipped: per-column maps only, e.g. for vertical parties (each party maps its own
+    columns; no party sees a whole row).
+
     Attributes:
         scale: one of :data:`SCALES`.
         bounds: public bounds (with ``scale="bounds"``), see :func:`bounds_array`.
-        row_norm: public row-norm bound (rows are clipped to it).
+        row_norm: public row-norm bound (rows are clipped to it), or None (no row clipping).
         bounds_: the fitted ``(2, d)`` bounds (``None`` with ``scale="none"``).
         record: the steps, each with ``private`` (True = uses no private data) and a note.
     """
 
     scale: str = "none"
     bounds: object = None
-    row_norm: float = 1.0
+    row_norm: float | None = 1.0
     bounds_: np.ndarray | None = None
     record: list = field(default_factory=list)
 
     def fit(self, X, feature_names=None) -> "Preprocessor":
         if self.scale not in SCALES:
             raise ValidationError(f"scale must be one of {SCALES}, got {self.scale!r}")
-        check_positive(self.row_norm, "row_norm")
+        if self.row_norm is not None:
+            check_positive(self.row_norm, "row_norm")
         self.record = []
         if self.scale == "bounds":
             if self.bounds is None:
@@ -128,11 +132,12 @@ class Preprocessor:
                                         "bounds, not the bounds themselves (state public bounds instead)"})
         else:
             self.bounds_ = None
-        self.record.append({"step": "clip_rows", "private": True, "max_norm": float(self.row_norm),
-                            "note": f"every row scaled to Euclidean norm <= {self.row_norm} (public bound)"})
+        if self.row_norm is not None:
+            self.record.append({"step": "clip_rows", "private": True, "max_norm": float(self.row_norm),
+                                "note": f"every row scaled to Euclidean norm <= {self.row_norm} (public bound)"})
         return self
 
     def transform(self, X):
         if self.bounds_ is not None:
             X = scale_by_bounds(X, self.bounds_)
-        return clip_rows(X, self.row_norm)
+        return X if self.row_norm is None else clip_rows(X, self.row_norm)

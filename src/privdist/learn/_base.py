@@ -76,6 +76,21 @@ def binary_classifier_tags(tags):
     return tags
 
 
+def binary_labels(est, y) -> np.ndarray:
+    """Check that ``y`` holds exactly two classes (scikit-learn's messages), set ``est.classes_`` and return the
+    labels as -1/+1 (+1 = ``classes_[1]``)."""
+    from sklearn.utils.multiclass import check_classification_targets, type_of_target
+
+    check_classification_targets(y)
+    if len(np.unique(y)) < 2:
+        raise ValueError("Classifier can't train when only one class is present.")
+    kind = type_of_target(y)
+    if kind != "binary":
+        raise ValueError(f"Only binary classification is supported. The type of the target is {kind}.")
+    est.classes_ = np.unique(y)
+    return np.where(y == est.classes_[1], 1.0, -1.0)
+
+
 def warn_if_majority(est, X, y_pm, advice: str) -> None:
     """Set ``est.train_score_`` and warn (:class:`UtilityWarning`) when a private model's training accuracy is no
     better than predicting the majority class (labels ``y_pm`` in {-1, +1})."""

@@ -6,9 +6,8 @@ import warnings
 
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
 
-from ._base import DistributedLinearModel, UtilityWarning, binary_classifier_tags, warn_if_majority
+from ._base import DistributedLinearModel, UtilityWarning, binary_classifier_tags, binary_labels, warn_if_majority
 
 __all__ = ["DistributedLogisticRegression", "DistributedRidge", "DistributedLasso"]
 
@@ -77,14 +76,7 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
     def fit(self, X, y, groups=None):
         """Fit on rows ``X``, binary labels ``y`` and ``groups`` (the agent holding each row, optional)."""
         X, y = self._validate_xy(X, y, y_numeric=False)
-        check_classification_targets(y)
-        if len(np.unique(y)) < 2:
-            raise ValueError("Classifier can't train when only one class is present.")
-        kind = type_of_target(y)
-        if kind not in ("binary",):
-            raise ValueError(f"Only binary classification is supported. The type of the target is {kind}.")
-        self.classes_ = np.unique(y)
-        y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
+        y_pm = binary_labels(self, y)
         self._fit(X, y_pm, groups)
         if self.epsilon is not None:
             warn_if_majority(self, X, y_pm, ": the noise dominates; more rows per agent, fewer rounds or a larger "

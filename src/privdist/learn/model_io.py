@@ -26,9 +26,7 @@ MODEL_FORMAT = "privdist-linear-model/1"
 def model_to_dict(est, feature_names=None, meta: dict | None = None, classes=None) -> dict:
     """The JSON-ready description of a fitted estimator of :mod:`privdist.learn` (``classes``: the original
     label values when the estimator was fitted on encoded labels)."""
-    pre = getattr(est, "preprocessor_", None)  # vertical models: per-column bounds only, rows not clipped
-    bounds = pre.bounds_ if pre is not None else getattr(est, "bounds_", None)
-    steps = pre.record if pre is not None else est.preprocessing_
+    pre = est.preprocessor_  # vertical models: row_norm None (per-column maps only)
     kind = "logistic" if hasattr(est, "classes_") else "regression"
     return {
         "format": MODEL_FORMAT,
@@ -38,8 +36,8 @@ def model_to_dict(est, feature_names=None, meta: dict | None = None, classes=Non
         "classes": ([c.item() if hasattr(c, "item") else c for c in (est.classes_ if classes is None else classes)]
                     if kind == "logistic" else None),
         "feature_names": None if feature_names is None else [str(n) for n in feature_names],
-        "preprocessing": {"bounds": None if bounds is None else bounds.tolist(),
-                          "row_norm": None if pre is None else float(pre.row_norm), "steps": steps},
+        "preprocessing": {"bounds": None if pre.bounds_ is None else pre.bounds_.tolist(),
+                          "row_norm": None if pre.row_norm is None else float(pre.row_norm), "steps": pre.record},
         **({"feature_groups": [[int(j) for j in g] for g in est.feature_groups_]}
            if hasattr(est, "feature_groups_") else {}),
         "privacy": est.privacy_report_,

@@ -28,11 +28,10 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted
 
 from ..errors import ValidationError
-from ._base import (_validate_data, binary_classifier_tags, check_budget_and_counts, noise_seed, summarise_privacy,
+from ._base import (_validate_data, binary_classifier_tags, binary_labels, check_budget_and_counts, noise_seed, summarise_privacy,
                     warn_if_majority)
 
 __all__ = ["SharedFeatureLogisticRegression", "VERTICAL_SCOPE"]
@@ -71,6 +70,7 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         coef_, intercept_: The model on ``X``'s columns (concatenation of the parties' blocks).
         coef_blocks_: Party ``m``'s coefficients on its own columns ``feature_groups_[m]``.
         feature_groups_: Column indices of each party. n_parties_: their number.
+        preprocessor_: The fitted per-column maps (:class:`privdist.data.bounds.Preprocessor`, rows not clipped).
         privacy_report_: Requested budget, PLD guarantee per party (RDP cross-check), the calibration, the
             assumptions enforced, ``exposures`` (the labels), ``scope``, preprocessing, noise mode.
         history_: ``{"objective": ADMM objective of the parties' models per round, ...}``.
@@ -112,33 +112,10 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         if type(self.secure) is not bool:
             raise TypeError(f"secure must be a bool, got {type(self.secure).__name__}")
 
-    def _scale(self, X, fit: bool):
-        """Per-column maps (each column's own party applies it): none, public bounds, or data min/max."""
-        from ..data.bounds import SCALES, bounds_array, data_bounds, scale_by_bounds
-
-        if fit:
-            if self.scale not in SCALES:
-                raise ValidationError(f"scale must be one of {SCALES}, got {self.scale!r}")
-            self.preprocessing_ = []
-            self.bounds_ = None
-            if self.scale == "bounds":
-                if self.bounds is None:
-                    raise ValidationError("scale='bounds' needs bounds=... (public lower/upper per column)")
-                self.bounds_ = bounds_array(self.bounds, getattr(self, "feature_names_in_", None), X.shape[1])
-                self.preprocessing_.append({"step": "scale_by_public_bounds", "private": True,
-                                            "note": "each party maps its columns into [-1, 1] by public bounds"})
-            elif self.scale == "data":
-                self.bounds_ = data_bounds(X)
-                self.preprocessing_.append({"step": "scale_by_data_min_max", "private": False,
-                                            "note": "NOT PRIVATE: each party's column min/max read from the "
-                                                    "training data without noise"})
-        if self.bounds_ is None:
-            return X
-        return scale_by_bounds(X, self.bounds_)
-
     def fit(self, X, y):
         """Fit on ``X`` (all parties' columns side by side, rows aligned) and binary labels ``y``."""
         from ..algorithms.sharing import ADMMSharing
+        from ..data.bounds import Preprocessor
         from ..data.parties import feature_blocks
         from ..network import complete
         from ..privacy import privacy_report
@@ -147,19 +124,14 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         from .budget import total_budget_params
 
         X, y = _validate_data(self, X, y, accept_sparse="csr")
-        check_classification_targets(y)
-        if len(np.unique(y)) < 2:
-            raise ValueError("Classifier can't train when only one class is present.")
-        kind = type_of_target(y)
-        if kind != "binary":
-            raise ValueError(f"Only binary classification is supported. The type of the target is {kind}.")
+        y_pm = binary_labels(self, y)
         self._check_params()
-        self.classes_ = np.unique(y)
-        y_pm = np.where(y == self.classes_[1], 1.0, -1.0)
         groups = feature_blocks(self.feature_groups, X.shape[1], self.n_parties,
                                 getattr(self, "feature_names_in_", None))
         seed, secure = noise_seed(self.random_state, self.secure, stacklevel=3)
-        Z = self._scale(X, fit=True)
+        # per-column maps only (each column's own party applies them); rows are not clipped (no party holds one)
+        self.preprocessor_ = Preprocessor(scale=self.scale, bounds=self.bounds, row_norm=None)
+        Z = self.preprocessor_.fit(X, getattr(self, "feature_names_in_", None)).transform(X)
         problem = VerticalProblem([Z[:, g] for g in groups], y_pm, float(self.alpha), "sum",
                                   bias=bool(self.fit_intercept))
         M = len(groups)
@@ -185,7 +157,7 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
                                  "private data; not a release)"}
         states = result.final_state if isinstance(result.final_state, list) else [result.final_state]
         report = privacy_report(result.ledger, float(self.delta))
-        rep = summarise_privacy(report, budget, self.preprocessing_, result.config.get("noise"),
+        rep = summarise_privacy(report, budget, self.preprocessor_.record, result.config.get("noise"),
                                 epsilon=self.epsilon, delta=self.delta, rounds=int(self.rounds),
                                 algorithm="admm_sharing (clipped output)" if self.epsilon is not None
                                 else "admm_sharing (no noise)", stacklevel=3)
@@ -202,7 +174,7 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
     def decision_function(self, X):
         check_is_fitted(self, "coef_")
         X = _validate_data(self, X, accept_sparse="csr", reset=False)
-        Z = self._scale(X, fit=False)
+        Z = self.preprocessor_.transform(X)
         return np.asarray(Z @ self.coef_).ravel() + self.intercept_
 
     def predict_proba(self, X):

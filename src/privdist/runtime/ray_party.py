@@ -48,7 +48,7 @@ from .contract import AgentBlock
 from .ray_backend import AgentFailedError, _Worker, connect
 from .simulator import join_outboxes
 
-__all__ = ["PartyBackend", "PlacementError", "default_placement", "load_placement", "RESOURCE_AMOUNT"]
+__all__ = ["PartyBackend", "PlacementError", "default_placement", "load_placement", "party_class", "RESOURCE_AMOUNT"]
 
 RESOURCE_AMOUNT = 0.001  # of a party's custom resource per actor: a replacement fits beside a dying actor
 _INIT_TIMEOUT = 120.0  # seconds for a (re)started actor to load its data and initialise
@@ -111,6 +111,13 @@ class _PartyWorker(_Worker):
 _CLASS: list = []
 
 
+def party_class(ray):
+    """The Ray actor class of a party, registered once per process."""
+    if not _CLASS:
+        _CLASS.append(ray.remote(num_cpus=0, max_restarts=0, max_task_retries=0)(_PartyWorker))
+    return _CLASS[0]
+
+
 class _Pool:
     """Idle party actors of one Ray session, by resource name (their processes keep the data they loaded)."""
 
@@ -119,13 +126,15 @@ class _Pool:
         self.job, self.idle = None, {}
 
     def acquire(self, ray, resources: list) -> list:
-        if not _CLASS:
-            _CLASS.append(ray.remote(num_cpus=0, max_restarts=0, max_task_retries=0)(_PartyWorker))
         ctx = ray.get_runtime_context()
         job = (ctx.get_job_id(), ctx.get_node_id())
         if self.job != job:
             self.job, self.idle = job, {}
         picked = [self.idle.get(r, []).pop() if self.idle.get(r) else None for r in resources]
+        return self._alive_or_new(ray, picked, resources)
+
+    def _alive_or_new(self, ray, picked: list, resources: list) -> list:
+        """``picked`` (idle actors or None per resource) with dead or missing actors replaced by new ones."""
         pings = {i: a.pid.remote() for i, a in enumerate(picked) if a is not None}
         for i, ref in pings.items():
             try:
@@ -137,7 +146,7 @@ class _Pool:
     @staticmethod
     def new(ray, resource):
         opts = {"resources": {resource: RESOURCE_AMOUNT}} if resource else {}
-        return _CLASS[0].options(**opts).remote()
+        return party_class(ray).options(**opts).remote()
 
     def release(self, ray, actors: list, resources: list, dead: set) -> None:
         for a, r in zip(actors, resources):
@@ -345,13 +354,17 @@ class PartyBackend:
     def _remember(self, s: _Slot, t: int, inbox) -> None:
         s.since.append((t, inbox))
 
+    def _save_states(self, token: str, t: int) -> list:
+        """Every actor writes its state of round ``t`` to its own node under ``token``; returns the slots."""
+        slots = self._all()
+        self._collect(slots, [s.actor.save_local.remote(token, s.name, t) for s in slots], t,
+                      lambda s: s.actor.save_local.remote(token, s.name, t), through=t)
+        return slots
+
     def _checkpoint(self, t: int, force: bool = False) -> None:
         if t % self.checkpoint_every and not force:
             return
-        slots = self._all()
-        self._collect(slots, [s.actor.save_local.remote(self._token, s.name, t) for s in slots], t,
-                      lambda s: s.actor.save_local.remote(self._token, s.name, t), through=t)
-        for s in slots:
+        for s in self._save_states(self._token, t):
             s.since, s.ckpt_round = [], t
 
     # ------------------------------------------------------------------------------------------ rounds
@@ -403,10 +416,8 @@ class PartyBackend:
         kept across resumes); the driver's checkpoint holds only the token, the round and the actors' names."""
         if self._driver_token is None:
             self._driver_token = "driver-" + uuid.uuid4().hex
-        slots, t, token = self._all(), self.t, self._driver_token
-        self._collect(slots, [s.actor.save_local.remote(token, s.name, t) for s in slots], t,
-                      lambda s: s.actor.save_local.remote(token, s.name, t), through=t)
-        return {"state": None, "cstate": None, "party_local": True, "token": token, "round": t,
+        slots, t = self._save_states(self._driver_token, self.t), self.t
+        return {"state": None, "cstate": None, "party_local": True, "token": self._driver_token, "round": t,
                 "actors": [s.name for s in slots]}
 
     def restore(self, snap) -> None:

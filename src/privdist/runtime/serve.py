@@ -21,7 +21,7 @@ import uuid
 
 from ..errors import PrivdistError
 from .ray_backend import connect
-from .ray_party import RESOURCE_AMOUNT, _CLASS, _PartyWorker, _Pool
+from .ray_party import RESOURCE_AMOUNT, _Pool, party_class
 
 __all__ = ["Cluster", "ServeBusyError", "ServeError", "served_pool", "find_keeper", "start_keeper", "stop_keeper",
            "NAMESPACE", "KEEPER"]
@@ -112,7 +112,6 @@ class _ServedPool(_Pool):
         self.run_id, self.owner = uuid.uuid4().hex, None
 
     def acquire(self, ray, resources: list) -> list:
-        _register_class(ray)
         who = f"pid {os.getpid()} on {os.uname().nodename}"
         self.owner = [ray.put(self.run_id)]  # owned by this driver: its loss frees the lease
         deadline = time.monotonic() + self.wait
@@ -125,19 +124,12 @@ class _ServedPool(_Pool):
                                      f"{time.time() - got['since']:.0f} s); waited {self.wait:g} s "
                                      "(set PRIVDIST_SERVE_WAIT to wait longer)")
             time.sleep(_POLL)
-        picked = got["actors"]
-        for i, a in enumerate(picked):  # an idle actor may have died since its last run
-            if a is not None:
-                try:
-                    ray.get(a.pid.remote(), timeout=30)
-                except Exception:
-                    picked[i] = None
-        return [a if a is not None else self.new(ray, r) for a, r in zip(picked, resources)]
+        return self._alive_or_new(ray, got["actors"], resources)  # an idle actor may have died since its last run
 
     @staticmethod
     def new(ray, resource):
         opts = {"resources": {resource: RESOURCE_AMOUNT}} if resource else {}
-        return _register_class(ray).options(lifetime="detached", namespace=NAMESPACE,
+        return party_class(ray).options(lifetime="detached", namespace=NAMESPACE,
                                             name=f"privdist-party-{uuid.uuid4().hex[:12]}", **opts).remote()
 
     def release(self, ray, actors: list, resources: list, dead: set) -> None:
@@ -159,12 +151,6 @@ class _ServedPool(_Pool):
 
     def clear(self, ray) -> None:
         pass  # the server's actors are stopped by `privdist serve --stop`
-
-
-def _register_class(ray):
-    if not _CLASS:
-        _CLASS.append(ray.remote(num_cpus=0, max_restarts=0, max_task_retries=0)(_PartyWorker))
-    return _CLASS[0]
 
 
 def served_pool(ray, wait: float | None = None):
