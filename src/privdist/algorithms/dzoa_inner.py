@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["zo_gradient", "zo_inner_loop", "squared_diff", "generic_diff", "squared_inner_loop"]
+__all__ = ["zo_gradient", "zo_inner_loop", "squared_diff", "generic_diff", "squared_inner_loop", "squared_inner_loops",
+           "quadratic_form", "block_diag"]
 
 
 def zo_gradient(value_diff, b: np.ndarray, J: int, u1t: float, u2t: float, gen: np.random.Generator,
@@ -144,12 +145,9 @@ def squared_inner_loops(X, y, counts, q, v, l1w: float, Js, T: int, alphas, u1: 
     K, n, P = X.shape
     Jmax = int(np.max(Js))
     Jf = np.asarray(Js, dtype=float)
-    nk = np.asarray(counts, dtype=float)[:, None]
-    q = np.asarray(q, dtype=float)[:, None]
-    G = np.swapaxes(X, 1, 2) @ X  # X^T X: every product with X nu goes through it (P-space, no n-space arrays)
-    H = G / nk[:, :, None] + q[:, :, None] * np.eye(P)  # F's quadratic form: F(b) = b^T H b - c^T b (+ l1)
-    c = (2.0 * np.einsum("knp,kn->kp", X, y) / nk + v).ravel()
-    big = _block_diag(2.0 * H)  # w(b) = 2 H b - c for all agents in one product
+    H, c = quadratic_form(X, y, counts, q, v)  # every product with X nu goes through X^T X (P-space)
+    c = c.ravel()
+    big = block_diag(2.0 * H)  # w(b) = 2 H b - c for all agents in one product
     b, acc = np.zeros(K * P), np.zeros(K * P)
     width = min(Jmax, chunk)
     per = max(1, chunk // Jmax) if Jmax <= chunk else 1
@@ -167,7 +165,7 @@ def squared_inner_loops(X, y, counts, q, v, l1w: float, Js, T: int, alphas, u1: 
         a = (u1 / ts) * 2.0 * np.einsum("ktpw,ktpw->ktw", N1, HN2) \
             + (u1 / (P * P * ts * ts)) * np.einsum("ktpw,ktpw->ktw", N2, HN2)
         r = np.swapaxes((N2 @ a[..., None])[..., 0] / Jf[:, None, None], 0, 1).reshape(tb, K * P)
-        M = _block_diag(np.swapaxes(N2 @ np.swapaxes(N2, 2, 3) / Jf[:, None, None, None], 0, 1))
+        M = block_diag(np.swapaxes(N2 @ np.swapaxes(N2, 2, 3) / Jf[:, None, None, None], 0, 1))
         if not l1w:
             return M, r, None
         U1N1 = (u1 / ts)[..., None] * N1  # a = b + u1 nu1, a + u2 nu2 of every pair
@@ -205,7 +203,16 @@ def squared_inner_loops(X, y, counts, q, v, l1w: float, Js, T: int, alphas, u1: 
     return (acc / T if average else b).reshape(K, P)
 
 
-def _block_diag(blocks: np.ndarray) -> np.ndarray:
+def quadratic_form(X, y, counts, q, v):
+    """``H`` (K, P, P) and ``c`` (K, P) of each agent's ``F(b) = b^T H b - c^T b`` (+ the l1 part):
+    ``H = X^T X / n_k + q I``, ``c = 2 X^T y / n_k + v`` (``counts`` = ``n_k = 1/w_k``)."""
+    nk = np.asarray(counts, dtype=float)[:, None, None]
+    H = (np.swapaxes(X, 1, 2) @ X) / nk + np.asarray(q, dtype=float)[:, None, None] * np.eye(X.shape[2])
+    c = 2.0 * np.einsum("knp,kn->kp", X, y) / nk[:, :, 0] + np.asarray(v, dtype=float)
+    return H, c
+
+
+def block_diag(blocks: np.ndarray) -> np.ndarray:
     """(..., K, P, P) -> (..., K P, K P) block-diagonal matrices."""
     *lead, K, P, _ = blocks.shape
     out = np.zeros((*lead, K * P, K * P))

@@ -46,6 +46,8 @@ import math
 import numpy as np
 from scipy.special import erf
 
+from .dzoa_inner import block_diag, quadratic_form
+
 __all__ = ["MOMENT_J_THRESHOLD", "pair_moments", "step_noise", "moment_inner_loops"]
 
 #: Smallest ``J_k`` for which ``inner_sampler="auto"`` uses the moment sampler: the smallest validated ``J``
@@ -60,11 +62,8 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 
 def _quad_parts(X, y, counts, q, v):
     """``A`` (K, P, P), ``c`` (K, P) of ``F``'s quadratic part and the ``A``-only constants of the covariance."""
-    nk = np.asarray(counts, dtype=float)[:, None, None]
     P = X.shape[2]
-    G = np.swapaxes(X, 1, 2) @ X
-    A = G / nk + np.asarray(q, dtype=float)[:, None, None] * np.eye(P)
-    c = 2.0 * np.einsum("knp,kn->kp", X, y) / nk[:, :, 0] + np.asarray(v, dtype=float)
+    A, c = quadratic_form(X, y, counts, q, v)
     A2 = A @ A
     trA = np.trace(A, axis1=1, axis2=2)
     trA2 = np.trace(A2, axis1=1, axis2=2)
@@ -134,9 +133,7 @@ def moment_inner_loops(X, y, counts, q, v, l1w: float, Js, T: int, alphas, u1: f
     a0 = 4.0 * u1s[:, None] ** 2 * trA2[None, :] + l1w * l1w * P  # (T, K)
     coef_c = (4.0 * l1w) * u1s[:, None, None] * np.einsum("kpp->kp", A)[None]  # (T, K, P)
     r_scale = 1.0 / (_SQRT2 * u1s)  # b / (sqrt(2) u1t)
-    big = np.zeros((K * P, K * P))  # 2 A block-diagonal: one product per step for all agents
-    for k in range(K):
-        big[k * P:(k + 1) * P, k * P:(k + 1) * P] = 2.0 * A[k]
+    big = block_diag(2.0 * A)  # one product per step for all agents
     step = alphas.T[:, :, None] * np.ones((1, 1, P))  # (T, K, P)
     noise_step = step / np.sqrt(np.asarray(Js, dtype=float))[None, :, None]
     ones = np.ones(P)

@@ -62,11 +62,9 @@ def report_markdown(dirs, metric: str | None = None, claims: bool = True, notes:
         head = (f"**{results['title']}** (`{results['experiment']}`, {results['trials']} trial(s), seed "
                 f"{results['seed']}{', quick mode' if mode == 'quick' else ''})")
         parts += [head, "", *results_table(results, m), ""]
-        lines = privacy_notes(results) if notes else []
-        if lines:
-            parts += [*lines, ""]
-        if tuning_lines(results):
-            parts += [*tuning_lines(results), ""]
+        for lines in (privacy_notes(results) if notes else [], tuning_lines(results)):
+            if lines:
+                parts += [*lines, ""]
         if claims and results.get("claims"):
             parts += [*claim_lines(results), ""]
     return "\n".join(parts)

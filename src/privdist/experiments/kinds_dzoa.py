@@ -26,7 +26,7 @@ from ..algorithms.dzoa import ProbeSink
 from .build import ProblemKind, Trial, register_problem_kind
 from .claims import _final, register_claim_kind
 from .kinds import build_horizontal_erm
-from .plots import group_label, moment_sampler_used, register_plotter
+from .plots import group_label, moment_sampler_used, register_plotter, tagged
 
 __all__ = ["build_dzoa_probe", "normality_stats", "grid_search", "paper_epsilon_bar"]
 
@@ -61,7 +61,7 @@ def paper_epsilon_bar(run: dict) -> float | None:
 def _final_vs_epsbar(ax, plot, runs, traces):
     metric = plot.get("metric")
     groups: dict[str, list] = {}
-    tagged = set()
+    moments = set()
     for r in runs:
         if plot.get("runs") and r.get("group") not in plot["runs"] and r["label"] not in plot["runs"]:
             continue
@@ -71,12 +71,12 @@ def _final_vs_epsbar(ax, plot, runs, traces):
         data = traces[f"{r['label']}::{metric}"][:, -1]
         groups.setdefault(r["group"], []).append((eb, data.mean(), data.std()))
         if moment_sampler_used(r):
-            tagged.add(r["group"])
+            moments.add(r["group"])
     for group, pts in groups.items():
         pts.sort()
         xs, ys, ss = map(np.asarray, zip(*pts))
         ax.errorbar(xs, ys, yerr=ss if len(pts) > 1 else None, marker="o", capsize=3,
-                    label=group_label(group) + (" [moments]" if group in tagged else ""))
+                    label=tagged(group_label(group), group in moments))
     ax.set_xlabel("total epsilon-bar (S1(25), realised)")
 
 

@@ -11,7 +11,7 @@ import numpy as np
 from ..runtime.checkpoint import atomic_write_bytes
 from .store import inside
 
-__all__ = ["draw_plots", "PLOTTERS", "register_plotter", "group_label", "moment_sampler_used"]
+__all__ = ["draw_plots", "PLOTTERS", "register_plotter", "group_label", "moment_sampler_used", "tagged"]
 
 
 def _setup():
@@ -32,6 +32,11 @@ def moment_sampler_used(run: dict) -> bool:
 _MOMENTS_TAG = " [moments]"
 
 
+def tagged(label: str, moments: bool) -> str:
+    """``label`` with the moment-sampler tag when the curve or group used it."""
+    return label + (_MOMENTS_TAG if moments else "")
+
+
 def _shown(plot, r) -> bool:
     return not plot.get("runs") or r["label"] in plot["runs"] or r.get("group") in plot["runs"]
 
@@ -39,12 +44,12 @@ def _shown(plot, r) -> bool:
 def _curves(ax, plot, runs, traces):
     metric = plot.get("metric")
     for r in runs:
-        if plot.get("runs") and r["label"] not in plot["runs"] and r.get("group") not in plot["runs"]:
+        if not _shown(plot, r):
             continue
         data = traces[f"{r['label']}::{metric}"]
         x = np.arange(data.shape[1])
         mean = data.mean(axis=0)
-        line, = ax.plot(x, mean, label=r["label"] + (_MOMENTS_TAG if moment_sampler_used(r) else ""), lw=1.6)
+        line, = ax.plot(x, mean, label=tagged(r["label"], moment_sampler_used(r)), lw=1.6)
         if data.shape[0] > 1:  # spread over trials: 10-90 % band (positive, unlike mean - std on a log axis)
             lo, hi = np.quantile(data, [0.1, 0.9], axis=0)
             ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.15, lw=0)
@@ -59,7 +64,7 @@ def group_label(group: str) -> str:
 def _final_vs_param(ax, plot, runs, traces):
     metric, param = plot.get("metric"), plot["x"]
     groups: dict[str, list] = {}
-    tagged = set()
+    moments = set()
     for r in runs:
         if param in r.get("sweep", {}):
             if plot.get("runs") and r.get("group") not in plot["runs"]:
@@ -67,11 +72,12 @@ def _final_vs_param(ax, plot, runs, traces):
             data = traces[f"{r['label']}::{metric}"][:, -1]
             groups.setdefault(r["group"], []).append((r["sweep"][param], data.mean(), data.std()))
             if moment_sampler_used(r):
-                tagged.add(r["group"])
+                moments.add(r["group"])
     for group, pts in groups.items():
         pts.sort()
         xs, ys, ss = map(np.asarray, zip(*pts))
-        ax.errorbar(xs, ys, yerr=ss if len(pts) else None, marker="o", capsize=3, label=group_label(group) + (_MOMENTS_TAG if group in tagged else ""))
+        ax.errorbar(xs, ys, yerr=ss if len(pts) else None, marker="o", capsize=3,
+                    label=tagged(group_label(group), group in moments))
     ax.set_xlabel(param)
 
 

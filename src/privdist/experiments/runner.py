@@ -222,7 +222,7 @@ def _tuned(spec: ExperimentSpec, data_dir, backend) -> ExperimentSpec:
                 finals.setdefault(label, []).append(float(r["curves"][metric][-1]))
         return finals
 
-    tuned, record = tune(spec, run_group, data_dir, backend)
+    tuned, record = tune(spec, run_group)
     return dataclasses.replace(tuned, tuning={**spec.tuning, "record": record})
 
 

@@ -40,7 +40,7 @@ import numpy as np
 
 from ..errors import SpecError
 
-__all__ = ["TUNING_KEYS", "QUICK_TUNING_KEYS", "check_tuning", "tune", "tuning_runs"]
+__all__ = ["TUNING_KEYS", "QUICK_TUNING_KEYS", "apply_record", "check_tuning", "tune", "tuning_runs"]
 
 TUNING_KEYS = frozenset({"seed", "trials", "rounds", "score", "grids", "equal_size", "sweep", "share"})
 #: Keys ``[quick] tuning`` may replace in quick mode.
@@ -136,14 +136,13 @@ def tuning_runs(spec, template: str) -> list:
     return out
 
 
-def tune(spec, run_group, data_dir=None, backend="simulate"):
+def tune(spec, run_group):
     """Choose every tuned entry's hyperparameters on the tuning draws; return ``(spec_with_choices, record)``.
 
     Args:
         spec: the experiment (its ``tuning`` table set).
         run_group: ``run_group(spec, trials) -> {label: [final metric per trial]}``: runs ``spec`` on the given
             trials (the runner's own trial function), so tuning goes through exactly the code of the reported runs.
-        data_dir, backend: as for the runner.
     """
     t0 = time.perf_counter()
     table = spec.tuning
