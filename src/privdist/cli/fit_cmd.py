@@ -127,7 +127,7 @@ def fit_main(args) -> int:
     if vertical:
         from .fit_vertical import fit_vertical
 
-        private, rows, local, refit, notes, yte, Xte, K, n_test = fit_vertical(args, ds, X, y, seed, console)
+        private, rows, local, refit, notes, yte, Xte, K, n_test = fit_vertical(args, ds, X, y, seed)
         what = f"{K} parties holding column groups (vertical), admm_sharing"
     else:
         private, rows, local, refit, notes, yte, Xte, K, n_test = _fit_horizontal(args, ds, X, y, groups, seed, rng)

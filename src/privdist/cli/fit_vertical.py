@@ -29,8 +29,8 @@ def parse_feature_groups(spec: str) -> list[list]:
     return groups
 
 
-def fit_vertical(args, ds, X, y, seed: int, console) -> tuple:
-    """Fit and compare; returns ``(private estimator, rows, local rows, curve fit function, test labels,
+def fit_vertical(args, ds, X, y, seed: int) -> tuple:
+    """Fit and compare; returns ``(private estimator, rows, local rows, curve fit function, warnings, test labels,
     X_test, n_parties, test size)`` for the shared printing and writing of :mod:`privdist.cli.fit_cmd`."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import train_test_split

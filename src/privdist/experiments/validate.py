@@ -85,7 +85,7 @@ class _Quick(_Model):
     sweep: dict[str, _NonEmpty] = {}
     skip_runs: list[str] = []
     estimated_seconds: Annotated[float, Field(ge=0)] = 0.0
-    tuning: dict[str, Any] = {}  # trials/rounds/sweep of [tuning] in quick mode (ExperimentSpec.quick checks it)
+    tuning: dict[str, Any] = {}  # trials/rounds/sweep of [tuning] in quick mode (checked in spec.parse_spec)
 
 
 _Scale = Literal["linear", "log", "symlog", "logit"]
