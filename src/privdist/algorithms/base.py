@@ -32,6 +32,12 @@ class AlgorithmBase:
         """Named exposures of the protocol that no DP event covers (e.g. labels sent in the clear)."""
         return []
 
+    def step_many(self, requests: list, t: int) -> list:
+        """``step`` for several independent runs at once (``requests``: ``(state, inbox, rng)`` per run; returns
+        ``(state, outbox)`` per run). One run at a time by default; algorithms bound by per-step overhead batch
+        their arithmetic over the runs' agents, with each run's numbers those of ``step`` alone."""
+        return [self.step(state, inbox, t, rng) for state, inbox, rng in requests]
+
     def run_info(self, states: list) -> dict[str, Any]:
         """JSON-ready facts of a finished run worth recording beside its results (e.g. calibrated per-agent
         constants), from the final state of each agent block in agent order. None by default."""

@@ -66,6 +66,19 @@ from .dzoa_moments import MOMENT_J_THRESHOLD, moment_inner_loops
 
 __all__ = ["DZOA", "DZOAState", "ProbeSink"]
 
+
+def _fast_path(prob) -> bool:
+    """The papers' squared loss with an l1, l2 or no penalty: the vectorised kernels of dzoa_inner/dzoa_moments."""
+    return getattr(prob.loss, "name", "") == "squared" and prob.regularizer.name in ("l1", "l2", "none")
+
+
+def _pad_rows(a: np.ndarray, n: int) -> np.ndarray:
+    """``a`` (K, n_a, ...) with zero rows appended up to ``n`` (zero rows add nothing to X^T X or X^T y)."""
+    if a.shape[1] == n:
+        return a
+    pad = np.zeros((a.shape[0], n - a.shape[1], *a.shape[2:]))
+    return np.concatenate([a, pad], axis=1)
+
 _BATCH_MAX_J = 256  # largest J_k for which the agents' inner loops run batched (see DZOA.step)
 
 _CAVEATS = (
@@ -263,8 +276,7 @@ class DZOA(AlgorithmBase):
                 k = int(np.argmax(norms))
                 raise ValidationError(f"agent {int(block.agents[k])} has a data row of norm {norms[k]:.6g} > 1 while "
                                       "c1 = 1 is assumed (normalise rows, spec §1.4, or pass check_rows=False)")
-        if self.inner_sampler != "exact" and not (getattr(local.loss, "name", "") == "squared"
-                                                  and local.regularizer.name in ("l1", "l2", "none")):
+        if self.inner_sampler != "exact" and not _fast_path(local):
             raise ValidationError(f"inner_sampler={self.inner_sampler!r} needs the squared loss with an l1, l2 or no "
                                   "regularizer (the moment formulas of dzoa_moments)")
         R, bsq = self._radius(problem)
@@ -301,14 +313,41 @@ class DZOA(AlgorithmBase):
             d * beta + nbr)))
 
     def step(self, state, inbox, t, rng):
-        d, nbr = state.degrees[:, None], inbox["beta"]
-        gamma = state.gamma + self.rho * (d * state.beta - nbr)
-        v = self.rho * (d * state.beta + nbr) - gamma
-        prob = state.problem
-        if self.exact_inner:
-            beta = prob.prox_solve(self.rho * state.degrees, v, init=state.beta, tol=1e-12)
-            return replace(state, beta=beta, gamma=gamma), {"beta": beta}
-        P, K = prob.n_features, state.beta.shape[0]
+        return self.step_many([(state, inbox, rng)], t)[0]
+
+    def step_many(self, requests, t):
+        """One outer iteration of several independent runs (e.g. trials, :func:`privdist.runtime.run_many`).
+
+        The squared-loss inner loops of every run's agents go through the same kernel calls (moment-sampled agents in
+        one, exact agents with ``J_k <= 256`` in another; the kernels are row-independent, so each agent's numbers
+        are those of a run alone). Runs with a probe, the exact-inner oracle and other losses are stepped alone."""
+        out: list = [None] * len(requests)
+        batch = []
+        for i, (state, inbox, rng) in enumerate(requests):
+            d, nbr = state.degrees[:, None], inbox["beta"]
+            gamma = state.gamma + self.rho * (d * state.beta - nbr)
+            v = self.rho * (d * state.beta + nbr) - gamma
+            prob = state.problem
+            if self.exact_inner:
+                beta = prob.prox_solve(self.rho * state.degrees, v, init=state.beta, tol=1e-12)
+            elif _fast_path(prob):
+                batch.append((i, state, gamma, v, self._alphas(state, gamma, nbr), rng.generators()))
+                continue
+            else:
+                beta = self._generic_inner(state, gamma, v, nbr, rng)
+            out[i] = (replace(state, beta=beta, gamma=gamma), {"beta": beta})
+        probed = [job for job in batch if self._probe_of(job[1]) is not None]
+        for group in [[job] for job in probed] + ([[job for job in batch if job not in probed]] if batch else []):
+            if not group:
+                continue
+            betas = self._squared_inner(group)
+            for (i, state, gamma, *_), beta in zip(group, betas):
+                out[i] = (replace(state, beta=beta, gamma=gamma), {"beta": beta})
+        return out
+
+    def _alphas(self, state, gamma, nbr) -> np.ndarray:
+        """Step sizes ``alpha_t`` (K, T) of S1(9) (AMB-D6), ``L_k^{(m)}`` per agent unless ``step_scale`` is set."""
+        P, K = state.problem.n_features, state.beta.shape[0]
         ts = np.arange(1, self.T + 1, dtype=float)
         alphas = np.empty((K, self.T))
         for i in range(K):
@@ -317,35 +356,58 @@ class DZOA(AlgorithmBase):
                 L = self._lipschitz(state, i, gamma[i], state.degrees[i], state.beta[i], nbr[i])
                 scale = state.calib.alpha0[i] * state.calib.R / L
             alphas[i] = scale / np.sqrt(ts * P * math.log(2 * P))
-        probe = None
-        if state.sink is not None and self.probe_agent in state.agent_ids:
-            probe = (int(np.flatnonzero(state.agent_ids == self.probe_agent)[0]), self._probe(state.sink))
-        Js, avg, gens = state.calib.J.astype(int), self.inner_output == "average", rng.generators()
-        reg = prob.regularizer.name
-        q = self.rho * state.degrees.astype(float)
-        if getattr(prob.loss, "name", "") == "squared" and reg in ("l1", "l2", "none"):
-            q2 = q + (prob.local_reg if reg == "l2" else 0.0)
-            l1w = prob.local_reg if reg == "l1" else 0.0
-            # small J is bound by per-step overhead: all agents in one set of array operations (measured 1.4-2x
-            # faster at J <= 146); larger J is bound by the draws and zero-padding to max J only adds work
-            beta = np.empty_like(state.beta)
-            mom = self._moment_agents(Js, probe)
-            if mom.any():
-                g = np.flatnonzero(mom)
-                beta[g] = moment_inner_loops(prob.X[g], prob.y[g], 1.0 / prob.sample_weight[g], q2[g], v[g], l1w,
-                                             Js[g], self.T, alphas[g], self.u1, [gens[i] for i in g], avg)
-            rest = np.flatnonzero(~mom)
-            groups = [rest] if rest.size and Js[rest].max() <= _BATCH_MAX_J else [np.array([i]) for i in rest]
-            for g in groups:
-                pr = None if probe is None or probe[0] not in g else (int(np.flatnonzero(g == probe[0])[0]), probe[1])
-                beta[g] = squared_inner_loops(prob.X[g], prob.y[g], 1.0 / prob.sample_weight[g], q2[g], v[g], l1w, Js[g], self.T,
-                                              alphas[g], self.u1, [gens[i] for i in g], self.chunk, pr, avg)
-        else:
-            beta = np.stack([zo_inner_loop(generic_diff(prob.subset([i]), q[i], v[i]), P, int(Js[i]), self.T, alphas[i],
-                                           self.u1, gens[i], self.chunk,
-                                           probe[1] if probe is not None and probe[0] == i else None, avg)
-                             for i in range(K)])
-        return replace(state, beta=beta, gamma=gamma), {"beta": beta}
+        return alphas
+
+    def _probe_of(self, state):
+        """``(row, probe)`` of the probed agent in this state's block, or None."""
+        if state.sink is None or self.probe_agent not in state.agent_ids:
+            return None
+        return int(np.flatnonzero(state.agent_ids == self.probe_agent)[0]), self._probe(state.sink)
+
+    def _generic_inner(self, state, gamma, v, nbr, rng) -> np.ndarray:
+        """Inner loops through the problem's batched values (losses other than the squared one), agent by agent."""
+        prob, K = state.problem, state.beta.shape[0]
+        P, q = prob.n_features, self.rho * state.degrees.astype(float)
+        alphas, gens, probe = self._alphas(state, gamma, nbr), rng.generators(), self._probe_of(state)
+        return np.stack([zo_inner_loop(generic_diff(prob.subset([i]), q[i], v[i]), P, int(state.calib.J[i]), self.T,
+                                       alphas[i], self.u1, gens[i], self.chunk,
+                                       probe[1] if probe is not None and probe[0] == i else None,
+                                       self.inner_output == "average")
+                         for i in range(K)])
+
+    def _squared_inner(self, group) -> list:
+        """The squared-loss inner loops of every agent of the runs in ``group`` (jobs ``(i, state, gamma, v, alphas,
+        gens)``; at most one run with a probe), stacked along the agent axis; returns each run's (K, P) iterates."""
+        states = [job[1] for job in group]
+        prob = states[0].problem
+        reg, avg = prob.regularizer.name, self.inner_output == "average"
+        n = max(s.problem.X.shape[1] for s in states)
+        X = np.concatenate([_pad_rows(s.problem.X, n) for s in states])
+        y = np.concatenate([_pad_rows(s.problem.y, n) for s in states])
+        counts = np.concatenate([1.0 / s.problem.sample_weight for s in states])
+        q = np.concatenate([self.rho * s.degrees.astype(float) for s in states])
+        q2 = q + (prob.local_reg if reg == "l2" else 0.0)
+        l1w = prob.local_reg if reg == "l1" else 0.0
+        v = np.concatenate([job[3] for job in group])
+        alphas = np.concatenate([job[4] for job in group])
+        gens = [g for job in group for g in job[5]]
+        Js = np.concatenate([s.calib.J.astype(int) for s in states])
+        probe = self._probe_of(states[0]) if len(group) == 1 else None
+        beta = np.empty((len(Js), prob.n_features))
+        mom = self._moment_agents(Js, probe)
+        if mom.any():
+            g = np.flatnonzero(mom)
+            beta[g] = moment_inner_loops(X[g], y[g], counts[g], q2[g], v[g], l1w, Js[g], self.T, alphas[g], self.u1,
+                                         [gens[i] for i in g], avg)
+        # small J is bound by per-step overhead: all agents in one set of array operations (measured 1.4-2x faster
+        # at J <= 146); larger J is bound by the draws, and zero-padding to the largest J only adds work
+        rest = np.flatnonzero(~mom)
+        groups = [rest] if rest.size and Js[rest].max() <= _BATCH_MAX_J else [np.array([i]) for i in rest]
+        for g in groups:
+            pr = None if probe is None or probe[0] not in g else (int(np.flatnonzero(g == probe[0])[0]), probe[1])
+            beta[g] = squared_inner_loops(X[g], y[g], counts[g], q2[g], v[g], l1w, Js[g], self.T, alphas[g], self.u1,
+                                          [gens[i] for i in g], self.chunk, pr, avg)
+        return np.split(beta, np.cumsum([s.beta.shape[0] for s in states])[:-1])
 
     def _moment_agents(self, Js, probe) -> np.ndarray:
         """Boolean mask of the agents whose inner loop uses the moment sampler this step."""

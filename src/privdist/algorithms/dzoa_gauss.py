@@ -83,6 +83,26 @@ def huber_dz(r: np.ndarray, c1: float) -> np.ndarray:
     return np.clip(2.0 * r, -c1, c1)
 
 
+_PER_AGENT = ("beta", "gamma", "degrees", "mu", "tau", "sensitivity", "sigma", "lip", "polished")
+
+
+class _Generators:
+    """The ``generators()`` of several runs' agent streams, in stacked order (:meth:`DZOAGauss.step_many`)."""
+
+    def __init__(self, gens):
+        self._gens = gens
+
+    def generators(self):
+        return self._gens
+
+
+def _pad(a: np.ndarray, n: int) -> np.ndarray:
+    """Per-sample array ``a`` (K, n_a, ...) zero-padded to ``n`` samples."""
+    if a.shape[1] == n:
+        return a
+    return np.concatenate([a, np.zeros((a.shape[0], n - a.shape[1], *a.shape[2:]))], axis=1)
+
+
 @functools.lru_cache(maxsize=256)
 def _exact_z(epsilon: float, delta: float) -> float:
     """Smallest noise multiplier of one Gaussian release that is ``(epsilon, delta)``-DP (exact PLD, verified)."""
@@ -127,6 +147,12 @@ class DZOAGauss(AlgorithmBase):
         step_scale: inner step constant ``s`` (``alpha_t = s / sqrt(t P log 2P)``), a public constant.
         tau_rel: certification tolerance relative to the exact minimiser's sensitivity ``2 c1 w_k / mu_k``.
         max_polish: iteration cap of the exact solve (:class:`CertificationError` beyond it).
+        local_solver: ``"zo"`` (D-ZOA's zeroth-order loop, then the exact solve when its output fails the
+            certificate; default) or ``"exact"`` (the certified exact solve only, warm-started at the agent's own
+            last *release*, a public value). Same mechanism and guarantee: the sensitivity argument bounds any
+            output certified within ``tau_k``, whatever produced it. ``"exact"`` skips a loop whose output is
+            discarded whenever it fails the certificate (issue 14: in the S1 Fig 4/5 setting it failed in every
+            release measured, ``polished_rounds_per_agent`` = rounds).
     """
 
     epsilon: float | None = 0.15
@@ -141,6 +167,7 @@ class DZOAGauss(AlgorithmBase):
     step_scale: float = 0.2
     tau_rel: float = 0.05
     max_polish: int = 10000
+    local_solver: str = "zo"
     name: ClassVar[str] = "dzoa_gauss"
 
     def __post_init__(self):
@@ -154,6 +181,8 @@ class DZOAGauss(AlgorithmBase):
         check_probability(self.delta, "delta")
         if self.calibration not in ("exact", "classical"):
             raise ValidationError(f"calibration must be 'exact' or 'classical', got {self.calibration!r}")
+        if self.local_solver not in ("zo", "exact"):
+            raise ValidationError(f"local_solver must be 'zo' or 'exact', got {self.local_solver!r}")
         if self.gaussian_constant not in (2.0, 2.1):
             raise ValidationError(f"gaussian_constant must be 2 or 2.1, got {self.gaussian_constant}")
         if self.epsilon is not None:
@@ -259,6 +288,9 @@ class DZOAGauss(AlgorithmBase):
         v = self.rho * (d * state.beta + nbr) - gamma
         q = self.rho * state.degrees + state.l2w
         K, P = state.beta.shape
+        if self.local_solver == "exact":  # warm start at the own last release (public): post-processing
+            rows = np.arange(K)
+            return self._polish(state, q, v, state.beta, rows), gamma, rows
         gens = rng.generators()
         b = np.zeros((K, P))
         scale = self.step_scale / math.sqrt(P * math.log(2 * P))
@@ -281,6 +313,27 @@ class DZOAGauss(AlgorithmBase):
         polished = state.polished.copy()
         polished[rows] += 1
         return replace(state, beta=beta, gamma=gamma, polished=polished), {"beta": beta}
+
+    def step_many(self, requests, t):
+        """:meth:`step` of several independent runs (e.g. trials) in one set of array operations: their agents are
+        stacked along the agent axis (per-sample arrays zero-padded: a zero row with weight 0 adds nothing), each
+        agent keeping its own generator; agents are independent in every operation (the exact solve stops each
+        agent on its own certificate), so each run's numbers are those of :meth:`step` alone."""
+        if len(requests) == 1:
+            state, inbox, rng = requests[0]
+            return [self.step(state, inbox, t, rng)]
+        states = [r[0] for r in requests]
+        n = max(s.X.shape[1] for s in states)
+        stacked = replace(states[0], X=np.concatenate([_pad(s.X, n) for s in states]),
+                          y=np.concatenate([_pad(s.y, n) for s in states]),
+                          w=np.concatenate([_pad(s.w, n) for s in states]),
+                          **{f: np.concatenate([getattr(s, f) for s in states]) for f in _PER_AGENT})
+        inbox = {"beta": np.concatenate([r[1]["beta"] for r in requests])}
+        new, out = self.step(stacked, inbox, t, _Generators([g for r in requests for g in r[2].generators()]))
+        edges = np.cumsum([s.beta.shape[0] for s in states])[:-1]
+        parts = {f: np.split(getattr(new, f), edges) for f in ("beta", "gamma", "polished")}
+        return [(replace(s, beta=parts["beta"][i], gamma=parts["gamma"][i], polished=parts["polished"][i]),
+                 {"beta": parts["beta"][i]}) for i, s in enumerate(states)]
 
     # ---------------------------------------------------------------- privacy
     def dp_events(self, state, t):
@@ -313,8 +366,11 @@ class DZOAGauss(AlgorithmBase):
         return [
             f"dzoa_gauss: squared loss replaced by the Huber loss with |l'| <= c1 = {self.c1:g} (residual derivative "
             "clipped) and rows clipped to norm <= 1: the per-sample gradient bound is enforced",
-            f"dzoa_gauss: each release is the zeroth-order output certified within tau_k of the exact local minimiser "
-            f"(exact solve when the certificate fails) plus Gaussian noise sigma_k = z Delta_k, "
+            ("dzoa_gauss: each release is the zeroth-order output certified within tau_k of the exact local minimiser "
+             "(exact solve when the certificate fails)" if self.local_solver == "zo" else
+             "dzoa_gauss: each release is the exact local solve (local_solver='exact', warm-started at the agent's "
+             "own last release) certified within tau_k of the exact local minimiser")
+            + f" plus Gaussian noise sigma_k = z Delta_k, "
             f"Delta_k = 2 c1 / (N_k mu_k) (1 + 2 tau_rel), tau_rel = {self.tau_rel:g}, z from {how}",
             "dzoa_gauss: duals and v_k are functions of released messages only (post-processing)",
         ]

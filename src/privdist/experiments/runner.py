@@ -32,7 +32,7 @@ from .store import ResultsDir, read_json, write_json
 from .summary import write_summary
 from .resources import check_resources
 
-__all__ = ["run_experiment", "run_trial", "aggregate"]
+__all__ = ["run_experiment", "run_trial", "run_trials", "aggregate"]
 
 
 def _guarded(name: str, fn, label: str):
@@ -85,8 +85,6 @@ def run_trial(spec: ExperimentSpec, trial: int, data_dir=None, backend="simulate
     report is that of the whole planned run (the releases it declared).
     """
     built = build_trial(spec, trial, data_dir=data_dir)
-    delta = float(spec.privacy.get("delta", 1e-5))
-    accountants = tuple(spec.privacy.get("accountants", ACCOUNTANTS))
     secure = bool(spec.privacy.get("secure", False))
     runs = {}
     for rs in spec.runs:
@@ -98,25 +96,78 @@ def run_trial(spec: ExperimentSpec, trial: int, data_dir=None, backend="simulate
             res = run_algorithm(algorithm, built.problem, built.network, spec.rounds, seed=spec.seed, trial=trial,
                                 backend=backend, metrics=metrics, secure=secure, checkpoint=ckpt,
                                 checkpoint_every=PARTY_CHECKPOINT_EVERY, resume=ckpt is not None)
-        except (DivergenceError, FloatingPointError, OverflowError) as exc:
-            runs[rs.label] = _diverged(spec, rs, exc, time.perf_counter() - t0, delta, accountants)
-            continue
-        seconds = time.perf_counter() - t0
-        if ckpt is not None:
+        except _STOPS as exc:
+            res = exc
+        if ckpt is not None and not isinstance(res, BaseException):
             ckpt.unlink(missing_ok=True)
-        states = res.final_state if isinstance(res.final_state, list) else [res.final_state]
-        info_fn = getattr(algorithm, "run_info", None)  # optional (AlgorithmBase): calibrated constants etc.
-        info = info_fn(states) if info_fn is not None and res.final_state is not None else {}
-        # party-local runs (issue 17): where the data were resolved, where each metric was computed, Ray placement
-        info = {**info, **{k: res.config[k] for k in ("data", "metrics_where", "ray") if k in res.config}}
-        runs[rs.label] = {
-            "info": info,
-            "curves": {m: res.curves[m].tolist() for m in spec.metrics},
-            "privacy": privacy_report(res.ledger, delta, accountants),
-            "seconds": seconds,
-            "transcript_digest": res.transcript.digest,
-        }
+        runs[rs.label] = _entry(spec, rs, algorithm, res, time.perf_counter() - t0)
     return {"trial": trial, "runs": runs}
+
+
+#: Trials stepped together by :func:`run_trials` (issue 14): enough rows to amortise D-ZOA's per-step overhead,
+#: few enough that an interrupted run loses little (finished batches are saved).
+TRIAL_BATCH = 25
+_STOPS = (DivergenceError, FloatingPointError, OverflowError)  # a run stopped by these is recorded as diverged
+
+
+def _batches(spec: ExperimentSpec, backend) -> bool:
+    """Whether :func:`run_trials` steps trials together: on the in-process simulator with data held in this process
+    (party-local data stay per trial, with their checkpoints)."""
+    return backend == "simulate" and spec.data.get("kind") != "per_party"
+
+
+def run_trials(spec: ExperimentSpec, trials, data_dir=None, backend="simulate") -> list[dict]:
+    """:func:`run_trial` of several trials, each run's trials stepped in lockstep (:func:`privdist.runtime.run_many`)
+    when its algorithm batches its arithmetic (``step_many``; D-ZOA and D-ZOA + Gaussian): per-step overhead is then
+    paid once per round for all the trials. Every trial's entry equals :func:`run_trial`'s (same streams and
+    per-agent arithmetic: tested on the transcript digests), except ``seconds``, the batch's time shared equally."""
+    from ..algorithms.base import AlgorithmBase
+    from ..runtime import run_many
+
+    trials = list(trials)
+    if len(trials) < 2 or not _batches(spec, backend):
+        return [run_trial(spec, t, data_dir, backend) for t in trials]
+    built = [build_trial(spec, t, data_dir=data_dir) for t in trials]
+    secure = bool(spec.privacy.get("secure", False))
+    out = [{"trial": t, "runs": {}} for t in trials]
+    for rs in spec.runs:
+        algorithm = make_algorithm(rs.algorithm, **rs.params)
+        metrics = [{m: _guarded(m, fn, rs.label) for m, fn in b.metrics.items()} for b in built]
+        t0 = time.perf_counter()
+        if getattr(type(algorithm), "step_many", None) is AlgorithmBase.step_many:  # nothing to batch
+            results = []
+            for b, t, ms in zip(built, trials, metrics):
+                try:
+                    results.append(run_algorithm(algorithm, b.problem, b.network, spec.rounds, seed=spec.seed,
+                                                 trial=t, backend=backend, metrics=ms, secure=secure))
+                except _STOPS as exc:
+                    results.append(exc)
+        else:
+            results = run_many(algorithm, [b.problem for b in built], [b.network for b in built], spec.rounds,
+                               seed=spec.seed, trials=trials, metrics=metrics, secure=secure)
+        seconds = (time.perf_counter() - t0) / len(trials)
+        for entry, res in zip(out, results):
+            if isinstance(res, BaseException) and not isinstance(res, _STOPS):
+                raise res
+            entry["runs"][rs.label] = _entry(spec, rs, algorithm, res, seconds)
+    return out
+
+
+def _entry(spec, rs, algorithm, res, seconds) -> dict:
+    """One run's entry of a trial: curves, privacy report, run info and digest, or the diverged entry when
+    ``res`` is the exception that stopped it."""
+    delta = float(spec.privacy.get("delta", 1e-5))
+    accountants = tuple(spec.privacy.get("accountants", ACCOUNTANTS))
+    if isinstance(res, BaseException):
+        return _diverged(spec, rs, res, seconds, delta, accountants)
+    states = res.final_state if isinstance(res.final_state, list) else [res.final_state]
+    info_fn = getattr(algorithm, "run_info", None)  # optional (AlgorithmBase): calibrated constants etc.
+    info = info_fn(states) if info_fn is not None and res.final_state is not None else {}
+    # party-local runs (issue 17): where the data were resolved, where each metric was computed, Ray placement
+    info = {**info, **{k: res.config[k] for k in ("data", "metrics_where", "ray") if k in res.config}}
+    return {"info": info, "curves": {m: res.curves[m].tolist() for m in spec.metrics},
+            "privacy": privacy_report(res.ledger, delta, accountants), "seconds": seconds,
+            "transcript_digest": res.transcript.digest}
 
 
 def _diverged(spec, rs, exc, seconds, delta, accountants) -> dict:
@@ -217,8 +268,8 @@ def _tuned(spec: ExperimentSpec, data_dir, backend) -> ExperimentSpec:
 
     def run_group(sub, trials):
         finals: dict[str, list[float]] = {}
-        for t in trials:
-            for label, r in run_trial(sub, t, data_dir, backend)["runs"].items():
+        for trial in run_trials(sub, trials, data_dir, backend):
+            for label, r in trial["runs"].items():
                 finals.setdefault(label, []).append(float(r["curves"][metric][-1]))
         return finals
 
@@ -309,14 +360,20 @@ def _run_into(store, spec, done, jobs, progress, data_dir, backend, parallel) ->
                 bar.advance(task)
         elif jobs > 1 and len(todo) >= jobs:
             with _pool(jobs) as pool:
-                futures = [pool.submit(run_trial, spec, t, data_dir, backend) for t in todo]
+                futures = [pool.submit(run_trials, spec, chunk, data_dir, backend) for chunk in _chunks(todo, jobs)]
                 for fut in as_completed(futures):
-                    finished(fut.result())
-                    bar.advance(task)
+                    for data in fut.result():
+                        finished(data)
+                        bar.advance(task)
         elif jobs > 1 and todo:  # fewer trials than workers: one task per (trial, run), as with Ray
             for data in _per_run_processes(spec, todo, jobs, data_dir, backend):
                 finished(data)
                 bar.advance(task)
+        elif _batches(spec, backend):  # in this process, trials stepped together
+            for chunk in _chunks(todo, 1):
+                for data in run_trials(spec, chunk, data_dir, backend):
+                    finished(data)
+                    bar.advance(task)
         else:  # in this process: party-local runs keep driver checkpoints for --resume (issue 17)
             for t in todo:
                 finished(run_trial(spec, t, data_dir, backend, checkpoint_dir=store.path / "checkpoints"))
@@ -330,6 +387,13 @@ def _run_into(store, spec, done, jobs, progress, data_dir, backend, parallel) ->
     write_json(store.path / "results.json", results)
     write_summary(spec, results, store.path)
     return results
+
+
+def _chunks(todo: list, jobs: int) -> list[list]:
+    """Consecutive trial batches of at most :data:`TRIAL_BATCH`, at least ``jobs`` of them when there are enough
+    trials (every worker busy)."""
+    size = max(1, min(TRIAL_BATCH, -(-len(todo) // jobs)))
+    return [todo[i:i + size] for i in range(0, len(todo), size)]
 
 
 class _pool:

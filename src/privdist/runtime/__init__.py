@@ -7,13 +7,13 @@ from .serve import Cluster
 from .result import RunResult
 from .rng import AgentStreams, data_rng, stream
 from .routing import Router
-from .run import BACKENDS, make_backend, run, versions
+from .run import BACKENDS, make_backend, run, run_many, versions
 from .simulator import SimulatorBackend
 from .transcript import TRANSCRIPT_MODES, Transcript
 
 __all__ = [
     "AGENT", "COORDINATOR", "AgentBlock", "Aggregation", "Algorithm", "MessageSpec", "RunResult",
-    "AgentStreams", "data_rng", "stream", "Router", "BACKENDS", "make_backend", "run", "versions",
+    "AgentStreams", "data_rng", "stream", "Router", "BACKENDS", "make_backend", "run", "run_many", "versions",
     "SimulatorBackend", "TRANSCRIPT_MODES", "Transcript", "HorizontalParties", "VerticalParties",
     "PooledDataUnavailableError", "Cluster", "PartyBackend", "PlacementError",
 ]

@@ -24,7 +24,7 @@ from .ray_backend import RayBackend
 from .simulator import SimulatorBackend
 from .transcript import Transcript
 
-__all__ = ["run", "BACKENDS", "make_backend", "versions", "noise_provenance"]
+__all__ = ["run", "run_many", "BACKENDS", "make_backend", "versions", "noise_provenance"]
 
 BACKENDS: dict[str, Callable[[], object]] = {"simulate": SimulatorBackend, "ray": RayBackend}  # ray: imported lazily
 
@@ -143,6 +143,84 @@ def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int =
             match the declared messages.
         CheckpointError: ``resume`` with a checkpoint of another configuration.
     """
+    steps = _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, keep_iterates, transcript,
+                    checkpoint, checkpoint_every, resume, secure)
+    request = next(steps)
+    while True:
+        be, t, inbox = request
+        try:
+            out = be.step_agents(t, inbox)
+        except BaseException as exc:
+            steps.throw(exc)  # raised inside the protocol: its clean-up (backend close) runs
+            raise
+        try:
+            request = steps.send(out)
+        except StopIteration as stop:
+            return stop.value
+
+
+def run_many(algorithm, problems, networks, rounds: int, *, seed: int = 0, trials=None, metrics=None,
+             transcript: str = "digest", secure: bool = False) -> list:
+    """Several independent runs of one algorithm (e.g. an experiment's trials) stepped in lockstep on the simulator.
+
+    Each round, the agents of every unfinished run go through one ``algorithm.step_many`` call (an algorithm
+    without batched arithmetic steps them one run at a time), so per-step overhead is paid once per round instead
+    of once per run (issue 14: D-ZOA's inner loop is bound by it). Streams stay per (seed, trial, agent, round) and
+    every run keeps its own router, ledger, transcript and metrics, so each result is that of :func:`run` with the
+    same arguments (tested: same transcript digest).
+
+    Args:
+        algorithm: the algorithm factory (one for all runs).
+        problems, networks: one per run.
+        rounds, seed, transcript, secure: as in :func:`run`.
+        trials: the trial index of each run (default ``0, 1, ...``).
+        metrics: one metrics mapping per run (or None).
+
+    Returns:
+        One entry per run: its :class:`RunResult`, or the exception that stopped it (e.g. a metric's
+        ``DivergenceError``); the other runs continue without it.
+    """
+    from .simulator import step_agents_many
+
+    n = len(problems)
+    trials = list(range(n)) if trials is None else list(trials)
+    metrics = [None] * n if metrics is None else list(metrics)
+    if not (len(networks) == len(trials) == len(metrics) == n):
+        raise ShapeMismatchError("run_many needs one network, trial and metrics mapping per problem")
+    steps = [_rounds(algorithm, problems[i], networks[i], rounds, seed, trials[i], SimulatorBackend(), metrics[i],
+                     False, transcript, None, 0, False, secure) for i in range(n)]
+    results: list = [None] * n
+    pending = {}
+    for i, g in enumerate(steps):
+        try:
+            pending[i] = next(g)
+        except Exception as exc:  # noqa: BLE001 - reported per run
+            results[i] = exc
+    while pending:
+        idx = list(pending)
+        try:
+            outs = step_agents_many([pending[i][0] for i in idx], pending[idx[0]][1], [pending[i][2] for i in idx])
+        except BaseException as exc:
+            for i in idx:
+                steps[i].close()
+            raise exc
+        for i, out in zip(idx, outs):
+            try:
+                pending[i] = steps[i].send(out)
+            except StopIteration as stop:
+                results[i] = stop.value
+                del pending[i]
+            except Exception as exc:  # noqa: BLE001 - reported per run
+                results[i] = exc
+                del pending[i]
+    return results
+
+
+def _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, keep_iterates, transcript, checkpoint,
+            checkpoint_every, resume, secure):
+    """The protocol of :func:`run` as a generator: it yields ``(backend, t, inbox)`` where the agents must be
+    stepped and receives their outboxes, so :func:`run_many` can step several runs' agents in one call; its return
+    value is the :class:`RunResult`."""
     from ..privacy import PrivacyLedger
 
     rounds = check_int(rounds, "rounds", 1)
@@ -206,7 +284,7 @@ def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int =
     try:
         for t in range(start_round, rounds + 1):
             inbox = router.agent_inbox(agent_out, coord_out, t)
-            agent_out = be.step_agents(t, inbox)
+            agent_out = yield be, t, inbox
             router.check_outbox(AGENT, agent_out, K, t)
             record.record(t, AGENT, agent_out)
             ledger.record_round(agents, be.dp_events(t))

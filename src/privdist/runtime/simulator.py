@@ -15,7 +15,7 @@ from .._checks import check_int
 from .contract import AgentBlock
 from .rng import COORDINATOR_DOMAIN, AgentStreams
 
-__all__ = ["SimulatorBackend", "join_outboxes"]
+__all__ = ["SimulatorBackend", "join_outboxes", "step_agents_many"]
 
 
 def join_outboxes(outs):
@@ -86,3 +86,17 @@ class SimulatorBackend:
 
     def close(self) -> None:
         """Release resources (nothing to do in-process)."""
+
+
+def step_agents_many(backends, t: int, inboxes) -> list:
+    """Step the agents of several simulator runs of one algorithm (one block each) in one ``step_many`` call
+    (:func:`privdist.runtime.run_many`); other configurations, or an algorithm without ``step_many``, are stepped
+    run by run. Returns each run's outbox."""
+    algorithm = backends[0].algorithm
+    many = getattr(algorithm, "step_many", None)
+    if many is None or any(len(be.blocks) != 1 or be.algorithm is not algorithm for be in backends):
+        return [be.step_agents(t, inbox) for be, inbox in zip(backends, inboxes)]
+    done = many([(be.states[0], inbox, be._streams(be.blocks[0], t)) for be, inbox in zip(backends, inboxes)], t)
+    for be, (state, _) in zip(backends, done):
+        be.states[0] = state
+    return [out for _, out in done]
