@@ -29,7 +29,9 @@ import sys
 import time
 
 from privdist.experiments.catalog import experiments_of_paper
-from privdist.experiments.runner import run_trial
+from privdist.algorithms import make_algorithm
+from privdist.algorithms.base import AlgorithmBase
+from privdist.experiments.runner import TRIAL_BATCH, run_trials
 from privdist.experiments.tuning import tuning_runs
 
 __all__ = ["run_benchmark", "project_run"]
@@ -51,14 +53,23 @@ def _with_reading(spec, reading: str):
     return dataclasses.replace(spec, problem={**spec.problem, "loss_scale": "sum"}, runs=runs)
 
 
-def project_run(spec, rs, probe_rounds=PROBE_ROUNDS) -> dict:
-    """Fixed and per-round seconds of one run (trial 0) and its projected full-mode seconds."""
+def _batched(rs) -> bool:
+    """Whether the runner steps this run's trials together (its algorithm has batched arithmetic)."""
+    return type(make_algorithm(rs.algorithm, **rs.params)).step_many is not AlgorithmBase.step_many
+
+
+def project_run(spec, rs, probe_rounds=PROBE_ROUNDS, batch: int | None = None) -> dict:
+    """Fixed and per-round seconds of one run per trial and its projected full-mode seconds: trial 0 alone, or, for
+    an algorithm the runner batches, a batch of ``batch`` trials (default ``min(trials, TRIAL_BATCH)``, as the
+    runner forms them) through :func:`run_trials`, divided by the batch size."""
     secs, info = [], {}
+    size = min(spec.trials, TRIAL_BATCH) if batch is None else batch
+    size = size if _batched(rs) else 1
     for r in probe_rounds:
         sub = dataclasses.replace(spec, runs=(rs,), rounds=r)
         t0 = time.process_time()  # CPU time of this process: less sensitive to other jobs on a shared machine
-        out = run_trial(sub, 0)["runs"][rs.label]
-        secs.append(time.process_time() - t0)
+        out = run_trials(sub, range(size))[0]["runs"][rs.label]
+        secs.append((time.process_time() - t0) / size)
         info = out
     r1, r2 = probe_rounds
     per_round = max(0.0, (secs[1] - secs[0]) / (r2 - r1))
@@ -84,7 +95,7 @@ def project_tuning(spec) -> float:
         for values in grid.values():
             points *= len(values)
         for rs in tuning_runs(spec, template):
-            p = project_run(tuning_spec, rs)
+            p = project_run(tuning_spec, rs, batch=trials)
             total += (p["fixed"] + p["per_round"] * rounds) * trials * points
     return total
 

@@ -13,6 +13,7 @@ from typing import Callable
 import numpy as np
 
 from .._checks import check_int
+from ._seeding import pcg64_generators
 
 __all__ = ["stream", "data_rng", "AgentStreams", "DATA", "AGENT_DOMAIN", "COORDINATOR_DOMAIN"]
 
@@ -45,11 +46,24 @@ class AgentStreams:
         self.agents = np.asarray(agents, dtype=np.int64)
         self._gens: list[np.random.Generator] | None = None
 
+    def entropies(self) -> list[list[int]]:
+        """The ``SeedSequence`` entropy of each agent's stream."""
+        return [[self.seed, self.trial, self.domain, int(a), self.round] for a in self.agents]
+
     def generators(self) -> list[np.random.Generator]:
         """One generator per agent of the block (created on first use)."""
         if self._gens is None:
-            self._gens = [stream(self.seed, self.trial, self.domain, int(a), self.round) for a in self.agents]
+            self._gens = pcg64_generators(self.entropies())
         return self._gens
+
+    @staticmethod
+    def prefetch(streams: list["AgentStreams"]) -> None:
+        """Create the generators of several blocks' streams (e.g. the trials of :func:`~privdist.runtime.run_many`)
+        in one pass: the same streams, hashed together (:mod:`._seeding`)."""
+        todo = [s for s in streams if s._gens is None]
+        gens = pcg64_generators([e for s in todo for e in s.entropies()])
+        for s in todo:
+            s._gens, gens = gens[:len(s.agents)], gens[len(s.agents):]
 
     def draw(self, fn: Callable[[np.random.Generator, int], np.ndarray]) -> np.ndarray:
         """Stack ``fn(generator_i, i)`` over the block's agents (``i`` is the row in the block)."""

@@ -96,7 +96,9 @@ def step_agents_many(backends, t: int, inboxes) -> list:
     many = getattr(algorithm, "step_many", None)
     if many is None or any(len(be.blocks) != 1 or be.algorithm is not algorithm for be in backends):
         return [be.step_agents(t, inbox) for be, inbox in zip(backends, inboxes)]
-    done = many([(be.states[0], inbox, be._streams(be.blocks[0], t)) for be, inbox in zip(backends, inboxes)], t)
+    streams = [be._streams(be.blocks[0], t) for be in backends]
+    AgentStreams.prefetch(streams)
+    done = many([(be.states[0], inbox, rng) for be, inbox, rng in zip(backends, inboxes, streams)], t)
     for be, (state, _) in zip(backends, done):
         be.states[0] = state
     return [out for _, out in done]
