@@ -399,14 +399,17 @@ class DZOA(AlgorithmBase):
             g = np.flatnonzero(mom)
             beta[g] = moment_inner_loops(X[g], y[g], counts[g], q2[g], v[g], l1w, Js[g], self.T, alphas[g], self.u1,
                                          [gens[i] for i in g], avg)
-        # small J is bound by per-step overhead: all agents in one set of array operations (measured 1.4-2x faster
-        # at J <= 146); larger J is bound by the draws, and zero-padding to the largest J only adds work
+        # small J is bound by per-step overhead: agents in one set of array operations, their pairs zero-padded to
+        # the next power of two (a width fixed by J_k alone, so an agent's numbers do not depend on which runs share
+        # the call); larger J is bound by the draws: one agent per call, unpadded
         rest = np.flatnonzero(~mom)
-        groups = [rest] if rest.size and Js[rest].max() <= _BATCH_MAX_J else [np.array([i]) for i in rest]
-        for g in groups:
+        width = np.where(Js[rest] <= _BATCH_MAX_J, 2 ** np.ceil(np.log2(np.maximum(Js[rest], 1))), 0).astype(int)
+        groups = [(rest[width == w], int(w)) for w in np.unique(width[width > 0])]
+        groups += [(np.array([i]), 0) for i in rest[width == 0]]
+        for g, pad in groups:
             pr = None if probe is None or probe[0] not in g else (int(np.flatnonzero(g == probe[0])[0]), probe[1])
             beta[g] = squared_inner_loops(X[g], y[g], counts[g], q2[g], v[g], l1w, Js[g], self.T, alphas[g], self.u1,
-                                          [gens[i] for i in g], self.chunk, pr, avg)
+                                          [gens[i] for i in g], self.chunk, pr, avg, pad_to=pad)
         return np.split(beta, np.cumsum([s.beta.shape[0] for s in states])[:-1])
 
     def _moment_agents(self, Js, probe) -> np.ndarray:

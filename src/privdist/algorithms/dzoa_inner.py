@@ -16,7 +16,11 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["zo_gradient", "zo_inner_loop", "squared_diff", "generic_diff", "squared_inner_loop", "squared_inner_loops",
-           "quadratic_form", "block_diag"]
+           "quadratic_form", "BLOCK_BUDGET"]
+
+#: Doubles per precomputed block of draws (about ``tb K P max(J, P)``): bounds memory as the agent axis grows (trials
+#: batched by :func:`privdist.runtime.run_many`) while a small call still precomputes all its steps at once.
+BLOCK_BUDGET = 1 << 18
 
 
 def zo_gradient(value_diff, b: np.ndarray, J: int, u1t: float, u2t: float, gen: np.random.Generator,
@@ -120,7 +124,7 @@ def _draw_block(gens, Js, P: int, tb: int, lo: int, width: int) -> np.ndarray:
 
 
 def squared_inner_loops(X, y, counts, q, v, l1w: float, Js, T: int, alphas, u1: float, gens, chunk: int = 4096,
-                        probe=None, average: bool = False) -> np.ndarray:
+                        probe=None, average: bool = False, pad_to: int = 0) -> np.ndarray:
     """:func:`zo_inner_loop` of ``K`` agents at once for ``F_k(b) = 1/n_k ||X_k b - y_k||^2 + l1w ||b||_1
     + q_k ||b||^2 - v_k^T b`` (the papers' squared loss; spec §2.4(b)).
 
@@ -138,25 +142,30 @@ def squared_inner_loops(X, y, counts, q, v, l1w: float, Js, T: int, alphas, u1: 
         chunk: pairs per block (memory: about ``K (3 P + 2) chunk`` doubles).
         probe: optional ``(k, probe(t, g))`` called with agent ``k``'s estimate of each step.
         average: return the running averages of the iterates instead of the last ones.
+        pad_to: pad every agent's pairs to at least this many per step (zero pairs). An agent's numbers depend only
+            on its own data, ``J_k`` and the padded width (every product is per agent), not on the other rows; with
+            a fixed width per ``J_k`` (:meth:`DZOA.step_many` pads to the next power of two) they do not depend on
+            which agents share the call either (tested: bit-identical transcripts batched or alone).
 
     Returns:
         (K, P) final (or averaged) iterates.
     """
     K, n, P = X.shape
-    Jmax = int(np.max(Js))
+    Jmax = max(int(np.max(Js)), int(pad_to))
     Jf = np.asarray(Js, dtype=float)
     H, c = quadratic_form(X, y, counts, q, v)  # every product with X nu goes through X^T X (P-space)
-    c = c.ravel()
-    big = block_diag(2.0 * H)  # w(b) = 2 H b - c for all agents in one product
-    b, acc = np.zeros(K * P), np.zeros(K * P)
+    H2 = 2.0 * H  # w(b) = 2 H b - c, one stacked product per step (per agent: independent of the other rows)
+    b, acc = np.zeros((K, P)), np.zeros((K, P))
     width = min(Jmax, chunk)
-    per = max(1, chunk // Jmax) if Jmax <= chunk else 1
+    # steps precomputed per block: the block's arrays hold about BLOCK_BUDGET doubles whatever K is (all T = 100
+    # steps at K = 5, P = 10, J = 30); draws do not depend on the block size (consecutive per-step draws)
+    per = max(1, min(T, BLOCK_BUDGET // (K * P * max(width, P)))) if Jmax <= chunk else 1
     ranges = range(0, Jmax, width)
 
     def block(Z, t0):
         # d_j = [F(b + u1 nu1 + u2 nu2) - F(b + u1 nu1)] / u2 = w(b)^T nu2 + u1 a1_j + u2 a2_j (+ l1 part), with
         # w(b) = 2 H b - c, a1 = 2 nu1^T H nu2, a2 = nu2^T H nu2, so the quadratic part of 1/J sum_j nu2_j d_j is
-        # M w + r with the iterate-independent M = 1/J sum_j nu2 nu2^T (block-diagonal over agents) and
+        # M w + r with the iterate-independent M = 1/J sum_j nu2 nu2^T (per agent) and
         # r = 1/J sum_j (u1 a1_j + u2 a2_j) nu2_j: O(P^2) per step; only the l1 part needs the pairs
         tb = Z.shape[1]
         ts = np.arange(t0, t0 + tb, dtype=float)[None, :, None]
@@ -164,8 +173,8 @@ def squared_inner_loops(X, y, counts, q, v, l1w: float, Js, T: int, alphas, u1: 
         HN2 = H[:, None] @ N2
         a = (u1 / ts) * 2.0 * np.einsum("ktpw,ktpw->ktw", N1, HN2) \
             + (u1 / (P * P * ts * ts)) * np.einsum("ktpw,ktpw->ktw", N2, HN2)
-        r = np.swapaxes((N2 @ a[..., None])[..., 0] / Jf[:, None, None], 0, 1).reshape(tb, K * P)
-        M = block_diag(np.swapaxes(N2 @ np.swapaxes(N2, 2, 3) / Jf[:, None, None, None], 0, 1))
+        r = np.ascontiguousarray(np.swapaxes((N2 @ a[..., None])[..., 0] / Jf[:, None, None], 0, 1))  # (tb, K, P)
+        M = np.ascontiguousarray(np.swapaxes(N2 @ np.swapaxes(N2, 2, 3) / Jf[:, None, None, None], 0, 1))
         if not l1w:
             return M, r, None
         U1N1 = (u1 / ts)[..., None] * N1  # a = b + u1 nu1, a + u2 nu2 of every pair
@@ -180,27 +189,27 @@ def squared_inner_loops(X, y, counts, q, v, l1w: float, Js, T: int, alphas, u1: 
         pre = block(_draw_block(gens, Js, P, tb, 0, width), t) if Jmax <= chunk else None
         for s in range(tb):
             tt = t + s
-            w = big @ b
+            w = (H2 @ b[:, :, None])[:, :, 0]
             w -= c
-            g = np.zeros(K * P)
+            g = np.zeros((K, P))
             blocks = [(pre, s)] if pre is not None else ((block(_draw_block(gens, Js, P, 1, lo, width), tt), 0)
                                                          for lo in ranges)
             for (M, r, l1), i in blocks:
-                g += M[i] @ w
+                g += (M[i] @ w[:, :, None])[:, :, 0]
                 g += r[i]
                 if l1 is not None:
-                    bk = b.reshape(K, P, 1)
+                    bk = b[:, :, None]
                     A = bk + l1[0][i]
                     d = np.abs(bk + l1[1][i]).sum(axis=1)
                     d -= np.abs(A, out=A).sum(axis=1)
-                    g += (l1[2][i] @ d[:, :, None]).ravel() * (tt * tt)  # l1w/(u2t J) sum_j d_j nu2_j
+                    g += (l1[2][i] @ d[:, :, None])[:, :, 0] * (tt * tt)  # l1w/(u2t J) sum_j d_j nu2_j
             if probe is not None:
-                probe[1](tt, g.reshape(K, P)[probe[0]])
-            b = b - alphas[:, tt - 1].repeat(P) * g
+                probe[1](tt, g[probe[0]])
+            b = b - alphas[:, tt - 1, None] * g
             if average:
                 acc += b
         t += tb
-    return (acc / T if average else b).reshape(K, P)
+    return acc / T if average else b
 
 
 def quadratic_form(X, y, counts, q, v):
@@ -210,12 +219,3 @@ def quadratic_form(X, y, counts, q, v):
     H = (np.swapaxes(X, 1, 2) @ X) / nk + np.asarray(q, dtype=float)[:, None, None] * np.eye(X.shape[2])
     c = 2.0 * np.einsum("knp,kn->kp", X, y) / nk[:, :, 0] + np.asarray(v, dtype=float)
     return H, c
-
-
-def block_diag(blocks: np.ndarray) -> np.ndarray:
-    """(..., K, P, P) -> (..., K P, K P) block-diagonal matrices."""
-    *lead, K, P, _ = blocks.shape
-    out = np.zeros((*lead, K * P, K * P))
-    for k in range(K):
-        out[..., k * P:(k + 1) * P, k * P:(k + 1) * P] = blocks[..., k, :, :]
-    return out
