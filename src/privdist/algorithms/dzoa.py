@@ -305,12 +305,13 @@ class DZOA(AlgorithmBase):
         return 1.0 / np.asarray(local.sample_weight, dtype=float)
 
     # ------------------------------------------------------------------- step
-    def _lipschitz(self, state, i, gamma, d, beta, nbr) -> float:
+    def _lipschitz(self, state, gamma, nbr) -> np.ndarray:
+        """``L_k^{(m)}`` of spec §2.8 for every agent (K,), or the user's ``L``."""
         if self.L is not None:
-            return float(self.L)
-        R = state.calib.R
-        return float(state.lip_const[i] + np.linalg.norm(gamma) + 2 * self.rho * (d * R + 0.5 * np.linalg.norm(
-            d * beta + nbr)))
+            return np.full(state.beta.shape[0], float(self.L))
+        d = state.degrees.astype(float)
+        return state.lip_const + np.linalg.norm(gamma, axis=1) + 2 * self.rho * (
+            d * state.calib.R + 0.5 * np.linalg.norm(d[:, None] * state.beta + nbr, axis=1))
 
     def step(self, state, inbox, t, rng):
         return self.step_many([(state, inbox, rng)], t)[0]
@@ -347,16 +348,13 @@ class DZOA(AlgorithmBase):
 
     def _alphas(self, state, gamma, nbr) -> np.ndarray:
         """Step sizes ``alpha_t`` (K, T) of S1(9) (AMB-D6), ``L_k^{(m)}`` per agent unless ``step_scale`` is set."""
-        P, K = state.problem.n_features, state.beta.shape[0]
+        P = state.problem.n_features
         ts = np.arange(1, self.T + 1, dtype=float)
-        alphas = np.empty((K, self.T))
-        for i in range(K):
-            scale = self.step_scale
-            if scale is None:
-                L = self._lipschitz(state, i, gamma[i], state.degrees[i], state.beta[i], nbr[i])
-                scale = state.calib.alpha0[i] * state.calib.R / L
-            alphas[i] = scale / np.sqrt(ts * P * math.log(2 * P))
-        return alphas
+        if self.step_scale is not None:
+            scale = np.full(state.beta.shape[0], float(self.step_scale))
+        else:
+            scale = state.calib.alpha0 * state.calib.R / self._lipschitz(state, gamma, nbr)
+        return scale[:, None] / np.sqrt(ts * P * math.log(2 * P))[None, :]
 
     def _probe_of(self, state):
         """``(row, probe)`` of the probed agent in this state's block, or None."""

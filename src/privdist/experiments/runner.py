@@ -106,7 +106,7 @@ def run_trial(spec: ExperimentSpec, trial: int, data_dir=None, backend="simulate
 
 #: Trials stepped together by :func:`run_trials` (issue 14): enough rows to amortise D-ZOA's per-step overhead,
 #: few enough that an interrupted run loses little (finished batches are saved).
-TRIAL_BATCH = 25
+TRIAL_BATCH = 50
 _STOPS = (DivergenceError, FloatingPointError, OverflowError)  # a run stopped by these is recorded as diverged
 
 
@@ -117,11 +117,10 @@ def _batches(spec: ExperimentSpec, backend) -> bool:
 
 
 def run_trials(spec: ExperimentSpec, trials, data_dir=None, backend="simulate") -> list[dict]:
-    """:func:`run_trial` of several trials, each run's trials stepped in lockstep (:func:`privdist.runtime.run_many`)
-    when its algorithm batches its arithmetic (``step_many``; D-ZOA and D-ZOA + Gaussian): per-step overhead is then
-    paid once per round for all the trials. Every trial's entry equals :func:`run_trial`'s (same streams and
+    """:func:`run_trial` of several trials, each run's trials stepped in lockstep (:func:`privdist.runtime.run_many`):
+    the round's random streams are created together, and an algorithm that batches its arithmetic (``step_many``;
+    D-ZOA and D-ZOA + Gaussian) pays its per-step overhead once per round for all the trials. Every trial's entry equals :func:`run_trial`'s (same streams and
     per-agent arithmetic: tested on the transcript digests), except ``seconds``, the batch's time shared equally."""
-    from ..algorithms.base import AlgorithmBase
     from ..runtime import run_many
 
     trials = list(trials)
@@ -134,17 +133,8 @@ def run_trials(spec: ExperimentSpec, trials, data_dir=None, backend="simulate") 
         algorithm = make_algorithm(rs.algorithm, **rs.params)
         metrics = [{m: _guarded(m, fn, rs.label) for m, fn in b.metrics.items()} for b in built]
         t0 = time.perf_counter()
-        if getattr(type(algorithm), "step_many", None) is AlgorithmBase.step_many:  # nothing to batch
-            results = []
-            for b, t, ms in zip(built, trials, metrics):
-                try:
-                    results.append(run_algorithm(algorithm, b.problem, b.network, spec.rounds, seed=spec.seed,
-                                                 trial=t, backend=backend, metrics=ms, secure=secure))
-                except _STOPS as exc:
-                    results.append(exc)
-        else:
-            results = run_many(algorithm, [b.problem for b in built], [b.network for b in built], spec.rounds,
-                               seed=spec.seed, trials=trials, metrics=metrics, secure=secure)
+        results = run_many(algorithm, [b.problem for b in built], [b.network for b in built], spec.rounds,
+                           seed=spec.seed, trials=trials, metrics=metrics, secure=secure)
         seconds = (time.perf_counter() - t0) / len(trials)
         for entry, res in zip(out, results):
             if isinstance(res, BaseException) and not isinstance(res, _STOPS):
