@@ -84,4 +84,6 @@ def test_dzoa_catalog_quick_variants_are_smaller():
     for spec in experiments_of_paper("dzoa"):
         q = spec.quick()
         assert q.trials < spec.trials and q.rounds <= spec.rounds and len(q.runs) <= len(spec.runs)
-        assert q.estimated_seconds < spec.estimated_seconds
+        # batched full trials (issue 14) can make a cheap entry's full run as fast as its less batched quick run
+        # (s1_epsilon_trend: 10 trials in one batch vs 3 in batches of 2 and 1, both about a minute)
+        assert q.estimated_seconds < spec.estimated_seconds or spec.estimated_seconds < 120
