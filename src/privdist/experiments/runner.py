@@ -359,11 +359,6 @@ def _run_into(store, spec, done, jobs, progress, data_dir, backend, parallel) ->
             for data in _per_run_processes(spec, todo, jobs, data_dir, backend):
                 finished(data)
                 bar.advance(task)
-        elif _batches(spec, backend):  # in this process, trials stepped together
-            for chunk in _chunks(todo, 1):
-                for data in run_trials(spec, chunk, data_dir, backend):
-                    finished(data)
-                    bar.advance(task)
         else:  # in this process: party-local runs keep driver checkpoints for --resume (issue 17)
             for t in todo:
                 finished(run_trial(spec, t, data_dir, backend, checkpoint_dir=store.path / "checkpoints"))
