@@ -1,8 +1,9 @@
 """Benchmark ``dzoa_full``: projected wall time of ``privdist reproduce dzoa`` in full mode (S0 + S1, issue 14).
 
 Every run of every S0/S1 catalog entry (full mode: every sweep point) goes through the runner's own
-:func:`~privdist.experiments.runner.run_trial` (data, ``init``, metrics, transcript digest, privacy report) on trial
-0 twice, with ``R1`` and ``R2`` rounds, timed in process CPU time (the machine is shared; wall time under load is
+:func:`~privdist.experiments.runner.run_trials` (data, ``init``, metrics, transcript digest, privacy report; trial 0,
+or a batch of trials for an algorithm the runner batches) twice, with ``R1`` and ``R2`` rounds, timed in process CPU
+time (the machine is shared; wall time under load is
 several times larger); the difference gives the per-round cost, the rest the fixed per-trial cost,
 and the full-mode cost is ``(fixed + per_round x rounds) x trials``, summed over runs and divided by the 2 jobs of
 ``--jobs 2`` (trials are independent processes). D-ZOA's per-round cost does not depend on the round (``J_k``, ``T``
@@ -14,11 +15,9 @@ sizes, not the per-round work).
 ``--reading catalog`` (default) projects the catalog as it is; ``--reading sum-auto`` forces ``loss_scale = "sum"``
 on every S0/S1 problem and ``inner_sampler = "auto"`` on every D-ZOA run (the catalog issue 14 item 1 moves to).
 
-Measured on the final issue-14 catalog (``--reading catalog``: sum reading, auto sampler, tuning; quiet 2-core
-machine): 47,014 CPU s serial (23,507 s wall at ``--jobs 2``): D-ZOA 25,473, ``dzoa_gauss`` 18,134, baselines 2,665,
-tuning 742. Target not met (README, Benchmarks). Before this cycle's sampler work (``--reading sum-auto``, no
-tuning, loaded machine): 105,124 CPU s. Real-run check: ``privdist run s1_fig4 --trials 5 --jobs 1 --yes`` took
-184 CPU s against 174 projected.
+Measured (issue 14, quiet 2-core machine): at the start of the last stop 48,979 CPU s serial (D-ZOA 26,312,
+``dzoa_gauss`` 18,867); with trials batched by 25 (before the vectorised streams, batches of 50 and S1 Fig 1 on the
+moment sampler) 9,144 CPU s serial, 4,572 s wall at ``--jobs 2``: target not met (README, Benchmarks).
 """
 
 from __future__ import annotations

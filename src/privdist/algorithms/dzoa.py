@@ -61,7 +61,7 @@ from ..privacy import gaussian_release
 from ..runtime.contract import Aggregation, MessageSpec
 from .base import AlgorithmBase, in_the_clear, check_problem_network, degrees_of
 from .dzoa_calibration import GAUSS_CONSTANT, Calibration, check_theorem_range
-from .dzoa_inner import generic_diff, squared_inner_loops, zo_inner_loop
+from .dzoa_inner import generic_diff, pad_samples, squared_inner_loops, zo_inner_loop
 from .dzoa_moments import MOMENT_J_THRESHOLD, moment_inner_loops
 
 __all__ = ["DZOA", "DZOAState", "ProbeSink"]
@@ -71,13 +71,6 @@ def _fast_path(prob) -> bool:
     """The papers' squared loss with an l1, l2 or no penalty: the vectorised kernels of dzoa_inner/dzoa_moments."""
     return getattr(prob.loss, "name", "") == "squared" and prob.regularizer.name in ("l1", "l2", "none")
 
-
-def _pad_rows(a: np.ndarray, n: int) -> np.ndarray:
-    """``a`` (K, n_a, ...) with zero rows appended up to ``n`` (zero rows add nothing to X^T X or X^T y)."""
-    if a.shape[1] == n:
-        return a
-    pad = np.zeros((a.shape[0], n - a.shape[1], *a.shape[2:]))
-    return np.concatenate([a, pad], axis=1)
 
 _BATCH_MAX_J = 256  # largest J_k for which the agents' inner loops run batched (see DZOA.step)
 
@@ -337,10 +330,9 @@ class DZOA(AlgorithmBase):
             else:
                 beta = self._generic_inner(state, gamma, v, nbr, rng)
             out[i] = (replace(state, beta=beta, gamma=gamma), {"beta": beta})
-        probed = [job for job in batch if self._probe_of(job[1]) is not None]
-        for group in [[job] for job in probed] + ([[job for job in batch if job not in probed]] if batch else []):
-            if not group:
-                continue
+        alone = [self._probe_of(job[1]) is not None for job in batch]  # a probed run keeps its own kernel call
+        together = [job for job, a in zip(batch, alone) if not a]
+        for group in [[job] for job, a in zip(batch, alone) if a] + ([together] if together else []):
             betas = self._squared_inner(group)
             for (i, state, gamma, *_), beta in zip(group, betas):
                 out[i] = (replace(state, beta=beta, gamma=gamma), {"beta": beta})
@@ -380,8 +372,8 @@ class DZOA(AlgorithmBase):
         prob = states[0].problem
         reg, avg = prob.regularizer.name, self.inner_output == "average"
         n = max(s.problem.X.shape[1] for s in states)
-        X = np.concatenate([_pad_rows(s.problem.X, n) for s in states])
-        y = np.concatenate([_pad_rows(s.problem.y, n) for s in states])
+        X = np.concatenate([pad_samples(s.problem.X, n) for s in states])
+        y = np.concatenate([pad_samples(s.problem.y, n) for s in states])
         counts = np.concatenate([1.0 / s.problem.sample_weight for s in states])
         q = np.concatenate([self.rho * s.degrees.astype(float) for s in states])
         q2 = q + (prob.local_reg if reg == "l2" else 0.0)

@@ -64,6 +64,7 @@ from .._checks import check_int, check_positive, check_probability
 from ..errors import CalibrationError, ValidationError
 from ..runtime.contract import Aggregation, MessageSpec
 from .base import AlgorithmBase, check_problem_network, degrees_of, in_the_clear
+from .dzoa_inner import pad_samples
 
 __all__ = ["DZOAGauss", "DZOAGaussState", "CertificationError", "huber", "huber_dz"]
 
@@ -94,13 +95,6 @@ class _Generators:
 
     def generators(self):
         return self._gens
-
-
-def _pad(a: np.ndarray, n: int) -> np.ndarray:
-    """Per-sample array ``a`` (K, n_a, ...) zero-padded to ``n`` samples."""
-    if a.shape[1] == n:
-        return a
-    return np.concatenate([a, np.zeros((a.shape[0], n - a.shape[1], *a.shape[2:]))], axis=1)
 
 
 @functools.lru_cache(maxsize=256)
@@ -324,9 +318,9 @@ class DZOAGauss(AlgorithmBase):
             return [self.step(state, inbox, t, rng)]
         states = [r[0] for r in requests]
         n = max(s.X.shape[1] for s in states)
-        stacked = replace(states[0], X=np.concatenate([_pad(s.X, n) for s in states]),
-                          y=np.concatenate([_pad(s.y, n) for s in states]),
-                          w=np.concatenate([_pad(s.w, n) for s in states]),
+        stacked = replace(states[0], X=np.concatenate([pad_samples(s.X, n) for s in states]),
+                          y=np.concatenate([pad_samples(s.y, n) for s in states]),
+                          w=np.concatenate([pad_samples(s.w, n) for s in states]),
                           **{f: np.concatenate([getattr(s, f) for s in states]) for f in _PER_AGENT})
         inbox = {"beta": np.concatenate([r[1]["beta"] for r in requests])}
         new, out = self.step(stacked, inbox, t, _Generators([g for r in requests for g in r[2].generators()]))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["zo_gradient", "zo_inner_loop", "squared_diff", "generic_diff", "squared_inner_loop", "squared_inner_loops",
-           "quadratic_form", "BLOCK_BUDGET"]
+           "quadratic_form", "pad_samples", "BLOCK_BUDGET"]
 
 #: Doubles per precomputed block of draws (about ``tb K P max(J, P)``): bounds memory as the agent axis grows (trials
 #: batched by :func:`privdist.runtime.run_many`) while a small call still precomputes all its steps at once.
@@ -219,3 +219,11 @@ def quadratic_form(X, y, counts, q, v):
     H = (np.swapaxes(X, 1, 2) @ X) / nk + np.asarray(q, dtype=float)[:, None, None] * np.eye(X.shape[2])
     c = 2.0 * np.einsum("knp,kn->kp", X, y) / nk[:, :, 0] + np.asarray(v, dtype=float)
     return H, c
+
+
+def pad_samples(a: np.ndarray, n: int) -> np.ndarray:
+    """Per-sample array ``a`` (K, n_a, ...) zero-padded to ``n`` samples (a zero row adds nothing to ``X^T X``,
+    ``X^T y`` or a weighted loss with weight 0): several runs' agents stacked along the agent axis."""
+    if a.shape[1] == n:
+        return a
+    return np.concatenate([a, np.zeros((a.shape[0], n - a.shape[1], *a.shape[2:]))], axis=1)

@@ -119,8 +119,9 @@ def _batches(spec: ExperimentSpec, backend) -> bool:
 def run_trials(spec: ExperimentSpec, trials, data_dir=None, backend="simulate") -> list[dict]:
     """:func:`run_trial` of several trials, each run's trials stepped in lockstep (:func:`privdist.runtime.run_many`):
     the round's random streams are created together, and an algorithm that batches its arithmetic (``step_many``;
-    D-ZOA and D-ZOA + Gaussian) pays its per-step overhead once per round for all the trials. Every trial's entry equals :func:`run_trial`'s (same streams and
-    per-agent arithmetic: tested on the transcript digests), except ``seconds``, the batch's time shared equally."""
+    D-ZOA and D-ZOA + Gaussian) pays its per-step overhead once per round for all the trials. Every trial's entry
+    equals :func:`run_trial`'s (same streams and per-agent arithmetic: tested on the transcript digests), except
+    ``seconds``, the batch's time shared equally."""
     from ..runtime import run_many
 
     trials = list(trials)

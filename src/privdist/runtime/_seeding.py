@@ -6,11 +6,13 @@ streams are identical to ``Generator(PCG64(SeedSequence(entropy)))``: the hashin
 ``numpy.random.SeedSequence`` (``mix_entropy`` and ``generate_state``, pool size 4; O'Neill's seed_seq_fe design)
 is applied to every entropy's words in the same numpy operations (from :data:`_ROWS_VECTORISED` streams on), and each ``PCG64`` is seeded from its
 precomputed state words through the ``ISeedSequence`` interface. The equality is tested against numpy itself on
-random inputs (``tests/runtime/test_runtime_seeding.py``), and :data:`VERIFIED` re-checks it once per process,
+random inputs (``tests/runtime/test_runtime_seeding.py``), and :func:`verified` re-checks it once per process (at the first vectorised use),
 falling back to numpy's own ``SeedSequence`` if a numpy version ever hashes differently.
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 from numpy.random.bit_generator import ISeedSequence
@@ -97,21 +99,24 @@ def _numpy(entropies) -> list[np.random.Generator]:
 
 
 def _fast(entropies) -> list[np.random.Generator]:
+    if len(entropies) < _ROWS_VECTORISED:
+        return _numpy(entropies)
     rows = [[w for n in e for w in words(int(n))] for e in entropies]
-    if len(rows) < _ROWS_VECTORISED or len({len(r) for r in rows}) != 1:  # few, or words of unequal length
+    if len({len(r) for r in rows}) != 1:  # words of unequal length
         return _numpy(entropies)
     states = _states(np.array(rows, dtype=np.uint32))
     return [np.random.Generator(np.random.PCG64(_FixedState(s))) for s in states]
 
 
-def _verified() -> bool:
+@functools.cache
+def verified() -> bool:
+    """Whether the vectorised hashing gives numpy's own streams on this numpy (checked once, at first use)."""
     probe = [[4, 0, 1, a, 2] for a in range(_ROWS_VECTORISED)] + [[2**100 + 3, 2**33, 2, 2**32 - 1, 9]] * 40
     return all(a.bit_generator.state == b.bit_generator.state for a, b in zip(_fast(probe), _numpy(probe)))
 
 
-VERIFIED = _verified()
-
-
 def pcg64_generators(entropies) -> list[np.random.Generator]:
     """``[Generator(PCG64(SeedSequence(e))) for e in entropies]`` (non-negative integers), hashed together."""
-    return (_fast if VERIFIED else _numpy)(entropies)
+    if len(entropies) < _ROWS_VECTORISED or not verified():
+        return _numpy(entropies)
+    return _fast(entropies)

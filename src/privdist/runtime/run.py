@@ -200,10 +200,10 @@ def run_many(algorithm, problems, networks, rounds: int, *, seed: int = 0, trial
         idx = list(pending)
         try:
             outs = step_agents_many([pending[i][0] for i in idx], pending[idx[0]][1], [pending[i][2] for i in idx])
-        except BaseException as exc:
+        except BaseException:
             for i in idx:
                 steps[i].close()
-            raise exc
+            raise
         for i, out in zip(idx, outs):
             try:
                 pending[i] = steps[i].send(out)
