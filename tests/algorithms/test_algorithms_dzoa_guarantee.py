@@ -53,12 +53,13 @@ def _neighbour(problem, agent, row, x, label):
     return HorizontalERM(parts, problem.loss, problem.regularizer, problem.reg_weight)
 
 
+@pytest.mark.parametrize("local_solver", ["zo", "exact"])
 @pytest.mark.parametrize("reg", ["l1", "l2"])
-def test_noise_free_release_moves_at_most_the_declared_sensitivity(net5, reg):
+def test_noise_free_release_moves_at_most_the_declared_sensitivity(net5, reg, local_solver):
     """Worst case the assumptions allow: one row replaced by a unit-norm row with an extreme label (both signs),
     same state, same inbox, same inner-loop seed. The move stays below Delta_k and reaches a good part of it."""
     base = make_dzoa_problem(2, reg)
-    algo = DZOAGauss(epsilon=0.5, T=20, J=8)
+    algo = DZOAGauss(epsilon=0.5, T=20, J=8, local_solver=local_solver)
     state, inbox = _state_and_inbox(algo, base, net5)
     block = AgentBlock(np.arange(5), 5, net5.degrees)
     u = np.full(10, 1 / math.sqrt(10))
