@@ -114,3 +114,25 @@ def test_inner_kernels_are_row_independent(kernel, l1w):
 
     mine = np.array([60, 61, 62, 63, 64])
     np.testing.assert_array_equal(call(mine), call(np.arange(K))[mine])
+
+
+def test_probe_rounds_record_only_there_and_batch_like_single_trials():
+    """S1 Figs 2-3 with ``probe_rounds``: the probe records in those rounds only (NaN elsewhere), the probed agent
+    runs the exact sampler there and the moment sampler otherwise (run_info says so), and batched trials equal
+    single ones (the probed run leaves the batch only in its probed rounds)."""
+    spec = load_experiment("s1_fig2_3")
+    (rs,) = spec.runs
+    rs = dataclasses.replace(rs, params={**rs.params, "T": 50, "probe_rounds": [2]})
+    spec = dataclasses.replace(spec, runs=(rs,), rounds=3, plots=())
+    batched = run_trials(spec, [0, 1])
+    for trial, entry in zip([0, 1], batched):
+        alone = run_trial(spec, trial)["runs"][rs.label]
+        got = entry["runs"][rs.label]
+        assert got["transcript_digest"] == alone["transcript_digest"]
+        for m in spec.metrics:
+            np.testing.assert_array_equal(got["curves"][m], alone["curves"][m])
+        probe = np.asarray(got["curves"]["probe2"], dtype=float)  # inner step t = 50 (T = 50 here)
+        assert np.isfinite(probe[2]) and np.all(np.isnan(np.delete(probe, 2)))
+        sampler = got["info"]["inner_sampler_per_agent"]
+        assert sampler[1].startswith("moments (exact in the probed rounds [2])")
+        assert sampler.count("moments") == 4

@@ -158,6 +158,10 @@ class DZOA(AlgorithmBase):
         chunk: pairs per vectorised batch (default 4096 keeps a batch in cache; measured best on this machine).
         probe_agent, probe_inner, probe_entry: record entry ``probe_entry`` of ``g^{(t)}`` at agent
             ``probe_agent`` for ``t`` in ``probe_inner`` into the problem's ``probe_sink`` (S1 Figs 2-3).
+        probe_rounds: outer iterations ``m`` in which the probe records (empty: every one). The probed agent runs the
+            exact sampler in those rounds; in the others it follows ``inner_sampler`` like every agent (S1 Figs 2-3
+            read the probe at two rounds only, and the exact sampler at the probed agent's ``J_k`` in every round
+            was ~1,000 of the full mode's CPU seconds, issue 14).
     """
 
     epsilon: float | None = 0.15
@@ -186,6 +190,7 @@ class DZOA(AlgorithmBase):
     probe_agent: int = -1
     probe_inner: tuple = (100, 50)
     probe_entry: int = 0
+    probe_rounds: tuple = ()
     name: ClassVar[str] = "dzoa"
 
     def __post_init__(self):
@@ -225,6 +230,7 @@ class DZOA(AlgorithmBase):
                     "dzoa with a privacy target needs a public R (and optionally beta_c_norm_sq, default (R/2)^2); "
                     "R='oracle' opts in to the paper's calibration from a pooled non-private solve (issue 12)")
         object.__setattr__(self, "probe_inner", tuple(int(t) for t in self.probe_inner))
+        object.__setattr__(self, "probe_rounds", tuple(check_int(m, "probe_rounds", 1) for m in self.probe_rounds))
 
     # ------------------------------------------------------------------ setup
     def messages(self, problem, network):
@@ -328,12 +334,12 @@ class DZOA(AlgorithmBase):
                 batch.append((i, state, gamma, v, self._alphas(state, gamma, nbr), rng.generators()))
                 continue
             else:
-                beta = self._generic_inner(state, gamma, v, nbr, rng)
+                beta = self._generic_inner(state, gamma, v, nbr, rng, t)
             out[i] = (replace(state, beta=beta, gamma=gamma), {"beta": beta})
-        alone = [self._probe_of(job[1]) is not None for job in batch]  # a probed run keeps its own kernel call
+        alone = [self._probe_of(job[1], t) is not None for job in batch]  # a probed run keeps its own kernel call
         together = [job for job, a in zip(batch, alone) if not a]
         for group in [[job] for job, a in zip(batch, alone) if a] + ([together] if together else []):
-            betas = self._squared_inner(group)
+            betas = self._squared_inner(group, t)
             for (i, state, gamma, *_), beta in zip(group, betas):
                 out[i] = (replace(state, beta=beta, gamma=gamma), {"beta": beta})
         return out
@@ -348,24 +354,25 @@ class DZOA(AlgorithmBase):
             scale = state.calib.alpha0 * state.calib.R / self._lipschitz(state, gamma, nbr)
         return scale[:, None] / np.sqrt(ts * P * math.log(2 * P))[None, :]
 
-    def _probe_of(self, state):
-        """``(row, probe)`` of the probed agent in this state's block, or None."""
-        if state.sink is None or self.probe_agent not in state.agent_ids:
+    def _probe_of(self, state, t: int):
+        """``(row, probe)`` of the probed agent in this state's block if round ``t`` is probed, or None."""
+        if state.sink is None or self.probe_agent not in state.agent_ids or (
+                self.probe_rounds and t not in self.probe_rounds):
             return None
         return int(np.flatnonzero(state.agent_ids == self.probe_agent)[0]), self._probe(state.sink)
 
-    def _generic_inner(self, state, gamma, v, nbr, rng) -> np.ndarray:
+    def _generic_inner(self, state, gamma, v, nbr, rng, t: int) -> np.ndarray:
         """Inner loops through the problem's batched values (losses other than the squared one), agent by agent."""
         prob, K = state.problem, state.beta.shape[0]
         P, q = prob.n_features, self.rho * state.degrees.astype(float)
-        alphas, gens, probe = self._alphas(state, gamma, nbr), rng.generators(), self._probe_of(state)
+        alphas, gens, probe = self._alphas(state, gamma, nbr), rng.generators(), self._probe_of(state, t)
         return np.stack([zo_inner_loop(generic_diff(prob.subset([i]), q[i], v[i]), P, int(state.calib.J[i]), self.T,
                                        alphas[i], self.u1, gens[i], self.chunk,
                                        probe[1] if probe is not None and probe[0] == i else None,
                                        self.inner_output == "average")
                          for i in range(K)])
 
-    def _squared_inner(self, group) -> list:
+    def _squared_inner(self, group, t: int) -> list:
         """The squared-loss inner loops of every agent of the runs in ``group`` (jobs ``(i, state, gamma, v, alphas,
         gens)``; at most one run with a probe), stacked along the agent axis; returns each run's (K, P) iterates."""
         states = [job[1] for job in group]
@@ -382,7 +389,7 @@ class DZOA(AlgorithmBase):
         alphas = np.concatenate([job[4] for job in group])
         gens = [g for job in group for g in job[5]]
         Js = np.concatenate([s.calib.J.astype(int) for s in states])
-        probe = self._probe_of(states[0]) if len(group) == 1 else None
+        probe = self._probe_of(states[0], t) if len(group) == 1 else None
         beta = np.empty((len(Js), prob.n_features))
         mom = self._moment_agents(Js, probe)
         if mom.any():
@@ -448,8 +455,11 @@ class DZOA(AlgorithmBase):
             probed = [ids.index(self.probe_agent)] if any(s.sink is not None for s in states) \
                 and self.probe_agent in ids else []
             used = self._moment_agents(Js, (probed[0], None) if probed else None)  # the probed agent runs exact
+            per_agent = ["moments" if u else "exact" for u in used]
+            if probed and self.probe_rounds and self._moment_agents(Js, None)[probed[0]]:
+                per_agent[probed[0]] = f"moments (exact in the probed rounds {list(self.probe_rounds)})"
             info["inner_sampler"] = self.inner_sampler
-            info["inner_sampler_per_agent"] = ["moments" if u else "exact" for u in used]
+            info["inner_sampler_per_agent"] = per_agent
             if self.inner_sampler == "auto":
                 info["moment_threshold"] = int(self.moment_threshold)
         if all(c.epsilon is not None for c in cal):
