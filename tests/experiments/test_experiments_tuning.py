@@ -109,3 +109,65 @@ def test_resume_reuses_the_recorded_tuning(tmp_path, monkeypatch):
 
     for a, b in zip(again["runs"], first["runs"]):
         np.testing.assert_equal(a["metrics"], b["metrics"])
+
+
+@pytest.mark.parametrize("tuning_trials", [1, 2])
+def test_tuning_in_worker_processes_scores_like_in_process(tmp_path, tuning_trials):
+    """``jobs = 2`` runs the grid points (or, with fewer points than workers, a point's trials) in worker processes:
+    the same scores, choices and reported runs as in this process."""
+    raw = _raw(grids={"DPSGD eps={epsilon}": {"alpha0": [0.03, 0.3]},
+                      "consensus ADMM (non-private)": {"rho": [0.1, 1.0]}})
+    raw["tuning"]["trials"] = tuning_trials
+    one = run_experiment(parse_spec(raw, source="t"), tmp_path / "a", progress=False)
+    two = run_experiment(parse_spec(raw, source="t"), tmp_path / "b", progress=False, jobs=2)
+    for rec in (one["tuning"], two["tuning"]):
+        rec.pop("seconds")
+    assert one["tuning"] == two["tuning"]
+    assert [r["params"] for r in one["runs"]] == [r["params"] for r in two["runs"]]
+
+
+def test_tuning_splits_a_single_points_trials_over_workers(monkeypatch):
+    """One grid point and two workers: its tuning trials are split into two tasks, finals kept in trial order."""
+    import dataclasses
+
+    import privdist.experiments.runner as runner
+
+    raw = _raw(grids={"DPSGD eps={epsilon}": {"alpha0": [0.3]}})
+    raw["tuning"]["trials"] = 2
+    spec = parse_spec(raw, source="t")
+    spec = dataclasses.replace(spec, runs=tuple(rs for rs in spec.runs if rs.group == "DPSGD eps={epsilon}"))
+    calls = []
+    real = runner.run_trials
+
+    def spy(sub, trials, *a):
+        calls.append(list(trials))
+        return real(sub, trials, *a)
+
+    monkeypatch.setattr(runner, "run_trials", spy)
+    serial = runner._tuned(spec, None, "simulate", jobs=1).tuning["record"]
+    assert calls == [[0, 1]]
+    calls.clear()
+    monkeypatch.setattr(runner, "_pool", _InlinePool)  # worker processes would not see the spy
+    split = runner._tuned(spec, None, "simulate", jobs=2).tuning["record"]
+    assert calls == [[0], [1]]
+    assert serial["entries"] == split["entries"]
+
+
+class _InlinePool:
+    """Stand-in for the runner's process pool that runs each task at submission."""
+
+    def __init__(self, jobs):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def submit(self, fn, *args):
+        from concurrent.futures import Future
+
+        fut = Future()
+        fut.set_result(fn(*args))
+        return fut

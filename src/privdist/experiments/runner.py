@@ -250,21 +250,31 @@ def _results(spec, trials, runs, claims, complete, figures):
             **({"tuning": spec.tuning["record"]} if "record" in spec.tuning else {})}
 
 
-def _tuned(spec: ExperimentSpec, data_dir, backend) -> ExperimentSpec:
+def _tuned(spec: ExperimentSpec, data_dir, backend, jobs: int = 1) -> ExperimentSpec:
     """``spec`` with the ``[tuning]`` choices applied and their record attached (:mod:`.tuning`); the tuning
-    draws run through :func:`run_trial`, the code of the reported trials."""
+    draws run through :func:`run_trials`, the code of the reported trials, in ``jobs`` worker processes (every grid
+    point's trials one task; a point's trials split when there are fewer points than workers)."""
     from .tuning import tune
 
     metric = spec.metrics[0]
 
-    def run_group(sub, trials):
-        finals: dict[str, list[float]] = {}
-        for trial in run_trials(sub, trials, data_dir, backend):
-            for label, r in trial["runs"].items():
-                finals.setdefault(label, []).append(float(r["curves"][metric][-1]))
+    def run_groups(subs, trials):
+        tasks = [(i, chunk) for i, sub in enumerate(subs)
+                 for chunk in (_chunks(trials, jobs) if len(subs) < jobs else [trials])]
+        if jobs > 1 and len(tasks) > 1:
+            with _pool(jobs) as pool:
+                done = [pool.submit(run_trials, subs[i], chunk, data_dir, backend) for i, chunk in tasks]
+                outs = [fut.result() for fut in done]
+        else:
+            outs = [run_trials(subs[i], chunk, data_dir, backend) for i, chunk in tasks]
+        finals: list[dict[str, list[float]]] = [{} for _ in subs]
+        for (i, _), out in zip(tasks, outs):  # tasks in sub and trial order: each label's finals in trial order
+            for trial in out:
+                for label, r in trial["runs"].items():
+                    finals[i].setdefault(label, []).append(float(r["curves"][metric][-1]))
         return finals
 
-    tuned, record = tune(spec, run_group)
+    tuned, record = tune(spec, run_groups)
     return dataclasses.replace(tuned, tuning={**spec.tuning, "record": record})
 
 
@@ -321,7 +331,7 @@ def run_experiment(spec: ExperimentSpec, out_dir, *, jobs: int = 1, overwrite: b
 
                 spec = dataclasses.replace(apply_record(spec, previous), tuning={**spec.tuning, "record": previous})
             else:
-                spec = _tuned(spec, data_dir, backend)
+                spec = _tuned(spec, data_dir, backend, jobs if parallel == "process" else 1)
         try:
             return _run_into(store, spec, done, jobs, progress, data_dir, backend, parallel)
         except KeyboardInterrupt:

@@ -136,13 +136,14 @@ def tuning_runs(spec, template: str) -> list:
     return out
 
 
-def tune(spec, run_group):
+def tune(spec, run_groups):
     """Choose every tuned entry's hyperparameters on the tuning draws; return ``(spec_with_choices, record)``.
 
     Args:
         spec: the experiment (its ``tuning`` table set).
-        run_group: ``run_group(spec, trials) -> {label: [final metric per trial]}``: runs ``spec`` on the given
-            trials (the runner's own trial function), so tuning goes through exactly the code of the reported runs.
+        run_groups: ``run_groups(specs, trials) -> [{label: [final metric per trial]}, ...]``: runs each spec on the
+            given trials (the runner's own trial function, so tuning goes through exactly the code of the reported
+            runs), in any order or in parallel; every grid point of every entry is one spec, all handed over at once.
     """
     t0 = time.perf_counter()
     table = spec.tuning
@@ -155,25 +156,30 @@ def tune(spec, run_group):
               "equal_size": bool(table.get("equal_size", True)), "mode": spec.mode,
               "sweep": dict(table.get("sweep", {})), "share": dict(table.get("share", {})), "entries": {},
               "runs": 0}
+    jobs = []  # (template, grid, point, sub-spec): every grid point of every tuned entry
     for template, grid in table["grids"].items():
         members = tuning_runs(spec, template)
         if not members:  # the entry is left out in this mode (``[quick].skip_runs``): nothing to tune
             continue
-        scores = []
         for point in _points(grid):
             runs = tuple(dataclasses.replace(rs, params={**rs.params, **point}) for rs in members)
-            sub = dataclasses.replace(spec, runs=runs, seed=int(table["seed"]), rounds=rounds)
-            finals = run_group(sub, trials)
-            record["runs"] += len(runs) * len(trials)
-            vals = np.array([v for lab in finals for v in finals[lab]], dtype=float)
-            if not np.all(np.isfinite(vals)) or (use_log and np.any(vals <= 0)):
-                score = math.inf
-            else:
-                score = float(np.mean(np.log(vals)) if use_log else np.mean(vals))
-            scores.append({"params": point, "score": score})
-        best = min(scores, key=lambda s: s["score"])
-        record["entries"][template] = {"grid": grid, "points": len(scores), "scores": scores,
-                                       "tuned_on": [rs.label for rs in members],
+            jobs.append((template, grid, point, dataclasses.replace(spec, runs=runs, seed=int(table["seed"]),
+                                                                      rounds=rounds)))
+    results = run_groups([job[3] for job in jobs], trials)
+    scores: dict[str, list] = {}
+    for (template, grid, point, sub), finals in zip(jobs, results):
+        record["runs"] += len(sub.runs) * len(trials)
+        vals = np.array([v for lab in finals for v in finals[lab]], dtype=float)
+        if not np.all(np.isfinite(vals)) or (use_log and np.any(vals <= 0)):
+            score = math.inf
+        else:
+            score = float(np.mean(np.log(vals)) if use_log else np.mean(vals))
+        scores.setdefault(template, []).append({"params": point, "score": score})
+    for template, entry_scores in scores.items():
+        grid = table["grids"][template]
+        best = min(entry_scores, key=lambda s: s["score"])
+        record["entries"][template] = {"grid": grid, "points": len(entry_scores), "scores": entry_scores,
+                                       "tuned_on": [rs.label for rs in tuning_runs(spec, template)],
                                        "shared_with": list(table.get("share", {}).get(template, [])),
                                        "chosen": best["params"],
                                        "at_grid_edge": sorted(k for k, v in best["params"].items()
