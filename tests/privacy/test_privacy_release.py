@@ -46,8 +46,11 @@ def test_laplace_release():
 
 
 def test_releases_are_hashable_and_equal_by_value():
-    a, b = gaussian_release(2.0, delta=1e-5), gaussian_release(2.0, delta=1e-5)
+    a = gaussian_release(2.0, delta=1e-5)
+    b = Release(de.GaussianDpEvent(2.0), a.epsilon, 1e-5, "moments")  # built separately: equal by value
     assert a == b and hash(a) == hash(b) and a is not b
+    assert gaussian_release(2.0, delta=1e-5) is a  # immutable, so the constructor caches it (issue 14)
+    assert gaussian_release(2, delta=1e-5) is not a and gaussian_release(2, delta=1e-5) == a  # typed cache
     assert len({a, b, gaussian_release(3.0, delta=1e-5)}) == 2
     assert a != gaussian_release(2.0, delta=1e-5, composition="advanced")
     composed = Release(de.ComposedDpEvent([de.GaussianDpEvent(1.0), de.LaplaceDpEvent(2.0)]))
