@@ -1,12 +1,12 @@
 """Benchmark ``dzoa_full``: projected wall time of ``privdist reproduce dzoa`` in full mode (S0 + S1, issue 14).
 
 Every run of every S0/S1 catalog entry (full mode: every sweep point) goes through the runner's own
-:func:`~privdist.experiments.runner.run_trials` (data, ``init``, metrics, transcript digest, privacy report; trial 0,
-or a batch of trials for an algorithm the runner batches) twice, with ``R1`` and ``R2`` rounds, timed in process CPU
+:func:`~privdist.experiments.runner.run_trials` (data, ``init``, metrics, transcript digest, privacy report; a
+batch of trials as the runner forms them) twice, with ``R1`` and ``R2`` rounds, timed in process CPU
 time (the machine is shared; wall time under load is
 several times larger); the difference gives the per-round cost, the rest the fixed per-trial cost,
 and the full-mode cost is ``(fixed + per_round x rounds) x trials``, summed over runs and divided by the 2 jobs of
-``--jobs 2`` (trials are independent processes). D-ZOA's per-round cost does not depend on the round (``J_k``, ``T``
+``--jobs 2`` (trials and tuning grid points run in worker processes). D-ZOA's per-round cost does not depend on the round (``J_k``, ``T``
 fixed), the baselines' barely. Target: < 3600 s wall on this 2-core machine. ``[tuning]`` tables (issue 14 item 2)
 are projected the same way: each tuning run (``tuning_runs``: an entry's runs at the tuning sweep points) is probed
 once and costs ``(fixed + per_round x tuning rounds) x tuning trials x grid points`` (a grid point changes step
@@ -28,8 +28,6 @@ import sys
 import time
 
 from privdist.experiments.catalog import experiments_of_paper
-from privdist.algorithms import make_algorithm
-from privdist.algorithms.base import AlgorithmBase
 from privdist.experiments.runner import TRIAL_BATCH, run_trials
 from privdist.experiments.tuning import tuning_runs
 
@@ -52,18 +50,12 @@ def _with_reading(spec, reading: str):
     return dataclasses.replace(spec, problem={**spec.problem, "loss_scale": "sum"}, runs=runs)
 
 
-def _batched(rs) -> bool:
-    """Whether the runner steps this run's trials together (its algorithm has batched arithmetic)."""
-    return type(make_algorithm(rs.algorithm, **rs.params)).step_many is not AlgorithmBase.step_many
-
-
 def project_run(spec, rs, probe_rounds=PROBE_ROUNDS, batch: int | None = None) -> dict:
-    """Fixed and per-round seconds of one run per trial and its projected full-mode seconds: trial 0 alone, or, for
-    an algorithm the runner batches, a batch of ``batch`` trials (default ``min(trials, TRIAL_BATCH)``, as the
-    runner forms them) through :func:`run_trials`, divided by the batch size."""
+    """Fixed and per-round seconds of one run per trial and its projected full-mode seconds: a batch of ``batch``
+    trials (default ``min(trials, TRIAL_BATCH)``, as the runner forms them; every algorithm's trials go through
+    :func:`~privdist.runtime.run_many` together) through :func:`run_trials`, divided by the batch size."""
     secs, info = [], {}
     size = min(spec.trials, TRIAL_BATCH) if batch is None else batch
-    size = size if _batched(rs) else 1
     for r in probe_rounds:
         sub = dataclasses.replace(spec, runs=(rs,), rounds=r)
         t0 = time.process_time()  # CPU time of this process: less sensitive to other jobs on a shared machine
