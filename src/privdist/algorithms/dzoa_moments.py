@@ -29,7 +29,8 @@ exactly that covariance (:func:`step_noise`),
 ``1 - s^2 - C^2 >= 0`` by Cauchy-Schwarz; ``E6`` the ``A``-only matrix of ``u2^2`` above, factorised once per call).
 The iterate-independent parts (``2 sqrt(2) u1 A xi2 + u2 E6^{1/2} xi4`` of every step) are formed for all ``T`` steps
 at once; each agent draws its ``T x (4P + 1)`` normals in one call. Per step only ``O(P^2)`` work remains (``A b``),
-done for all agents in the same array operations (stacked matrix-vector products, row-independent). It is an approximation in
+done for all agents in the same array operations (one ``(P, P) x (P,)`` product per agent: each agent's numbers do
+not depend on the other agents of the call, :func:`moment_inner_loops`). It is an approximation in
 two places, the CLT for the average and the smoothed kink, so it is only used for ``J_k`` at or above a threshold
 validated against the exact sampler (``tests/algorithms/test_algorithms_dzoa_moments.py``: two-sample tests of the
 release distribution at ``J = 10^2, 10^3, 10^4`` and of final NE over trials), and every run records which agents
@@ -48,7 +49,7 @@ from scipy.special import erf
 
 from .dzoa_inner import quadratic_form
 
-__all__ = ["MOMENT_J_THRESHOLD", "pair_moments", "step_noise", "moment_inner_loops"]
+__all__ = ["MOMENT_J_THRESHOLD", "MOMENT_BUDGET", "pair_moments", "step_noise", "moment_inner_loops"]
 
 #: Smallest ``J_k`` for which ``inner_sampler="auto"`` uses the moment sampler: the smallest validated ``J``
 #: (``tests/algorithms/test_algorithms_dzoa_moments.py``: release distribution and final NE against the exact sampler
@@ -56,6 +57,9 @@ __all__ = ["MOMENT_J_THRESHOLD", "pair_moments", "step_noise", "moment_inner_loo
 #: slow-marked, plus S0's own configuration at ``J = 30``, slow). Below it the CLT for one step's average is not
 #: validated and the exact sampler runs. Lowered from 100 to 30 in issue 14 (S0's and S1 Fig 1's ``J``).
 MOMENT_J_THRESHOLD = 30
+
+#: Most draws (``K T (4P + 1)`` normals) held at once: calls with more agents run in slices of agents.
+MOMENT_BUDGET = 1 << 21
 
 _SQRT2 = math.sqrt(2.0)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -117,31 +121,45 @@ def moment_inner_loops(X, y, counts, q, v, l1w: float, Js, T: int, alphas, u1: f
     Same arguments as :func:`~privdist.algorithms.dzoa_inner.squared_inner_loops` (``counts`` = ``1/w_k``); each
     agent draws ``standard_normal((T, 4P + 1))`` from its own generator (one row per step).
 
+    Row independent (batched trials, issue 14): every operation is element-wise per agent, a sum over one agent's
+    ``P`` coordinates, or a product of one agent's matrices whose shapes do not depend on the other agents
+    (``(P, P) x (P,)`` per step, ``(T, P) x (P, P)`` per call), so agent ``k``'s numbers are bit for bit those of a
+    call with any other agents. Calls with more than ``max(1, MOMENT_BUDGET // (T (4P + 1)))`` agents run in slices of
+    agents (memory bound).
+
     Returns:
         (K, P) final (or averaged) iterates.
     """
     K, _, P = X.shape
+    cap = max(1, MOMENT_BUDGET // (T * (4 * P + 1)))
+    if K > cap:
+        parts = [np.asarray(a) for a in (X, y, counts, q, v, Js, alphas)]
+        return np.concatenate([moment_inner_loops(*[a[i:i + cap] for a in parts[:5]], l1w, parts[5][i:i + cap], T,
+                                                  parts[6][i:i + cap], u1, gens[i:i + cap], average)
+                               for i in range(0, K, cap)])
     A, c, A2, trA2, E6 = _quad_parts(X, y, counts, q, v)
     E6h = np.linalg.cholesky(E6)
-    Z = np.stack([g.standard_normal((T, 4 * P + 1)) for g in gens])  # (K, T, 4P + 1)
-    Zt = np.ascontiguousarray(np.swapaxes(Z, 0, 1))  # (T, K, 4P + 1): one contiguous block per step
+    Z = np.empty((K, T, 4 * P + 1))
+    for k, g in enumerate(gens):
+        g.standard_normal(out=Z[k])  # the same numbers as standard_normal((T, 4P + 1))
     ts = np.arange(1, T + 1, dtype=float)
     u1s, u2s = u1 / ts, u1 / (P * P * ts * ts)
-    # iterate-independent noise of every step: 2 sqrt(2) u1t A xi2 + u2t E6^{1/2} xi4, shape (T, K, P)
-    pre = (2.0 * _SQRT2) * u1s[:, None, None] * np.einsum("kpq,tkq->tkp", A, Zt[:, :, P:2 * P]) \
-        + u2s[:, None, None] * np.einsum("kpq,tkq->tkp", E6h, Zt[:, :, 3 * P:4 * P])
+    # iterate-independent noise of every step: 2 sqrt(2) u1t A xi2 + u2t E6^{1/2} xi4, shape (K, T, P); the
+    # products are one (T, P) x (P, P) product per agent
+    pre = (2.0 * _SQRT2) * u1s[None, :, None] * np.matmul(Z[:, :, P:2 * P], np.swapaxes(A, 1, 2)) \
+        + u2s[None, :, None] * np.matmul(Z[:, :, 3 * P:4 * P], np.swapaxes(E6h, 1, 2))
     # ||m||^2 + tr Sigma_h = sum_p [m_p^2 - l1w^2 s_p^2 + 4 u1t l1w A_pp C_p] + (4 u1t^2 tr A^2 + l1w^2 P)
     a0 = 4.0 * u1s[:, None] ** 2 * trA2[None, :] + l1w * l1w * P  # (T, K)
-    coef_c = (4.0 * l1w) * u1s[:, None, None] * np.einsum("kpp->kp", A)[None]  # (T, K, P)
+    diag_a = np.einsum("kpp->kp", A)
     r_scale = 1.0 / (_SQRT2 * u1s)  # b / (sqrt(2) u1t)
-    A2x = 2.0 * A  # one stacked product per step for all agents (each agent's arithmetic independent of the others)
-    step = alphas.T[:, :, None] * np.ones((1, 1, P))  # (T, K, P)
-    noise_step = step / np.sqrt(np.asarray(Js, dtype=float))[None, :, None]
+    A2x = 2.0 * A
+    step = np.asarray(alphas, dtype=float).T  # (T, K)
+    noise_step = step / np.sqrt(np.asarray(Js, dtype=float))[None, :]
     c0, l1w2 = 2.0 * _INV_SQRT_2PI, l1w * l1w
     b, acc = np.zeros((K, P)), np.zeros((K, P))
     s2 = C = None
     for t in range(T):
-        m = (A2x @ b[:, :, None])[:, :, 0]
+        m = np.matmul(A2x, b[:, :, None])[:, :, 0]  # one (P, P) x (P,) product per agent
         m -= c
         if l1w:
             r = b * r_scale[t]
@@ -152,11 +170,11 @@ def moment_inner_loops(X, y, counts, q, v, l1w: float, Js, T: int, alphas, u1: f
             s2 = s * s
             qa = m * m
             qa -= l1w2 * s2
-            qa += coef_c[t] * C
+            qa += ((4.0 * l1w) * u1s[t]) * diag_a * C
         else:
             qa = m * m
-        e = step_noise(m, s2, C, qa.sum(axis=1) + a0[t], Zt[t], pre[t], l1w)  # a row sum, not a gemv: row-independent
-        b = b - step[t] * m - noise_step[t] * e
+        e = step_noise(m, s2, C, qa.sum(axis=1) + a0[t], Z[:, t], pre[:, t], l1w)
+        b = b - step[t][:, None] * m - noise_step[t][:, None] * e
         if average:
             acc += b
     return acc / T if average else b
