@@ -15,9 +15,10 @@ sizes, not the per-round work).
 ``--reading catalog`` (default) projects the catalog as it is; ``--reading sum-auto`` forces ``loss_scale = "sum"``
 on every S0/S1 problem and ``inner_sampler = "auto"`` on every D-ZOA run (the catalog issue 14 item 1 moves to).
 
-Measured (issue 14, quiet 2-core machine): at the start of the last stop 48,979 CPU s serial (D-ZOA 26,312,
-``dzoa_gauss`` 18,867); with trials batched by 25 (before the vectorised streams, batches of 50 and S1 Fig 1 on the
-moment sampler) 9,144 CPU s serial, 4,572 s wall at ``--jobs 2``: target not met (README, Benchmarks).
+Measured (issue 14, 2-core machine): 48,979 CPU s serial at the start of the full-mode work (D-ZOA 26,312,
+``dzoa_gauss`` 18,867); 9,144 with trials batched by 25; 6,294 (3,147 s wall at ``--jobs 2``) with batches of 50,
+vectorised streams, S1 Figs 2-3's probe rounds and parallel tuning, before the moment kernel's per-agent products.
+The real ``privdist reproduce dzoa --jobs 2`` on the code after them took 2,899 s of wall time (README, Benchmarks).
 """
 
 from __future__ import annotations
