@@ -27,15 +27,16 @@ def test_every_dzoa_figure_has_a_parsing_catalog_entry():
 def test_probe_experiment_runs_and_draws_normality_plots(tmp_path):
     raw = dict(_catalog()["s1_fig2_3"].raw)
     raw.update(trials=3, rounds=4)
-    raw["runs"] = [{**raw["runs"][0], "params": {**raw["runs"][0]["params"], "T": 6, "probe_inner": [6, 3]}}]
+    raw["runs"] = [{**raw["runs"][0], "params": {**raw["runs"][0]["params"], "T": 6, "probe_inner": [6, 3],
+                                                 "probe_rounds": [2, 4]}}]
     raw["plots"] = [{**p, "round": 2 if p["metric"] == "probe1" else 4} for p in raw["plots"]]
     spec = parse_spec(raw)
     res = run_experiment(spec, tmp_path / "out", progress=False)
     assert "fig2_qq_t100_m50.png" in res["figures"] and (tmp_path / "out" / "fig3_histogram_t50_m150.png").exists()
     traces = np.load(tmp_path / "out" / "traces.npz")
     probe = traces["D-ZOA eps=0.15::probe1"]
-    assert probe.shape == (3, 5) and np.all(np.isfinite(probe[:, 1:]))
-    assert np.all(np.isnan(probe[:, 0]))  # nothing is probed before the first round
+    assert probe.shape == (3, 5) and np.all(np.isfinite(probe[:, [2, 4]]))
+    assert np.all(np.isnan(probe[:, [0, 1, 3]]))  # probed in rounds 2 and 4 only (probe_rounds)
     info = res["runs"][0]["info"]  # calibrated J_k etc. of every trial, also in summary.md
     assert len(info) == 3 and len(info[0]["J_per_agent"]) == 5 and min(info[0]["J_per_agent"]) >= 1
     for e, J in zip(info[0]["epsilon_per_agent"], info[0]["J_per_agent"]):  # realised after rounding J (AMB-D11)
