@@ -181,7 +181,9 @@ def test_killed_party_actor_restarts_on_its_node_and_the_run_is_unchanged(two_no
     got = run(algo, _horizontal(), net, ROUNDS, seed=5, transcript="full", backend=be, metrics={"norm": killer})
     (restart,) = got.config["ray"]["restarts"]
     assert restart["agents"] == [2] and restart["round"] == 6 and restart["resumed_from_round"] == 3
-    assert restart["replayed_rounds"] == 2 and restart["node_id"] == two_nodes["worker"]
+    # ray.kill is asynchronous: the death is seen at round 6's step (replay 4..5) or, when that call got through
+    # first (a loaded machine: seen once in CI), at the round's next call to the actor (replay 4..6)
+    assert restart["replayed_rounds"] in (2, 3) and restart["node_id"] == two_nodes["worker"]
     whole = run(algo, _horizontal(), net, ROUNDS, seed=5, transcript="full",
                 backend=two_nodes["session"].backend(), metrics={"norm": lambda B: float(np.linalg.norm(B))})
     assert whole.config["ray"]["restarts"] == []
