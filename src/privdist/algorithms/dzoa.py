@@ -72,7 +72,7 @@ def _fast_path(prob) -> bool:
     return getattr(prob.loss, "name", "") == "squared" and prob.regularizer.name in ("l1", "l2", "none")
 
 
-_BATCH_MAX_J = 256  # largest J_k for which the agents' inner loops run batched (see DZOA.step)
+_BATCH_MAX_J = 256  # largest J_k for which exact-sampler agents run batched (see DZOA._squared_inner)
 
 _CAVEATS = (
     "dzoa: no noise is added; each release is declared as the Gaussian mechanism S1 Thm 1 assumes "
@@ -319,8 +319,8 @@ class DZOA(AlgorithmBase):
         """One outer iteration of several independent runs (e.g. trials, :func:`privdist.runtime.run_many`).
 
         The squared-loss inner loops of every run's agents go through the same kernel calls (moment-sampled agents in
-        one, exact agents with ``J_k <= 256`` in another; the kernels are row-independent, so each agent's numbers
-        are those of a run alone). Runs with a probe, the exact-inner oracle and other losses are stepped alone."""
+        one, exact agents with ``J_k <= 256`` in one per padded width; the kernels are row-independent, so each
+        agent's numbers are those of a run alone). Runs with a probe, the exact-inner oracle and other losses are stepped alone."""
         out: list = [None] * len(requests)
         batch = []
         for i, (state, inbox, rng) in enumerate(requests):

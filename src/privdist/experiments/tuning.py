@@ -156,18 +156,18 @@ def tune(spec, run_groups):
               "equal_size": bool(table.get("equal_size", True)), "mode": spec.mode,
               "sweep": dict(table.get("sweep", {})), "share": dict(table.get("share", {})), "entries": {},
               "runs": 0}
-    jobs = []  # (template, grid, point, sub-spec): every grid point of every tuned entry
+    jobs = []  # (template, point, sub-spec): every grid point of every tuned entry
+    members_of = {template: tuning_runs(spec, template) for template in table["grids"]}
     for template, grid in table["grids"].items():
-        members = tuning_runs(spec, template)
+        members = members_of[template]
         if not members:  # the entry is left out in this mode (``[quick].skip_runs``): nothing to tune
             continue
         for point in _points(grid):
             runs = tuple(dataclasses.replace(rs, params={**rs.params, **point}) for rs in members)
-            jobs.append((template, grid, point, dataclasses.replace(spec, runs=runs, seed=int(table["seed"]),
-                                                                      rounds=rounds)))
-    results = run_groups([job[3] for job in jobs], trials)
+            jobs.append((template, point, dataclasses.replace(spec, runs=runs, seed=int(table["seed"]), rounds=rounds)))
+    results = run_groups([job[2] for job in jobs], trials)
     scores: dict[str, list] = {}
-    for (template, grid, point, sub), finals in zip(jobs, results):
+    for (template, point, sub), finals in zip(jobs, results):
         record["runs"] += len(sub.runs) * len(trials)
         vals = np.array([v for lab in finals for v in finals[lab]], dtype=float)
         if not np.all(np.isfinite(vals)) or (use_log and np.any(vals <= 0)):
@@ -179,7 +179,7 @@ def tune(spec, run_groups):
         grid = table["grids"][template]
         best = min(entry_scores, key=lambda s: s["score"])
         record["entries"][template] = {"grid": grid, "points": len(entry_scores), "scores": entry_scores,
-                                       "tuned_on": [rs.label for rs in tuning_runs(spec, template)],
+                                       "tuned_on": [rs.label for rs in members_of[template]],
                                        "shared_with": list(table.get("share", {}).get(template, [])),
                                        "chosen": best["params"],
                                        "at_grid_edge": sorted(k for k, v in best["params"].items()

@@ -99,8 +99,6 @@ def _numpy(entropies) -> list[np.random.Generator]:
 
 
 def _fast(entropies) -> list[np.random.Generator]:
-    if len(entropies) < _ROWS_VECTORISED:
-        return _numpy(entropies)
     rows = [[w for n in e for w in words(int(n))] for e in entropies]
     if len({len(r) for r in rows}) != 1:  # words of unequal length
         return _numpy(entropies)
