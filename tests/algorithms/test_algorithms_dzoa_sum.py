@@ -7,7 +7,7 @@ from privdist.data import dzoa_regression, horizontal_partition
 from privdist.network import dzoa5
 from privdist.problems import HorizontalERM, make_loss, make_regularizer, normalized_error, reference_solution
 from privdist.runtime import run
-from privdist.runtime.contract import AgentBlock
+from privdist.contract import AgentBlock
 
 
 def _lasso(scale):

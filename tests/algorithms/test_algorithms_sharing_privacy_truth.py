@@ -15,7 +15,7 @@ from privdist.privacy import privacy_report
 from privdist.privacy.sharing_calibration import clipped_sensitivity, sharing_noise_multiplier, sharing_sensitivity
 from privdist.problems.vertical import VerticalProblem
 from privdist.runtime import run
-from privdist.runtime.contract import AgentBlock
+from privdist.contract import AgentBlock
 from privdist.runtime.rng import AgentStreams
 
 INF = float("inf")

@@ -60,7 +60,7 @@ def test_gaussian_baselines_scale_noise_with_the_loss_weight(name, params):
 
 
 def test_pvp_and_laadmm_read_the_loss_weight():
-    from privdist.runtime.contract import AgentBlock
+    from privdist.contract import AgentBlock
 
     for scale in ("mean", "sum"):
         prob, _ = _problem(scale, "l2")

@@ -27,7 +27,7 @@ import numpy as np
 from .._checks import check_int, check_positive, check_probability
 from ..errors import DataBoundError, ValidationError
 from ..privacy import gamma_norm, gaussian_release, laplace_release
-from ..runtime.contract import Aggregation, MessageSpec
+from ..contract import Aggregation, MessageSpec
 from ._sparse_oracle import SparseERMOracle
 from .base import AlgorithmBase, in_the_clear, check_problem_network, degrees_of
 

@@ -21,7 +21,7 @@ from typing import ClassVar
 import numpy as np
 
 from .._checks import check_positive
-from ..runtime.contract import Aggregation, MessageSpec
+from ..contract import Aggregation, MessageSpec
 from .base import AlgorithmBase, in_the_clear, check_problem_network, degrees_of
 
 __all__ = ["ConsensusADMM", "ConsensusADMMState"]

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._checks import check_positive
-from ..runtime.contract import Aggregation, MessageSpec
+from ..contract import Aggregation, MessageSpec
 from .base import AlgorithmBase, PerIterationGaussian, check_problem_network, per_iteration_gaussian_releases
 
 __all__ = ["DPADMM", "DPADMMState", "DPADMMCoordinatorState"]

@@ -37,7 +37,7 @@ from ..privacy import laplace_release
 from ..problems.constraints import L1Ball, Simplex
 from ..problems.mirror import make_mirror
 from ..problems.online import StaticOnline
-from ..runtime.contract import Aggregation, MessageSpec
+from ..contract import Aggregation, MessageSpec
 from .base import AlgorithmBase, in_the_clear
 
 __all__ = ["DPDONC", "DPDONCState", "as_online_problem"]

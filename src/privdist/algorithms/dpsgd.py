@@ -27,7 +27,7 @@ from typing import ClassVar
 import numpy as np
 
 from .._checks import check_positive
-from ..runtime.contract import Aggregation, MessageSpec
+from ..contract import Aggregation, MessageSpec
 from .base import AlgorithmBase, PerIterationGaussian, check_problem_network, per_iteration_gaussian_releases
 
 __all__ = ["DPSGD", "DPSGDState"]

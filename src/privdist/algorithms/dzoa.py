@@ -58,7 +58,7 @@ import numpy as np
 from .._checks import check_int, check_positive
 from ..errors import ValidationError
 from ..privacy import gaussian_release
-from ..runtime.contract import Aggregation, MessageSpec
+from ..contract import Aggregation, MessageSpec
 from .base import AlgorithmBase, in_the_clear, check_problem_network, degrees_of
 from .dzoa_calibration import GAUSS_CONSTANT, Calibration, check_theorem_range
 from .dzoa_inner import generic_diff, pad_samples, squared_inner_loops, zo_inner_loop

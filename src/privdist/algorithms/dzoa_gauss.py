@@ -62,7 +62,7 @@ import numpy as np
 
 from .._checks import check_int, check_positive, check_probability
 from ..errors import CalibrationError, ValidationError
-from ..runtime.contract import Aggregation, MessageSpec
+from ..contract import Aggregation, MessageSpec
 from .base import AlgorithmBase, check_problem_network, degrees_of, in_the_clear
 from .dzoa_inner import pad_samples
 

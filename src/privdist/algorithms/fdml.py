@@ -27,7 +27,7 @@ from scipy.special import expit
 
 from .._checks import check_int, check_nonnegative, check_positive
 from ..errors import ValidationError
-from ..runtime.contract import Aggregation, MessageSpec
+from ..contract import Aggregation, MessageSpec
 from .base import AlgorithmBase, in_the_clear
 from .sharing import check_vertical
 

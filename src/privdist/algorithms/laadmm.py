@@ -47,7 +47,7 @@ from .._checks import check_int, check_positive, check_probability
 from ..errors import CalibrationError, ValidationError
 from ..privacy import calibrate, gaussian_release
 from ..privacy.paper import c0 as paper_c0
-from ..runtime.contract import Aggregation, MessageSpec
+from ..contract import Aggregation, MessageSpec
 from ._perturbation import oracle_of
 from .base import AlgorithmBase, in_the_clear, check_problem_network, degrees_of
 

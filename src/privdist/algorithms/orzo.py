@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._checks import check_int, check_positive
-from ..runtime.contract import Aggregation, MessageSpec
+from ..contract import Aggregation, MessageSpec
 from .base import AlgorithmBase, in_the_clear, check_problem_network
 from .dzoa_inner import zo_gradient
 

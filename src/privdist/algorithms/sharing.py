@@ -62,7 +62,7 @@ from ..errors import ValidationError
 from ..privacy import gaussian_release, non_private_release
 from ..privacy.sharing_calibration import (clipped_sensitivity, computed_sensitivity, sharing_noise_multiplier,
                                            sharing_sensitivity)
-from ..runtime.contract import Aggregation, MessageSpec
+from ..contract import Aggregation, MessageSpec
 from .base import AlgorithmBase, in_the_clear
 
 __all__ = ["check_vertical", "ADMMSharing", "SharingPartyState", "SharingCoordinatorState", "logistic_prox",
@@ -454,7 +454,7 @@ def pilot_b1(problem, rho: float = 1.0, rounds: int = 100) -> float:
     key = ("admm_sharing_pilot_b1", rho, rounds)
     if memo is not None and key in memo:
         return memo[key]
-    from ..runtime.contract import AgentBlock
+    from ..contract import AgentBlock
 
     algo = ADMMSharing(rho=rho)
     M = problem.n_agents

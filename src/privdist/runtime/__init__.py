@@ -1,6 +1,6 @@
 """Runtime: the algorithm contract, random streams, routing, backends, transcripts, checkpoints, ``run``."""
 
-from .contract import AGENT, COORDINATOR, AgentBlock, Aggregation, Algorithm, MessageSpec
+from ..contract import AGENT, COORDINATOR, AgentBlock, Aggregation, Algorithm, MessageSpec
 from .party import HorizontalParties, PooledDataUnavailableError, VerticalParties
 from .ray_party import PartyBackend, PlacementError
 from .serve import Cluster

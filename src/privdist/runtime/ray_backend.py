@@ -34,7 +34,7 @@ import numpy as np
 
 from .._checks import check_int, check_positive
 from ..errors import CheckpointError, PrivdistError
-from .contract import AgentBlock
+from ..contract import AgentBlock
 from .rng import COORDINATOR_DOMAIN, AgentStreams
 from .simulator import join_outboxes
 

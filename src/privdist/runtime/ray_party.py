@@ -44,7 +44,7 @@ from .._checks import check_int, check_positive
 from ..errors import CheckpointError, ValidationError
 from .checkpoint import atomic_write_bytes
 from .placement import COORDINATOR_KEY, PlacementError, default_placement, load_placement
-from .contract import AgentBlock
+from ..contract import AgentBlock
 from .ray_backend import AgentFailedError, _Worker, connect
 from .simulator import join_outboxes
 

@@ -12,7 +12,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..errors import ShapeMismatchError
-from .contract import AGENT, Aggregation, MessageSpec
+from ..contract import AGENT, Aggregation, MessageSpec
 
 __all__ = ["Router"]
 

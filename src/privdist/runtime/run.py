@@ -1,6 +1,6 @@
 """``run``: one algorithm on one problem and network, on a backend (DESIGN "runtime"; STYLE #10).
 
-The loop below is the whole protocol of :mod:`privdist.runtime.contract`; a backend only decides where
+The loop below is the whole protocol of :mod:`privdist.contract`; a backend only decides where
 ``step`` runs. The CLI, the experiment runner and the estimators are thin adapters over this function.
 """
 
@@ -17,7 +17,7 @@ import numpy as np
 from .._checks import check_int
 from ..errors import ShapeMismatchError, UnknownNameError
 from .checkpoint import fingerprint, load_checkpoint, save_checkpoint
-from .contract import AGENT, COORDINATOR
+from ..contract import AGENT, COORDINATOR
 from .result import RunResult
 from .routing import Router
 from .ray_backend import RayBackend
@@ -114,7 +114,7 @@ def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int =
     """Run ``algorithm`` for ``rounds`` rounds.
 
     Args:
-        algorithm: an object following :class:`privdist.runtime.contract.Algorithm`.
+        algorithm: an object following :class:`privdist.contract.Algorithm`.
         problem: the problem object the algorithm expects (e.g. :class:`privdist.problems.HorizontalERM`).
         network: a ``Network`` or ``TimeVaryingNetwork`` with as many agents as the problem.
         rounds: number of rounds ``T >= 1``.

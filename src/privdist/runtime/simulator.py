@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._checks import check_int
-from .contract import AgentBlock
+from ..contract import AgentBlock
 from .rng import COORDINATOR_DOMAIN, AgentStreams
 
 __all__ = ["SimulatorBackend", "join_outboxes", "step_agents_many"]
