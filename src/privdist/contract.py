@@ -108,6 +108,10 @@ class Algorithm(Protocol):
     def params(self) -> dict[str, Any]:
         """Hyperparameters, JSON-serialisable (recorded with results)."""
 
+    def for_rounds(self, rounds: int) -> "Algorithm":
+        """The factory to run for ``rounds`` rounds (a total privacy budget is spread over them); optional: an
+        algorithm without it runs as it is."""
+
     def messages(self, problem, network) -> tuple[MessageSpec, ...]:
         """Every message the algorithm sends, with per-sender shapes for this problem."""
 

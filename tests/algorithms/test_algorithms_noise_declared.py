@@ -43,9 +43,9 @@ def test_dpsgd_gaussian_std(setup):
     problem, net = setup
     algo = DPSGD(alpha0=0.7, epsilon=0.5, delta=1e-3)
     noise = _noise(algo, DPSGD(alpha0=0.7, epsilon=None), problem, net, 4, "q")
-    sigma = 2.0 * (0.7 / 2.0) * 1.0 / N * algo.noise_multiplier
+    sigma = 2.0 * (0.7 / 2.0) * 1.0 / N * algo.mechanism.noise_multiplier
     assert noise.std() == pytest.approx(sigma, rel=0.05)
-    assert algo.dp_events(init_state(algo, problem, net, K), 4)[0].event.noise_multiplier == algo.noise_multiplier
+    assert algo.dp_events(init_state(algo, problem, net, K), 4)[0].event.noise_multiplier == algo.mechanism.noise_multiplier
 
 
 def test_dpadmm_gaussian_std(setup):

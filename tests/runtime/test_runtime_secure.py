@@ -23,7 +23,7 @@ def _recovered_round_one(secure: bool) -> tuple[np.ndarray, np.ndarray]:
         algo = DPSGD(alpha0=0.3, epsilon=eps, delta=1e-3)
         res = run(algo, problem, dzoa5(), rounds=1, seed=7, transcript="full", secure=secure)
         out.append(res.transcript.messages("agent", "q")[1])
-        sig.append(2.0 * 0.3 * algo.c1 / np.asarray(problem.counts, float)[:, None] * algo.noise_multiplier)
+        sig.append(2.0 * 0.3 * algo.c1 / np.asarray(problem.counts, float)[:, None] * algo.mechanism.noise_multiplier)
     noise_free = (sig[1] * out[0] - sig[0] * out[1]) / (sig[1] - sig[0])
     truth = run(DPSGD(alpha0=0.3, epsilon=None), problem, dzoa5(), rounds=1, transcript="full")
     return noise_free, truth.transcript.messages("agent", "q")[1]

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+import functools
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from .._checks import check_int
 from ..errors import ShapeMismatchError, ValidationError
 
 if TYPE_CHECKING:  # the privacy layer is imported where a release is made (start-up time)
-    from ..privacy import Release
+    from ..privacy import Mechanism, Release
 
-__all__ = ["AlgorithmBase", "PerIterationGaussian", "check_problem_network", "degrees_of", "in_the_clear",
-           "per_iteration_gaussian_releases"]
+__all__ = ["AlgorithmBase", "Budgeted", "PerIterationGaussian", "check_problem_network", "degrees_of", "in_the_clear"]
 
 
 class AlgorithmBase:
@@ -38,26 +39,92 @@ class AlgorithmBase:
         their arithmetic over the runs' agents, with each run's numbers those of ``step`` alone."""
         return [self.step(state, inbox, t, rng) for state, inbox, rng in requests]
 
+    def for_rounds(self, rounds: int):
+        """The factory to run for ``rounds`` rounds (itself; a total budget spreads over them, :class:`Budgeted`)."""
+        return self
+
     def run_info(self, states: list) -> dict[str, Any]:
         """JSON-ready facts of a finished run worth recording beside its results (e.g. calibrated per-agent
         constants), from the final state of each agent block in agent order. None by default."""
         return {}
 
 
-class PerIterationGaussian:
-    """Mixin for algorithms whose every release is a Gaussian with per-iteration ``(epsilon, delta)`` and
-    ``sigma_t / Delta_t = sqrt(C log(1.25/delta)) / epsilon`` (C = ``gaussian_constant``: 2.1 in the D-ZOA
-    comparison mode, S1(20), AMB-X2; 2 native). Needs fields ``epsilon``, ``delta``, ``c1``, ``gaussian_constant``."""
+class Budgeted:
+    """Mixin of DP algorithms: the budget becomes one mechanism object, built here and nowhere else (issue 23).
+
+    Fields a budgeted factory declares: ``epsilon`` (``None``: no noise), ``delta``, ``budget`` (``"round"``: the
+    papers' per-release parameters; ``"total"``: each agent's budget for the whole run, calibrated with PLD) and the
+    horizon field named by :attr:`horizon_field` (``rounds`` or ``iterations``): the number of rounds a total budget
+    covers, filled in by :meth:`for_rounds` from the run when it is ``None``. Subclasses implement
+    :meth:`_build_mechanism` (from :mod:`privdist.privacy.budget`) and, when they do not release one message per
+    round, :meth:`release_count`.
+    """
+
+    horizon_field: ClassVar[str] = "rounds"
+
+    def release_count(self, rounds: int) -> int:
+        """Privacy-costing releases of each agent in ``rounds`` rounds (one per round by default)."""
+        return int(rounds)
+
+    def _check_budget(self) -> None:
+        from ..privacy import check_budget
+
+        check_budget(self.budget)
+        horizon = getattr(self, self.horizon_field)
+        if horizon is not None:
+            check_int(horizon, self.horizon_field, 1)
+
+    def for_rounds(self, rounds: int):
+        """The factory to run for ``rounds`` rounds: a total budget with no horizon gets ``rounds`` as its horizon.
+
+        Raises:
+            ValidationError: a total budget calibrated for fewer rounds than the run has (the run would spend more
+                than the budget it was given).
+        """
+        if self.budget != "total":
+            return self
+        horizon = getattr(self, self.horizon_field)
+        if horizon is None:
+            return dataclasses.replace(self, **{self.horizon_field: int(rounds)})
+        if rounds > horizon:
+            raise ValidationError(f"{self.name}: the total budget epsilon={self.epsilon} is spread over "
+                                  f"{self.horizon_field}={horizon}, but the run has {rounds} rounds; set "
+                                  f"{self.horizon_field}={rounds} (or leave it unset: the run fills it in)")
+        return self
+
+    @functools.cached_property
+    def mechanism(self) -> Mechanism:
+        """The one mechanism every release of this factory goes through (cached; the factory is frozen)."""
+        if self.budget == "total" and self.epsilon is not None and getattr(self, self.horizon_field) is None:
+            raise ValidationError(f"{self.name}: a total budget needs the run's rounds ({self.horizon_field}=...); "
+                                  "run() fills it in through for_rounds()")
+        return self._build_mechanism()
+
+    def _build_mechanism(self) -> Mechanism:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def mechanism_info(self) -> dict[str, Any]:
+        """The mechanism as recorded with results (its kind and noise multiplier per release)."""
+        return {"budget": self.budget, **self.mechanism.to_dict()}
+
+
+class PerIterationGaussian(Budgeted):
+    """Mixin for algorithms whose every round releases one Gaussian per agent. With ``budget="round"`` the noise
+    multiplier is ``sigma_t / Delta_t = sqrt(C log(1.25/delta)) / epsilon`` (C = ``gaussian_constant``: 2.1 in the
+    D-ZOA comparison mode, S1(20), AMB-X2; 2 native); with ``budget="total"`` it is PLD-calibrated so that each
+    agent's whole run is ``(epsilon, delta)``-DP. Needs fields ``epsilon``, ``delta``, ``c1``, ``gaussian_constant``,
+    ``budget`` and ``rounds``."""
 
     def _check_gaussian_privacy(self) -> None:
         from .._checks import check_positive, check_probability
 
         check_positive(self.c1, "c1")
         check_probability(self.delta, "delta")
-        if self.epsilon is not None:
-            check_positive(self.epsilon, "epsilon")
         if self.gaussian_constant not in (2.0, 2.1):
             raise ValidationError(f"gaussian_constant must be 2 or 2.1, got {self.gaussian_constant}")
+        self._check_budget()
+        if self.budget == "round" or getattr(self, self.horizon_field) is not None:
+            self.mechanism  # noqa: B018 - validates epsilon now (named errors at construction)
 
     def unenforced(self) -> str | None:
         """Why the releases are only the paper's claim (``clip=False``: the c1 bound is assumed), else None."""
@@ -66,10 +133,13 @@ class PerIterationGaussian:
         return (f"{self.name}: per-sample gradient norm <= c1={self.c1} is assumed, not enforced (clip=false); the "
                 "squared loss violates it (AMB-D8/AMB-B6), so the sensitivity and the epsilon are not guaranteed")
 
-    @property
-    def noise_multiplier(self) -> float:
-        """``sigma_t / Delta_t``, the same every round."""
-        return float(np.sqrt(self.gaussian_constant * np.log(1.25 / self.delta)) / self.epsilon)
+    def _build_mechanism(self) -> Mechanism:
+        from ..privacy import gaussian_mechanism
+
+        return gaussian_mechanism(self.epsilon, self.delta, budget=self.budget,
+                                  releases=self.release_count(getattr(self, self.horizon_field) or 1),
+                                  constant=self.gaussian_constant, reason=self.unenforced(),
+                                  clear=f"{self.name}: iterates sent without noise (not private)")
 
 
 def check_problem_network(problem, network, needs_degrees: bool = True) -> None:
@@ -92,17 +162,3 @@ def in_the_clear(name: str, what: str = "iterates") -> Release:
     from ..privacy import non_private_release
 
     return non_private_release(f"{name}: {what} sent without noise (not private)")
-
-
-def per_iteration_gaussian_releases(algo, n: int, reason: str | None = None) -> list:
-    """``n`` copies of the per-iteration Gaussian release of an algorithm with ``epsilon``, ``delta``,
-    ``gaussian_constant`` and ``noise_multiplier`` (in the clear when ``epsilon`` is None): composed by S1(25)
-    for the 2.1 constant (D-ZOA comparison mode, AMB-X2) and by the moments bound (spec §1.3-2) for 2.
-    ``reason`` makes the releases the paper's claim only (an assumption privdist does not enforce)."""
-    if algo.epsilon is None:
-        return [in_the_clear(algo.name)] * n
-    from ..privacy import gaussian_release
-
-    composition = "dzoa" if algo.gaussian_constant == 2.1 else "moments"
-    return [gaussian_release(algo.noise_multiplier, epsilon=algo.epsilon, delta=algo.delta,
-                             composition=composition, reason=reason)] * n

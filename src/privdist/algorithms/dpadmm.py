@@ -27,7 +27,7 @@ import numpy as np
 
 from .._checks import check_positive
 from ..contract import Aggregation, MessageSpec
-from .base import AlgorithmBase, PerIterationGaussian, check_problem_network, per_iteration_gaussian_releases
+from .base import AlgorithmBase, PerIterationGaussian, check_problem_network
 
 __all__ = ["DPADMM", "DPADMMState", "DPADMMCoordinatorState"]
 
@@ -56,10 +56,12 @@ class DPADMM(PerIterationGaussian, AlgorithmBase):
     Args:
         rho: ADMM penalty (> 0), grid-searched in S0/S1 (AMB-B5).
         eta0: prox step scale (``eta_t = eta0/sqrt(t)``), grid-searched.
-        epsilon, delta: per-iteration privacy; ``epsilon=None`` runs without noise.
+        epsilon, delta: per-iteration privacy (or total, see ``budget``); ``epsilon=None`` runs without noise.
         c1: per-sample gradient bound (clipping norm when ``clip``).
         clip: clip per-sample gradients to ``c1`` (a-priori sensitivity) or assume the bound (AMB-D8).
         gaussian_constant: 2.1 (D-ZOA comparison mode) or 2 (native).
+        budget: ``"round"`` (``epsilon`` per release, the papers') or ``"total"`` (each agent's whole run, PLD).
+        rounds: rounds a total budget covers (``None``: the run's, filled in by ``run``).
     """
 
     rho: float = 1.0
@@ -69,6 +71,8 @@ class DPADMM(PerIterationGaussian, AlgorithmBase):
     c1: float = 1.0
     clip: bool = True
     gaussian_constant: float = 2.1
+    budget: str = "round"
+    rounds: int | None = None
     name: ClassVar[str] = "dpadmm"
     has_coordinator: ClassVar[bool] = True
 
@@ -97,9 +101,7 @@ class DPADMM(PerIterationGaussian, AlgorithmBase):
         inv_eta = np.sqrt(t) / self.eta0
         grad = state.problem.local_grads(state.w, clip=self.c1 if self.clip else None)
         w = (self.rho * inbox["z"] + inbox["lam"] + state.w * inv_eta - grad) / (self.rho + inv_eta)
-        if self.epsilon is not None:
-            sigma = 2.0 * self.c1 * state.weights / (self.rho + inv_eta) * self.noise_multiplier
-            w = w + rng.normal((w.shape[1],), scale=sigma)
+        w = self.mechanism.privatize(w, 2.0 * self.c1 * state.weights / (self.rho + inv_eta), rng)
         return replace(state, w=w), {"w": w}
 
     def step_coordinator(self, cstate, inbox, t, rng):
@@ -109,14 +111,14 @@ class DPADMM(PerIterationGaussian, AlgorithmBase):
         return replace(cstate, z=z, lam=lam), {"z": z, "lam": lam}
 
     def dp_events(self, state, t):
-        return per_iteration_gaussian_releases(self, state.w.shape[0], self.unenforced())
+        return self.mechanism.releases(state.problem.agent_ids)
 
     def estimate(self, state):
         return state.w
 
     def assumptions(self):
         out = ["dpadmm: reconstruction of Huang et al. 2020 (spec §6.1 [RECON]); coordinator holds the duals"]
-        if self.epsilon is None:
+        if not self.mechanism.private:
             return out
         if self.clip:
             return out + [f"dpadmm: per-sample gradients clipped to norm c1={self.c1}; sensitivity is a-priori"]

@@ -12,7 +12,10 @@ sensitivity of ``x_k(t)`` is ``Delta_t = 2 alpha_t c1 w_k`` and
 
     sigma_t = Delta_t sqrt(C log(1.25 / delta)) / epsilon
 
-gives ``(epsilon, delta)`` per release (C = 2.1 in the D-ZOA comparison mode, S1(20), AMB-X2; C = 2 native).
+gives ``(epsilon, delta)`` per release (C = 2.1 in the D-ZOA comparison mode, S1(20), AMB-X2; C = 2 native), or,
+with ``budget="total"``, ``(epsilon, delta)`` for each agent's whole run of ``rounds`` releases (PLD-calibrated
+``sigma_t / Delta_t``). The noise is drawn and the release declared by one mechanism object (``self.mechanism``,
+:mod:`privdist.privacy.mechanisms`).
 With ``clip=True`` (default) every per-sample gradient is clipped to norm ``c1``, so the bound holds a priori;
 ``clip=False`` is the papers' unclipped variant, whose bound is an assumption (AMB-D8, AMB-B6) recorded in the
 results. DP event per agent and round: ``GaussianDpEvent(sqrt(C log(1.25/delta)) / epsilon)``, composed by the
@@ -28,7 +31,7 @@ import numpy as np
 
 from .._checks import check_positive
 from ..contract import Aggregation, MessageSpec
-from .base import AlgorithmBase, PerIterationGaussian, check_problem_network, per_iteration_gaussian_releases
+from .base import AlgorithmBase, PerIterationGaussian, check_problem_network
 
 __all__ = ["DPSGD", "DPSGDState"]
 
@@ -49,10 +52,14 @@ class DPSGD(PerIterationGaussian, AlgorithmBase):
 
     Args:
         alpha0: step-size scale (``alpha_t = alpha0 / sqrt(t)``), grid-searched in the papers.
-        epsilon, delta: per-release privacy; ``epsilon=None`` runs without noise (non-private baseline).
+        epsilon, delta: per-release privacy (``budget="round"``) or each agent's total over the run
+            (``budget="total"``); ``epsilon=None`` runs without noise (non-private baseline); a tuple of epsilons
+            gives one budget per agent.
         c1: per-sample gradient bound (clipping norm when ``clip``).
         clip: clip per-sample gradients to ``c1`` (a-priori sensitivity) or assume the bound.
         gaussian_constant: ``C`` in ``sqrt(C log(1.25/delta))``: 2.1 (D-ZOA comparison mode) or 2.
+        budget: ``"round"`` (the papers' per-release parameters) or ``"total"``.
+        rounds: rounds a total budget covers (``None``: the run's, filled in by ``run``).
     """
 
     alpha0: float = 0.5
@@ -61,6 +68,8 @@ class DPSGD(PerIterationGaussian, AlgorithmBase):
     c1: float = 1.0
     clip: bool = True
     gaussian_constant: float = 2.1
+    budget: str = "round"
+    rounds: int | None = None
     name: ClassVar[str] = "dpsgd"
 
     def __post_init__(self):
@@ -80,21 +89,17 @@ class DPSGD(PerIterationGaussian, AlgorithmBase):
         alpha = self.alpha0 / np.sqrt(t)
         grad = state.problem.local_grads(state.q, clip=self.c1 if self.clip else None)
         x = inbox["q"] - alpha * grad
-        if self.epsilon is None:
-            q = x
-        else:
-            sigma = 2.0 * alpha * self.c1 * state.weights * self.noise_multiplier
-            q = x + rng.normal((x.shape[1],), scale=sigma)
+        q = self.mechanism.privatize(x, 2.0 * alpha * self.c1 * state.weights, rng)  # Delta_t = 2 alpha_t c1 w_k
         return replace(state, x=x, q=q), {"q": q}
 
     def dp_events(self, state, t):
-        return per_iteration_gaussian_releases(self, state.q.shape[0], self.unenforced())
+        return self.mechanism.releases(state.problem.agent_ids)
 
     def estimate(self, state):
         return state.q
 
     def assumptions(self):
-        if self.epsilon is None:
+        if not self.mechanism.private:
             return []
         if self.clip:
             return [f"dpsgd: per-sample gradients clipped to norm c1={self.c1}; sensitivity 2*alpha_t*c1/N_k is a-priori"]

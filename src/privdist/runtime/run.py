@@ -231,6 +231,8 @@ def _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, 
     if n_prob != K:
         raise ShapeMismatchError(f"the network has {K} agents but the problem has {n_prob}")
     metrics = dict(metrics or {})
+    if hasattr(algorithm, "for_rounds"):  # optional in the contract: a total budget is spread over this run (issue 23)
+        algorithm = algorithm.for_rounds(rounds)
     if type(secure) is not bool:
         raise TypeError(f"secure must be a bool, got {type(secure).__name__}")
     be = make_backend(backend)
@@ -240,6 +242,8 @@ def _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, 
     router = Router(specs, network)
     config = {"algorithm": algorithm.name, "params": algorithm.params(), "seed": seed, "trial": trial,
               "n_agents": K, "backend": getattr(be, "name", type(be).__name__), "noise": noise_provenance(secure)}
+    if hasattr(algorithm, "mechanism_info"):  # the mechanism every release went through (budget, noise multiplier)
+        config["mechanism"] = algorithm.mechanism_info()
     fp = fingerprint({k: v for k, v in config.items() if k != "backend"})
 
     t0 = time.perf_counter()

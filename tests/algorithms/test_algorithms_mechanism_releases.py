@@ -1,0 +1,122 @@
+"""Issue 23: for every DP algorithm, the releases in the run's ledger are exactly those its mechanism produced.
+
+Every ``Mechanism.privatize`` call of a run is recorded by a spy (round, agent, mechanism, sensitivity, noise drawn).
+For each agent and round the ledger must hold ``mechanism.releases([agent], uses=u)`` of the mechanism that drew
+in that round (``u`` its number of calls for the agent in the round), nothing in a round without a draw, and the
+noise really drawn, divided by its sensitivity, must have the spread the declared release implies (Gaussian: std
+``z``; Laplace: mean absolute value ``b``; Gamma-norm: mean norm ``dim / epsilon``). The count, the sensitivity and
+the noise scale are thereby checked against the declaration on a real run (not formula against formula).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+from privdist.algorithms.dpadmm import DPADMM
+from privdist.algorithms.dpsgd import DPSGD
+from privdist.network import complete
+from privdist.privacy import mechanisms as mech_mod
+from privdist.runtime import run
+from release_harness import make_parts, problem_of
+
+K, N, P, ROUNDS = 6, 15, 40, 12
+
+
+def _erm(loss="logistic"):
+    return problem_of(make_parts(K, N, P, loss), loss), complete(K)
+
+
+#: name -> (factory of the DP algorithm, factory of (problem, network), rounds). Budgets of both kinds.
+CASES = {
+    "dpsgd": (lambda: DPSGD(alpha0=0.5, epsilon=0.5, delta=1e-5, gaussian_constant=2.0), _erm, ROUNDS),
+    "dpsgd_total": (lambda: DPSGD(alpha0=0.5, epsilon=1.0, delta=1e-5, budget="total"), _erm, ROUNDS),
+    "dpsgd_per_party": (lambda: DPSGD(alpha0=0.5, epsilon=(0.5, 1.0, 2.0, 0.5, 1.0, 2.0), delta=1e-5,
+                                      budget="total"), _erm, ROUNDS),
+    "dpadmm": (lambda: DPADMM(rho=0.5, eta0=0.8, epsilon=0.4, delta=1e-4), _erm, ROUNDS),
+    "dpadmm_total": (lambda: DPADMM(rho=0.5, eta0=0.8, epsilon=1.0, delta=1e-5, budget="total"), _erm, ROUNDS),
+}
+
+
+@pytest.fixture
+def spy(monkeypatch):
+    """Record every privatize call: (round, agent, mechanism, sensitivity, noise row)."""
+    calls = []
+    for cls in (mech_mod.GaussianMechanism, mech_mod.LaplaceMechanism, mech_mod.GammaNormMechanism):
+        original = cls.privatize
+
+        def recording(self, values, sensitivity, rng, _original=original):
+            out = _original(self, values, sensitivity, rng)
+            values = np.asarray(values, dtype=float)
+            sens = np.broadcast_to(np.asarray(sensitivity, dtype=float), (values.shape[0],))
+            for i, agent in enumerate(np.asarray(rng.agents)):
+                calls.append((int(rng.round), int(agent), self, float(sens[i]), (out[i] - values[i]).ravel()))
+            return out
+
+        monkeypatch.setattr(cls, "privatize", recording)
+    return calls
+
+
+def _expected_ledger(calls, rounds):
+    """Per agent: the release list the mechanisms' draws imply, round by round (rounds 1..T)."""
+    uses = defaultdict(list)
+    for rnd, agent, mech, _, _ in calls:
+        if rnd >= 1:  # round-0 outboxes are data-free (e.g. DPDO-NC's noisy public start): no release
+            uses[(agent, rnd)].append(mech)
+    expected = defaultdict(list)
+    for (agent, rnd), mechs in sorted(uses.items()):
+        assert all(m is mechs[0] for m in mechs), "one mechanism per agent and round"
+        assert rnd <= rounds
+        expected[agent].append(mechs[0].releases([agent], uses=len(mechs))[0])
+    return expected
+
+
+def _normalised_spread(calls):
+    """Per mechanism kind: the noise divided by sensitivity x declared level, pooled over calls."""
+    pooled = defaultdict(list)
+    for rnd, agent, mech, sens, noise in calls:
+        if sens == 0:
+            continue
+        if isinstance(mech, mech_mod.GaussianMechanism):
+            z = mech.noise_multiplier[agent] if isinstance(mech.noise_multiplier, tuple) else mech.noise_multiplier
+            pooled["gaussian"].append(noise / (sens * z))
+        elif isinstance(mech, mech_mod.LaplaceMechanism):
+            b = mech.noise_multiplier[agent] if isinstance(mech.noise_multiplier, tuple) else mech.noise_multiplier
+            pooled["laplace"].append(noise / (sens * b))
+        else:
+            eps = mech.epsilon[agent] if isinstance(mech.epsilon, tuple) else mech.epsilon
+            pooled["gamma_norm"].append(np.array([np.linalg.norm(noise) * eps / (sens * noise.size)]))
+    return {k: np.concatenate(v) for k, v in pooled.items()}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_declared_releases_are_the_mechanisms_draws(name, spy):
+    make_algo, make_problem, rounds = CASES[name]
+    problem, network = make_problem()
+    result = run(make_algo(), problem, network, rounds, seed=3)
+    expected = _expected_ledger(spy, rounds)
+    assert expected, "the algorithm drew no noise through a mechanism"
+    for agent in range(network.n_agents):
+        declared = [rel for rel, count in result.ledger.entries(agent) for _ in range(count)]
+        assert declared == expected[agent], f"agent {agent}: declared releases differ from the mechanism's draws"
+    for kind, z in _normalised_spread(spy).items():
+        assert z.size >= 300
+        if kind == "gaussian":  # std 1 (se ~ 1/sqrt(2n))
+            assert z.std() == pytest.approx(1.0, abs=5 / np.sqrt(2 * z.size))
+        elif kind == "laplace":  # E|x| = 1 for unit scale
+            assert np.abs(z).mean() == pytest.approx(1.0, abs=5 / np.sqrt(z.size))
+        else:  # E||w|| = dim / zeta
+            assert z.mean() == pytest.approx(1.0, rel=0.15)
+
+
+def test_total_budget_guarantee_equals_request():
+    """A total budget of epsilon 1 over the run: the PLD guarantee is within 1 % below the request."""
+    from privdist.privacy import privacy_report
+
+    problem, network = _erm()
+    result = run(DPSGD(alpha0=0.5, epsilon=1.0, delta=1e-5, budget="total"), problem, network, 50, seed=0)
+    report = privacy_report(result.ledger, 1e-5, accountants=("pld",))
+    for agent in report["per_agent"]:
+        assert agent["guaranteed"] and 0.99 <= agent["epsilon"]["pld"] <= 1.0
