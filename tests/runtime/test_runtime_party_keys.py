@@ -85,8 +85,8 @@ def assert_secret(noise, weights, keys, coord_keys, held, k=PARTY):
     assert 0 <= key < 2 ** KEY_BITS and len(set(keys) | set(coord_keys)) == len(keys) + len(coord_keys)
     data = blob(held)
     raw = key.to_bytes(max(1, (key.bit_length() + 7) // 8), "little")
-    for form in (raw, raw[::-1], str(key).encode(), f"{key:x}".encode(), f"{key:X}".encode()):
-        assert form not in data
+    forms = (raw, raw[::-1], str(key).encode(), f"{key:x}".encode(), f"{key:X}".encode())
+    assert not any(form in data for form in forms), f"agent {k}'s key is in what the driver or the others hold"
     others = [SEED, TRIAL] + [c for j, c in enumerate(keys) if j != k] + list(coord_keys)
     for root in others:
         for domain in (AGENT_DOMAIN, COORDINATOR_DOMAIN):
@@ -284,20 +284,24 @@ def test_party_actors_keep_their_keys_and_a_replacement_repeats_the_noise(local_
 
     def killer(B, calls=[]):  # metrics run in the driver after init and after every round
         calls.append(1)
-        if len(calls) == 5:  # after round 4: kill party 2; node checkpoint at 3, replay 4
+        if len(calls) == 3:  # after round 2: party 2 dies before any node checkpoint (its key file only)
             _kill(be.actors()[PARTY])
+        if len(calls) == 5:  # after round 4: party 1 dies; its node checkpoint of round 3 holds its key
+            _kill(be.actors()[1])
         return 0.0
 
     res = run(ALGO, handle, net, 6, seed=SEED, trial=TRIAL, transcript="full", backend=be, secure=True,
               metrics={"k": killer})
-    (restart,) = res.config["ray"]["restarts"]
-    assert restart["agents"] == [PARTY] and restart["resumed_from_round"] == 3 and restart["replayed_rounds"] == 1
+    first, second = res.config["ray"]["restarts"]
+    assert (first["agents"], first["resumed_from_round"], first["replayed_rounds"]) == ([PARTY], 0, 2)
+    assert (second["agents"], second["resumed_from_round"], second["replayed_rounds"]) == ([1], 3, 1)
     noise, weights = released_noise(res, problem, net)
     keys = [w["_keys"][0] for w in be.inside]
-    assert be.inside[PARTY]["_key_origin"] == "node"  # the replacement read the dead actor's key on its node
-    others = [w for j, w in enumerate(be.inside) if j != PARTY]
-    # every round, before and after the replacement, carries the one key's noise: no round released twice
-    assert_secret(noise, weights, keys, [], (res, res.config, be.held, others))
+    for k in (PARTY, 1):
+        assert be.inside[k]["_key_origin"] == "node"  # the replacement read the dead actor's key on its node
+        others = [w for j, w in enumerate(be.inside) if j != k]
+        # every round, before and after the replacement, carries the one key's noise: no round released twice
+        assert_secret(noise, weights, keys, [], (res, res.config, be.held, others), k=k)
 
 
 def test_a_replacement_without_its_key_is_refused_in_secure_mode(local_ray, parties):

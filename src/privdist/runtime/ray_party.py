@@ -85,6 +85,8 @@ class _PartyWorker(_Worker):
 
     def _new_keys(self, n: int) -> list[int]:
         """Secure mode: the key in this node's file (a replacement), else drawn here and written there first."""
+        if self._key_at is None:  # no run token: nothing to keep on the node
+            return super()._new_keys(n)
         path = _ckpt_path(*self._key_at).with_suffix(".key")
         if path.exists():
             self._key_origin = "node"
@@ -138,7 +140,8 @@ class _PartyWorker(_Worker):
             t, state, *keys = pickle.load(fh)
         if keys and keys[0] is not None and self._keys is not None:
             self._keys, self._key_origin = keys[0], "node"
-            atomic_write_bytes(_ckpt_path(*self._key_at).with_suffix(".key"), pickle.dumps(self._keys))
+            if self._key_at is not None:
+                atomic_write_bytes(_ckpt_path(*self._key_at).with_suffix(".key"), pickle.dumps(self._keys))
         return t, self.set_state(state)
 
     def drop_local(self, token: str) -> None:
