@@ -223,8 +223,11 @@ def test_ray_secure_noise_is_regenerated_by_nothing_but_the_partys_key(local_ray
     keys = [w["_keys"][0] for w in be.inside]
     others = [w for j, w in enumerate(be.inside) if j != PARTY]  # every other party's whole actor state
     assert_secret(noise, weights, keys, [], (res, res.config, be.held, others))
-    after = _observe(be.held["_actors"])  # the idle actors were reset: no key is left in them
-    assert all("_keys" not in w for w in after)
+    for actor in be.held["_actors"]:  # kept idle and reset (or killed beyond the idle pool): no key is left
+        try:
+            assert "_keys" not in _observe([actor])[0]
+        except ray.exceptions.RayActorError:
+            pass
 
 
 def test_ray_coordinator_actor_draws_its_own_key(local_ray):
