@@ -174,8 +174,9 @@ def run_many(algorithm, problems, networks, rounds: int, *, seed: int = 0, trial
     Each round, the agents of every unfinished run go through one ``algorithm.step_many`` call (an algorithm
     without batched arithmetic steps them one run at a time), so per-step overhead is paid once per round instead
     of once per run (issue 14: D-ZOA's inner loop is bound by it). Streams stay per (seed, trial, agent, round) (in
-    secure mode each run's agents draw their own keys, as in :func:`run`) and every run keeps its own router, ledger, transcript and metrics, so each result is that of :func:`run` with the
-    same arguments (tested: same transcript digest).
+    secure mode each run's agents draw their own keys, as in :func:`run`) and every run keeps its own router,
+    ledger, transcript and metrics, so each result is that of :func:`run` with the same arguments (tested: same
+    transcript digest).
 
     Args:
         algorithm: the algorithm factory (one for all runs).
