@@ -17,6 +17,12 @@ a run on Ray is the simulator's run with the same blocks (identical transcripts 
 the single-block simulator to 1e-9 per message (iterative local solvers stop per block). Live actors are kept
 idle after a run (at most ``_MAX_IDLE``) and reused by the next run of the process.
 
+Secure mode (``start(..., secure=True)``, DESIGN idea 4): each actor draws one key per agent it serves (the
+coordinator's actor its own) from OS entropy in ``init``; the keys root those agents' streams, are never returned
+(outboxes, events, estimates and states only) and are cleared with the actor's ``reset`` after the run. The driver
+runs the protocol's calls and no others; one that ran its own code in the actors could read them (Ray lets a job's
+driver do so), so the claim is about what the protocol sends, as for every message.
+
 Ray is imported only when this backend starts. Failures are named: :class:`RayUnavailableError` (Ray missing,
 with the install command), :class:`RayConnectionError` (cluster address unreachable within a bounded timeout),
 :class:`AgentFailedError` (an actor died; says which agents and which round).
@@ -35,7 +41,7 @@ import numpy as np
 from .._checks import check_int, check_positive
 from ..errors import CheckpointError, PrivdistError
 from ..contract import AgentBlock
-from .rng import COORDINATOR_DOMAIN, AgentStreams
+from .rng import COORDINATOR_DOMAIN, AgentStreams, party_keys
 from .simulator import join_outboxes
 
 __all__ = ["RayBackend", "RayUnavailableError", "RayConnectionError", "AgentFailedError", "connect", "INSTALL_HINT"]
@@ -188,29 +194,36 @@ class _Worker:
     def reset(self) -> None:
         self.__dict__.clear()
 
-    def init(self, algorithm, problem, network, block, seed, trial):
+    def _new_keys(self, n: int) -> list[int]:
+        """Secure mode: this actor's own keys for ``n`` agents, drawn here; they never leave the actor."""
+        return party_keys(n)
+
+    def init(self, algorithm, problem, network, block, seed, trial, secure=False):
         problem, network = pickle.loads(problem), pickle.loads(network)
         self.algorithm, self.block, self.seed, self.trial = algorithm, block, seed, trial
-        self.state, out = algorithm.init(problem, network, block, AgentStreams(seed, trial, block.agents, 0))
+        self._keys = self._new_keys(len(block.agents)) if secure else None
+        rng = AgentStreams(seed, trial, block.agents, 0, keys=self._keys)
+        self.state, out = algorithm.init(problem, network, block, rng)
         return out, np.asarray(algorithm.estimate(self.state))
 
     def step(self, t, inbox):
-        rng = AgentStreams(self.seed, self.trial, self.block.agents, t)
+        rng = AgentStreams(self.seed, self.trial, self.block.agents, t, keys=self._keys)
         self.state, out = self.algorithm.step(self.state, inbox, t, rng)
         return out, list(self.algorithm.dp_events(self.state, t)), np.asarray(self.algorithm.estimate(self.state))
 
     def events(self, t):
         return list(self.algorithm.dp_events(self.state, t))
 
-    def init_coordinator(self, algorithm, problem, network, seed, trial):
+    def init_coordinator(self, algorithm, problem, network, seed, trial, secure=False):
         problem, network = pickle.loads(problem), pickle.loads(network)
         self.algorithm, self.block, self.seed, self.trial = algorithm, None, seed, trial
-        rng = AgentStreams(seed, trial, [0], 0, domain=COORDINATOR_DOMAIN)
+        self._keys = self._new_keys(1) if secure else None
+        rng = AgentStreams(seed, trial, [0], 0, domain=COORDINATOR_DOMAIN, keys=self._keys)
         self.state, out = algorithm.init_coordinator(problem, network, rng)
         return out
 
     def step_coordinator(self, t, inbox):
-        rng = AgentStreams(self.seed, self.trial, [0], t, domain=COORDINATOR_DOMAIN)
+        rng = AgentStreams(self.seed, self.trial, [0], t, domain=COORDINATOR_DOMAIN, keys=self._keys)
         self.state, out = self.algorithm.step_coordinator(self.state, inbox, t, rng)
         return out
 
@@ -301,8 +314,9 @@ class RayBackend:
 
         return PartyBackend(self.address, timeout=self.timeout, pool=self._pool, **self.party_options)
 
-    def start(self, algorithm, problem, network, seed: int, trial: int):
-        """Create (or reuse) the actors, initialise them; return the round-0 outboxes."""
+    def start(self, algorithm, problem, network, seed: int, trial: int, *, secure: bool = False):
+        """Create (or reuse) the actors, initialise them; return the round-0 outboxes. ``secure``: each actor
+        draws its agents' keys (module docstring)."""
         ray = self._ray = connect(self.address, timeout=self.timeout)
         self.algorithm, self.t, self.trial, self._dead = algorithm, 0, trial, []
         K = network.n_agents
@@ -313,12 +327,12 @@ class RayBackend:
         self._actors = _acquire(ray, len(self.blocks))
         # pickled once into the object store, shared by reference; unpickled in each actor into writable arrays
         problem_ref, network_ref = ray.put(ray.cloudpickle.dumps(problem)), ray.put(ray.cloudpickle.dumps(network))
-        refs = [a.init.remote(algorithm, problem_ref, network_ref, b, seed, trial)
+        refs = [a.init.remote(algorithm, problem_ref, network_ref, b, seed, trial, secure)
                 for a, b in zip(self._actors, self.blocks)]
         cref = None
         if algorithm.has_coordinator:
             self._coord = _acquire(ray, 1)[0]
-            cref = self._coord.init_coordinator.remote(algorithm, problem_ref, network_ref, seed, trial)
+            cref = self._coord.init_coordinator.remote(algorithm, problem_ref, network_ref, seed, trial, secure)
         results = self._get(refs, 0)
         self._events, self._est = None, [est for _, est in results]
         cout = None if cref is None else self._get([cref], 0, coordinator=True)[0]

@@ -22,6 +22,12 @@ agent, round), the run continues exactly as an uninterrupted one. At most ``max_
 actor and run; beyond that, or when the node is gone, the run ends with :class:`AgentFailedError`. Restarts are
 recorded in ``RunResult.config["ray"]["restarts"]``.
 
+Secure mode (DESIGN idea 4): each party's actor (and the coordinator's) draws its own key in ``init`` and writes it,
+before its first message leaves, to an owner-only file on its node (``<token>/<name>.key``); node checkpoints hold
+it too. A replacement reads it there and repeats the dead actor's noise, so no round is released twice with
+different noise; one that finds no key on its node raises :class:`SecureReplayError` rather than draw a new one. A
+driver checkpoint's node files keep the key (a resumed run repeats its rounds); they stay on the nodes with it.
+
 :class:`privdist.runtime.serve.Cluster` keeps the Ray connection and the party actors (with their loaded data) warm
 across the runs of one process; ``privdist serve`` (:mod:`privdist.runtime.serve`) keeps them warm across processes:
 a run on a served cluster takes its actors from the server's keeper (one run at a time, the others queue).
@@ -48,10 +54,15 @@ from ..contract import AgentBlock
 from .ray_backend import AgentFailedError, _Worker, connect
 from .simulator import join_outboxes
 
-__all__ = ["PartyBackend", "PlacementError", "default_placement", "load_placement", "party_class", "RESOURCE_AMOUNT"]
+__all__ = ["PartyBackend", "PlacementError", "SecureReplayError", "default_placement", "load_placement",
+           "party_class", "RESOURCE_AMOUNT"]
 
 RESOURCE_AMOUNT = 0.001  # of a party's custom resource per actor: a replacement fits beside a dying actor
 _INIT_TIMEOUT = 120.0  # seconds for a (re)started actor to load its data and initialise
+
+
+class SecureReplayError(AgentFailedError):
+    """Secure mode: a replacement found no key of its party on its node (a new key would re-release rounds)."""
 
 
 def _ckpt_path(token: str, name: str) -> Path:
@@ -62,10 +73,32 @@ def _ckpt_path(token: str, name: str) -> Path:
 class _PartyWorker(_Worker):
     """A party's (or the coordinator's) actor: ``_Worker`` plus node-local checkpoints and node identity."""
 
-    def init(self, algorithm, problem, network, block, seed, trial):
-        out = super().init(algorithm, problem, network, block, seed, trial)
+    def init(self, algorithm, problem, network, block, seed, trial, secure=False, key_at=None):
+        self._key_at, self._key_origin = key_at, None
+        out = super().init(algorithm, problem, network, block, seed, trial, secure)
         self.problem = pickle.loads(problem)  # the handle: its subset() resolves from this process's data cache
         return out
+
+    def init_coordinator(self, algorithm, problem, network, seed, trial, secure=False, key_at=None):
+        self._key_at, self._key_origin = key_at, None
+        return super().init_coordinator(algorithm, problem, network, seed, trial, secure)
+
+    def _new_keys(self, n: int) -> list[int]:
+        """Secure mode: the key in this node's file (a replacement), else drawn here and written there first."""
+        if self._key_at is None:  # no run token: nothing to keep on the node
+            return super()._new_keys(n)
+        path = _ckpt_path(*self._key_at).with_suffix(".key")
+        if path.exists():
+            self._key_origin = "node"
+            return pickle.loads(path.read_bytes())
+        self._key_origin = "drawn"
+        keys = super()._new_keys(n)
+        atomic_write_bytes(path, pickle.dumps(keys))  # a mkstemp file: readable by this account only
+        return keys
+
+    def key_origin(self):
+        """``"drawn"`` here, read from this ``"node"``'s files, or None (research mode): never the key."""
+        return self._key_origin
 
     def party_values(self, metrics) -> dict:
         """Each :class:`PartyMetric`'s part of this actor: a party's on its own data and model, the coordinator's
@@ -93,15 +126,22 @@ class _PartyWorker(_Worker):
                 "pid": os.getpid()}
 
     def save_local(self, token: str, name: str, t: int) -> None:
-        atomic_write_bytes(_ckpt_path(token, name), pickle.dumps((t, self.state), protocol=pickle.HIGHEST_PROTOCOL))
+        """The state of round ``t`` (and in secure mode the key) to a file on this node."""
+        atomic_write_bytes(_ckpt_path(token, name), pickle.dumps((t, self.state, self._keys),
+                                                                 protocol=pickle.HIGHEST_PROTOCOL))
 
     def load_local(self, token: str, name: str):
-        """Restore the node checkpoint if there is one: ``(round, estimate or None)``; ``(0, None)`` otherwise."""
+        """Restore the node checkpoint if there is one: ``(round, estimate or None)``; ``(0, None)`` otherwise.
+        A secure checkpoint's key replaces this actor's (and its run's key file on this node)."""
         path = _ckpt_path(token, name)
         if not path.exists():
             return 0, None
         with open(path, "rb") as fh:
-            t, state = pickle.load(fh)
+            t, state, *keys = pickle.load(fh)
+        if keys and keys[0] is not None and self._keys is not None:
+            self._keys, self._key_origin = keys[0], "node"
+            if self._key_at is not None:
+                atomic_write_bytes(_ckpt_path(*self._key_at).with_suffix(".key"), pickle.dumps(self._keys))
         return t, self.set_state(state)
 
     def drop_local(self, token: str) -> None:
@@ -180,6 +220,7 @@ class _Slot:
     def __init__(self, name: str, resource, agents, role: str):
         self.name, self.resource, self.agents, self.role = name, resource, agents, role
         self.actor, self.init_args, self.since, self.ckpt_round, self.restarts = None, None, [], 0, 0
+        self.released = False  # its round-0 message left the actor (secure mode: its key must be kept)
 
 
 class PartyBackend:
@@ -247,15 +288,16 @@ class PartyBackend:
                 f"`ray start --address HEAD:PORT --resources '{{\"{first_r}\": 1}}'` or change the placement")
         return [need[k] for k in range(K)], coord
 
-    def start(self, algorithm, problem, network, seed: int, trial: int):
-        """Check placement, start (or reuse) one actor per party, initialise them on their nodes."""
+    def start(self, algorithm, problem, network, seed: int, trial: int, *, secure: bool = False):
+        """Check placement, start (or reuse) one actor per party, initialise them on their nodes. ``secure``: each
+        actor draws its party's key and keeps it on its node (module docstring)."""
         from .party import is_party_local
 
         if not is_party_local(problem):
             raise ValidationError("PartyBackend runs party-local problems (HorizontalParties, VerticalParties); "
                                   "use RayBackend for a problem held by the driver")
         ray = self._ray = connect(self.address, timeout=self.timeout)
-        self.algorithm, self.t, self.trial = algorithm, 0, trial
+        self.algorithm, self.t, self.trial, self._secure = algorithm, 0, trial, secure
         self._token = uuid.uuid4().hex
         self._driver_token = None
         self._restarts: list[dict] = []
@@ -283,12 +325,16 @@ class PartyBackend:
         problem_ref, network_ref = ray.put(ray.cloudpickle.dumps(problem)), ray.put(ray.cloudpickle.dumps(network))
         for s, a in zip(slots, actors):
             s.actor = a
+        secure, token = self._secure, self._token
         for s, b in zip(self._slots, self.blocks):
-            s.init_args = ("init", (algorithm, problem_ref, network_ref, b, seed, trial))
+            s.init_args = ("init", (algorithm, problem_ref, network_ref, b, seed, trial, secure, (token, s.name)))
         if self._coord is not None:
-            self._coord.init_args = ("init_coordinator", (algorithm, problem_ref, network_ref, seed, trial))
+            self._coord.init_args = ("init_coordinator", (algorithm, problem_ref, network_ref, seed, trial, secure,
+                                                          (token, self._coord.name)))
         refs = [self._call_init(s) for s in slots]
         results = self._collect(slots, refs, 0, lambda s: self._call_init(s))
+        for s in slots:
+            s.released = True
         agent_res = results[:len(self._slots)]
         self._events, self._est = None, [est for _, est in agent_res]
         self._where = self._collect(slots, [s.actor.where.remote() for s in slots], 0,
@@ -339,6 +385,11 @@ class PartyBackend:
         try:
             ray.get(self._call_init(s), timeout=_INIT_TIMEOUT)
             ckpt_round, _ = ray.get(s.actor.load_local.remote(self._token, s.name), timeout=_INIT_TIMEOUT)
+            if self._secure and s.released and ray.get(s.actor.key_origin.remote(), timeout=_INIT_TIMEOUT) != "node":
+                self._dead.add(id(s.actor))
+                raise SecureReplayError(s.agents, t, s.role, f"{detail}; secure mode: its replacement found no key "
+                                        f"of {s.name} on its node (resource {s.resource!r}), and a new key would "
+                                        "release rounds it already released again with other noise")
             replay = [(r, inbox) for r, inbox in s.since if ckpt_round < r <= through]
             step = s.actor.step if s.role == "agent" else s.actor.step_coordinator
             for r, inbox in replay:

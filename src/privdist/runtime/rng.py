@@ -1,13 +1,20 @@
 """Random streams as a pure function of (seed, trial, role, agent, round) (DESIGN idea 4, STYLE #3, spec §7).
 
-Every stream is ``Generator(PCG64(SeedSequence([seed, trial, domain, agent, round])))`` with ``domain`` 0 for
+Every stream is ``Generator(PCG64(SeedSequence([root, trial, domain, agent, round])))`` with ``domain`` 0 for
 data generation, 1 for an agent's algorithm randomness, 2 for the coordinator. The same (seed, trial, agent,
 round) gives the same draws on every backend, whatever block of agents a worker serves and in whatever order
 rounds are resumed. Algorithms never seed anything: they receive an :class:`AgentStreams`.
+
+The ``root`` is the run's recorded ``seed`` in research mode (anyone who knows it regenerates every draw). In
+secure mode (issue 23, "one secret per party") each party has its own key instead: a 128-bit integer drawn by
+:func:`party_keys` from OS entropy where that party runs (its Ray actor, or the simulator's entry for that agent),
+never returned to the driver, never shared with another party or the coordinator (which draws its own). Knowing
+the seed, the other parties' keys and the coordinator's key gives nothing about a party's streams.
 """
 
 from __future__ import annotations
 
+import secrets
 from typing import Callable
 
 import numpy as np
@@ -15,9 +22,19 @@ import numpy as np
 from .._checks import check_int
 from ._seeding import pcg64_generators
 
-__all__ = ["stream", "data_rng", "AgentStreams", "DATA", "AGENT_DOMAIN", "COORDINATOR_DOMAIN"]
+__all__ = ["stream", "data_rng", "AgentStreams", "party_keys", "DATA", "AGENT_DOMAIN", "COORDINATOR_DOMAIN",
+           "KEY_BITS"]
 
 DATA, AGENT_DOMAIN, COORDINATOR_DOMAIN = 0, 1, 2
+KEY_BITS = 128
+
+
+def party_keys(n: int) -> list[int]:
+    """``n`` fresh ``KEY_BITS``-bit keys from OS entropy (:func:`secrets.randbits`), one per agent (secure mode).
+
+    Call it where the agents run and keep the keys there: a key that leaves its party lets the holder regenerate
+    that party's noise (DESIGN idea 4)."""
+    return [secrets.randbits(KEY_BITS) for _ in range(check_int(n, "n", 0))]
 
 
 def stream(seed: int, trial: int, domain: int, agent: int = 0, round_: int = 0) -> np.random.Generator:
@@ -39,16 +56,30 @@ class AgentStreams:
     Draw helpers return arrays with a leading block axis whose row ``i`` comes from agent ``agents[i]``'s own
     stream, so a block split differently across workers produces identical numbers. Generators are created
     lazily: a non-private algorithm that draws nothing pays nothing.
+
+    Args:
+        seed: the run's recorded seed: the root of every stream in research mode (``keys=None``).
+        trial, agents, round_, domain: the stream coordinates (see the module docstring).
+        keys: secure mode: one key per agent of the block (from :func:`party_keys`, held where that agent runs);
+            agent ``agents[i]``'s stream is rooted at ``keys[i]`` and ``seed`` takes no part in it (DESIGN idea 4).
     """
 
-    def __init__(self, seed: int, trial: int, agents, round_: int, domain: int = AGENT_DOMAIN):
+    def __init__(self, seed: int, trial: int, agents, round_: int, domain: int = AGENT_DOMAIN, keys=None):
         self.seed, self.trial, self.round, self.domain = int(seed), int(trial), int(round_), domain
         self.agents = np.asarray(agents, dtype=np.int64)
+        if keys is not None:
+            keys = [int(k) for k in keys]
+            if len(keys) != len(self.agents) or min(keys, default=0) < 0:
+                raise ValueError(f"keys must be one non-negative integer per agent ({len(self.agents)}), "
+                                 f"got {len(keys)}")
+        self._keys = keys
         self._gens: list[np.random.Generator] | None = None
 
     def entropies(self) -> list[list[int]]:
-        """The ``SeedSequence`` entropy of each agent's stream."""
-        return [[self.seed, self.trial, self.domain, int(a), self.round] for a in self.agents]
+        """The ``SeedSequence`` entropy of each agent's stream: rooted at the agent's key in secure mode, else at
+        the seed."""
+        roots = self._keys if self._keys is not None else [self.seed] * len(self.agents)
+        return [[r, self.trial, self.domain, int(a), self.round] for r, a in zip(roots, self.agents)]
 
     def generators(self) -> list[np.random.Generator]:
         """One generator per agent of the block (created on first use)."""

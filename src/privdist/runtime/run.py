@@ -7,7 +7,6 @@ The loop below is the whole protocol of :mod:`privdist.contract`; a backend only
 from __future__ import annotations
 
 import functools
-import secrets
 import time
 from pathlib import Path
 from typing import Callable, Mapping
@@ -59,7 +58,10 @@ def versions() -> dict[str, str]:
 def noise_provenance(secure: bool) -> dict:
     """What results record about where the noise came from (DESIGN idea 4)."""
     if secure:
-        return {"mode": "secure", "note": "noise drawn from fresh OS entropy that was never recorded"}
+        return {"mode": "secure", "keys": "one per party",
+                "note": "each party (and the coordinator) drew its own noise key from OS entropy where it runs (its "
+                        "actor, or its own stream in the simulator); no key was recorded or sent to the driver, so "
+                        "neither the driver nor another party can regenerate a party's noise"}
     return {"mode": "seeded", "note": "research mode: every noise draw can be regenerated from the recorded seed "
             "(and with it the noise-free iterates); these results are not for release (use secure mode)"}
 
@@ -129,11 +131,17 @@ def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int =
         checkpoint: file to save progress to every ``checkpoint_every`` rounds (and at the end).
         resume: continue from ``checkpoint`` if it exists (the continuation is identical to an
             uninterrupted run, because randomness depends only on (seed, trial, agent, round)).
-        secure: draw the algorithm's noise from fresh OS entropy (a 128-bit key from :mod:`secrets`, held in
-            memory only and never recorded) instead of ``seed``: what a release needs. With ``secure=False``
-            (research mode) anyone who knows the seed regenerates every noise draw and with it the noise-free
-            iterates; ``config["noise"]`` says which mode produced the result. A resumed secure run continues
-            with new fresh noise.
+        secure: draw the algorithm's noise from fresh OS entropy instead of ``seed``: what a release needs. Each
+            party draws its own 128-bit key (:mod:`secrets`) where it runs (its Ray actor, or its own stream in
+            the simulator) and the coordinator another; this function draws and holds none, and no key is
+            recorded, returned or put in a checkpoint, so neither the driver nor another party can regenerate a
+            party's noise (DESIGN idea 4). With ``secure=False`` (research mode) anyone who knows the seed
+            regenerates every noise draw and with it the noise-free iterates; ``config["noise"]`` says which
+            mode produced the result. A secure run resumed from ``checkpoint`` on the simulator or
+            :class:`RayBackend` draws new keys: the rounds after the checkpoint never left the failed run (its
+            process, its reset actors) and are released once, in the result; a party-local run
+            (:class:`~privdist.runtime.ray_party.PartyBackend`) keeps each key on its party's node and repeats
+            those rounds' noise. A backend object must accept ``start(..., secure=True)`` to run secure mode.
 
     Returns:
         :class:`RunResult`.
@@ -165,9 +173,10 @@ def run_many(algorithm, problems, networks, rounds: int, *, seed: int = 0, trial
 
     Each round, the agents of every unfinished run go through one ``algorithm.step_many`` call (an algorithm
     without batched arithmetic steps them one run at a time), so per-step overhead is paid once per round instead
-    of once per run (issue 14: D-ZOA's inner loop is bound by it). Streams stay per (seed, trial, agent, round) and
-    every run keeps its own router, ledger, transcript and metrics, so each result is that of :func:`run` with the
-    same arguments (tested: same transcript digest).
+    of once per run (issue 14: D-ZOA's inner loop is bound by it). Streams stay per (seed, trial, agent, round) (in
+    secure mode each run's agents draw their own keys, as in :func:`run`) and every run keeps its own router,
+    ledger, transcript and metrics, so each result is that of :func:`run` with the same arguments (tested: same
+    transcript digest).
 
     Args:
         algorithm: the algorithm factory (one for all runs).
@@ -247,9 +256,8 @@ def _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, 
     fp = fingerprint({k: v for k, v in config.items() if k != "backend"})
 
     t0 = time.perf_counter()
-    # secure mode: the streams' root is a fresh OS-entropy key that lives only in this call (and the actors)
-    noise_seed = secrets.randbits(128) if secure else seed
-    agent_out, coord_out = be.start(algorithm, problem, network, noise_seed, trial)
+    # secure mode: every party draws its own noise key where it runs; none exists in the driver (DESIGN idea 4)
+    agent_out, coord_out = be.start(algorithm, problem, network, seed, trial, **({"secure": True} if secure else {}))
     start_round = 1
     if resume and checkpoint is not None and Path(checkpoint).exists():
         payload = load_checkpoint(checkpoint, fp)

@@ -5,6 +5,13 @@ all ``K`` agents, and :class:`Router` turns outboxes into inboxes with sparse pr
 agents into contiguous blocks stepped separately, as a distributed backend does with its workers; the result is
 identical (same per-agent streams, same arithmetic per row), which the tests use to check that an algorithm
 really keeps agents independent.
+
+Secure mode (``start(..., secure=True)``, DESIGN idea 4): each agent's noise stream is rooted at its own key and the
+coordinator at another, drawn here from OS entropy when the run starts (:func:`~privdist.runtime.rng.party_keys`),
+kept per agent in this backend (never in a snapshot, a checkpoint or the result) and forgotten at :meth:`close`.
+The simulator plays every party in one process, so that process could read them all: the per-agent keys give the
+simulated run the noise a deployment gives (no agent's noise follows from the seed or another agent's key); the
+parties' own processes are :class:`~privdist.runtime.ray_party.PartyBackend`'s actors.
 """
 
 from __future__ import annotations
@@ -13,7 +20,7 @@ import numpy as np
 
 from .._checks import check_int
 from ..contract import AgentBlock
-from .rng import COORDINATOR_DOMAIN, AgentStreams
+from .rng import COORDINATOR_DOMAIN, AgentStreams, party_keys
 
 __all__ = ["SimulatorBackend", "join_outboxes", "step_agents_many"]
 
@@ -33,10 +40,13 @@ class SimulatorBackend:
     def __init__(self, blocks: int = 1):
         self.n_blocks = check_int(blocks, "blocks", 1)
 
-    def start(self, algorithm, problem, network, seed: int, trial: int):
-        """Initialise; return the round-0 outboxes ``(agent_out, coord_out or None)``."""
+    def start(self, algorithm, problem, network, seed: int, trial: int, *, secure: bool = False):
+        """Initialise; return the round-0 outboxes ``(agent_out, coord_out or None)``. ``secure``: every agent and
+        the coordinator draw their own key here (module docstring); ``seed`` then roots no noise."""
         self.algorithm, self.seed, self.trial = algorithm, seed, trial
         K = network.n_agents
+        self._keys = party_keys(K) if secure else None  # agent k's key is self._keys[k]
+        self._coord_key = party_keys(1) if secure and algorithm.has_coordinator else None
         degrees = getattr(network, "degrees", None)
         self.blocks = []
         for ids in np.array_split(np.arange(K), min(self.n_blocks, K)):
@@ -53,10 +63,11 @@ class SimulatorBackend:
         return join_outboxes(outs), cout
 
     def _streams(self, block, t: int) -> AgentStreams:
-        return AgentStreams(self.seed, self.trial, block.agents, t)
+        keys = None if self._keys is None else [self._keys[a] for a in block.agents]
+        return AgentStreams(self.seed, self.trial, block.agents, t, keys=keys)
 
     def _coord_streams(self, t: int) -> AgentStreams:
-        return AgentStreams(self.seed, self.trial, [0], t, domain=COORDINATOR_DOMAIN)
+        return AgentStreams(self.seed, self.trial, [0], t, domain=COORDINATOR_DOMAIN, keys=self._coord_key)
 
     def step_agents(self, t: int, inbox):
         outs = []
@@ -85,7 +96,8 @@ class SimulatorBackend:
         self.cstate = snap["cstate"]
 
     def close(self) -> None:
-        """Release resources (nothing to do in-process)."""
+        """Forget the secure-mode keys (a finished run draws no more noise)."""
+        self._keys = self._coord_key = None
 
 
 def step_agents_many(backends, t: int, inboxes) -> list:
