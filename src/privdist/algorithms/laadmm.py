@@ -141,7 +141,7 @@ class LAADMM(Budgeted, AlgorithmBase):
             if getattr(self, key) not in allowed:
                 raise ValidationError(f"{key} must be one of {allowed}, got {getattr(self, key)!r}")
         self._check_budget()
-        if self.epsilon is not None and (self.budget == "round" or self.iterations is not None):
+        if self.budget == "round" or self.iterations is not None:
             self.mechanism  # noqa: B018 - validates epsilon now (named errors, CalibrationError, at construction)
 
     def _build_mechanism(self):
