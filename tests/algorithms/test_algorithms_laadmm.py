@@ -8,9 +8,9 @@ import pytest
 from conftest import make_dzoa_problem
 from privdist.algorithms import make_algorithm
 from privdist.algorithms.laadmm import LAADMM, paper_sigma
-from privdist.errors import CalibrationError, ValidationError
+from privdist.errors import CalibrationError, UnknownNameError, ValidationError
 from privdist.network import complete
-from privdist.privacy import privacy_report
+from privdist.privacy import Identity, privacy_report
 from privdist.problems import reference_solution
 from privdist.runtime import run
 
@@ -18,7 +18,8 @@ from privdist.runtime import run
 def test_spec_section10_vector():
     # delta=1e-5, t=100, l=10, eps=1; n=100, d=104, |D_i|=452, c1=1, lambda=1e-4, D=1, rho=1e-3, |N_i|=99
     alg = LAADMM(rho=1e-3, epsilon=1.0, delta=1e-5, l=10, iterations=100, c1=1.0, D=1.0)
-    assert alg.sigma == pytest.approx(151.743, rel=2e-6)
+    assert alg.budget == "total_paper" and alg.mechanism.noise_multiplier == pytest.approx(151.743, rel=2e-6)
+    assert alg.mechanism.noise_multiplier == paper_sigma(1.0, 1e-5, 100, 10)  # S3(16), exactly
     assert paper_sigma(1.0, 1e-5, 100, 10) == pytest.approx(151.743, rel=2e-6)
     assert alg.c0_value == pytest.approx(0.990448, abs=1e-6)
     eta = alg.prox_weights(1, np.array([452.0]), n_agents=100, dim=104, reg_lambda=1e-4)
@@ -27,11 +28,11 @@ def test_spec_section10_vector():
     assert eta[0, 3] == pytest.approx(9.78620 * 2.0, rel=1e-5)  # sqrt(2 k r) with k=1, r=4
     s = 2 * 1.0 / ((2 * 1e-3 * 99 + eta[0, 0]) * 452)
     assert s == pytest.approx(4.43178e-4, rel=1e-5)
-    assert s * alg.sigma == pytest.approx(0.0672491, rel=1e-5)
+    assert s * alg.mechanism.noise_multiplier == pytest.approx(0.0672491, rel=1e-5)
 
 
 def test_global_counter_and_constant_eta():
-    alg = LAADMM(epsilon=1.0, eta_counter="global", l=3, D=1.0)
+    alg = LAADMM(epsilon=1.0, eta_counter="global", l=3, iterations=100, D=1.0)
     e1 = alg.prox_weights(1, np.array([452.0]), 100, 104, 1e-4)
     e2 = alg.prox_weights(2, np.array([452.0]), 100, 104, 1e-4)
     # tau = (k - 1) l + r: k=2, r=1 is tau=4
@@ -39,17 +40,38 @@ def test_global_counter_and_constant_eta():
     assert np.all(LAADMM(eta=0.7).prox_weights(5, np.ones(3), 100, 104, 0.0) == 0.7)
 
 
-@pytest.mark.parametrize("kwargs", [dict(l=0), dict(iterations=0), dict(epsilon=-1.0), dict(delta=1.5),
-                                    dict(eta_counter="sum"), dict(output="last"), dict(D=0.0),
-                                    dict(calibration="rdp")])
+@pytest.mark.parametrize("kwargs", [dict(l=0), dict(iterations=0), dict(epsilon=-1.0, iterations=100),
+                                    dict(epsilon=-1.0, budget="round"), dict(delta=1.5),
+                                    dict(eta_counter="sum"), dict(output="last"), dict(D=0.0)])
 def test_bad_input(kwargs):
     with pytest.raises(ValidationError):
         LAADMM(**kwargs)
 
 
+@pytest.mark.parametrize("budget", ["rdp", "pld", "iteration"])
+def test_unknown_budget(budget):
+    with pytest.raises(UnknownNameError, match="budget"):
+        LAADMM(budget=budget)
+
+
 def test_non_finite_sigma_is_a_calibration_error():
     with pytest.raises(CalibrationError):
-        LAADMM(epsilon=1e-320)
+        LAADMM(epsilon=1e-320, iterations=100)
+
+
+def test_budgets_map_onto_the_mechanism():
+    t, l = 20, 4
+    paper = LAADMM(epsilon=1.0, delta=1e-5, l=l, iterations=t)
+    pld = LAADMM(epsilon=1.0, delta=1e-5, l=l, iterations=t, budget="total")
+    per_step = LAADMM(epsilon=0.5, delta=1e-5, l=l, budget="round")
+    assert pld.mechanism.noise_multiplier < paper.mechanism.noise_multiplier
+    assert per_step.mechanism.noise_multiplier == pytest.approx(math.sqrt(2 * math.log(1.25e5)) / 0.5)
+    assert isinstance(LAADMM(epsilon=None).mechanism, Identity)
+    # a total budget without a horizon takes the run's rounds
+    assert LAADMM(epsilon=1.0, budget="total").for_rounds(7).iterations == 7
+    assert LAADMM(epsilon=1.0).for_rounds(7).iterations == 7
+    with pytest.raises(ValidationError, match="iterations"):
+        LAADMM(epsilon=1.0, iterations=5).for_rounds(7)
 
 
 def test_noise_std_in_first_step(ridge_problem, net5):
@@ -60,7 +82,7 @@ def test_noise_std_in_first_step(ridge_problem, net5):
     d = net5.degrees.astype(float)[:, None]
     eta = alg.prox_weights(1, ridge_problem.counts, 5, 10, 2 * ridge_problem.reg_weight)[:, :1]
     mean = -ridge_problem.local_grads(np.zeros((5, 10))) / (2 * 0.5 * d + eta)
-    std = 2.0 / ((2 * 0.5 * d + eta) * ridge_problem.counts[:, None]) * alg.sigma
+    std = 2.0 / ((2 * 0.5 * d + eta) * ridge_problem.counts[:, None]) * alg.mechanism.noise_multiplier
     z = (released - mean) / std
     assert abs(z.mean()) < 0.5 and z.std() == pytest.approx(1.0, rel=0.3)
 
@@ -102,8 +124,8 @@ def test_accounting_paper_total_equals_target_and_pld_is_tighter(ridge_problem, 
     assert eps["paper"] == pytest.approx(1.0, rel=1e-9)  # S3 Thm 2 / spec §1.3-2 over t*l steps
     assert eps["pld"] < eps["rdp"] and eps["pld"] > 0
     # PLD calibration gives a smaller sigma that PLD certifies at the same target
-    pld = LAADMM(epsilon=1.0, delta=1e-5, l=l, iterations=t, calibration="pld")
-    assert pld.sigma < alg.sigma
+    pld = LAADMM(epsilon=1.0, delta=1e-5, l=l, iterations=t, budget="total")
+    assert pld.mechanism.noise_multiplier < alg.mechanism.noise_multiplier
     res2 = run(pld, ridge_problem, net5, t)
     assert privacy_report(res2.ledger, 1e-5, ("pld",))["per_agent"][0]["epsilon"]["pld"] <= 1.0 + 1e-9
     assert math.isclose(res.ledger.n_releases(0), t)

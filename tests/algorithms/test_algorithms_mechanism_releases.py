@@ -4,8 +4,10 @@ Every ``Mechanism.privatize`` call of a run is recorded by a spy (round, agent, 
 For each agent and round the ledger must hold ``mechanism.releases([agent], uses=u)`` of the mechanism that drew
 in that round (``u`` its number of calls for the agent in the round), nothing in a round without a draw, and the
 noise really drawn, divided by its sensitivity, must have the spread the declared release implies (Gaussian: std
-``z``; Laplace: mean absolute value ``b``; Gamma-norm: mean norm ``dim / epsilon``). The count, the sensitivity and
-the noise scale are thereby checked against the declaration on a real run (not formula against formula).
+``z``; Laplace: mean absolute value ``b``; Gamma-norm: mean norm ``dim / epsilon``; objective perturbation: mean
+norm ``dim / eps'`` at the rate ``eps' <= epsilon`` that Chaudhuri et al.'s Alg. 2 derives from the declared pure
+``epsilon``, the log-determinant paying the rest). The count, the sensitivity and the noise scale are thereby checked
+against the declaration on a real run (not formula against formula).
 """
 
 from __future__ import annotations
@@ -17,8 +19,14 @@ import pytest
 
 from privdist.algorithms.dpadmm import DPADMM
 from privdist.algorithms.dpsgd import DPSGD
+from privdist.algorithms.dvp import DVP
+from privdist.algorithms.laadmm import LAADMM
+from privdist.algorithms.pvp import PVP
+from privdist.algorithms.radmm import RADMM
 from privdist.network import complete
 from privdist.privacy import mechanisms as mech_mod
+from privdist.privacy import privacy_report
+from privdist.privacy.objective_perturbation import ObjectivePerturbationMechanism
 from privdist.runtime import run
 from release_harness import make_parts, problem_of
 
@@ -37,22 +45,59 @@ CASES = {
                                       budget="total"), _erm, ROUNDS),
     "dpadmm": (lambda: DPADMM(rho=0.5, eta0=0.8, epsilon=0.4, delta=1e-4), _erm, ROUNDS),
     "dpadmm_total": (lambda: DPADMM(rho=0.5, eta0=0.8, epsilon=1.0, delta=1e-5, budget="total"), _erm, ROUNDS),
+    # PVP/DVP/R-ADMM (Gamma-norm cases run longer: one norm per agent and release for the spread check)
+    "pvp_gamma": (lambda: PVP(rho=0.5, epsilon=0.8), _erm, 60),
+    "pvp_gamma_total": (lambda: PVP(rho=0.5, epsilon=2.0, delta=1e-5, budget="total"), _erm, 60),
+    "pvp_gaussian_total_paper": (lambda: PVP(rho=0.5, epsilon=2.0, delta=1e-5, noise="gaussian",
+                                             budget="total_paper"), _erm, ROUNDS),
+    "pvp_gaussian_total": (lambda: PVP(rho=0.5, epsilon=1.0, delta=1e-5, noise="gaussian", budget="total"), _erm,
+                           ROUNDS),
+    "dvp_gamma": (lambda: DVP(rho=0.5, epsilon=0.8), _erm, 60),
+    "dvp_gamma_ridge": (lambda: DVP(rho=0.01, epsilon=0.05), _erm, 60),  # eps' <= 0: Phi_p > 0, eps' = eps/2
+    "dvp_gamma_total": (lambda: DVP(rho=0.5, epsilon=2.0, delta=1e-5, budget="total"), _erm, 60),
+    "dvp_gamma_per_party": (lambda: DVP(rho=0.5, epsilon=(0.5, 1.0, 2.0, 0.5, 1.0, 2.0), delta=1e-5,
+                                        budget="total"), _erm, 60),
+    "dvp_gaussian": (lambda: DVP(rho=0.5, epsilon=0.8, noise="gaussian", gaussian_constant=2.0), _erm, ROUNDS),
+    "radmm_gamma": (lambda: RADMM(rho=0.5, epsilon=0.8), _erm, 120),
+    "radmm_gamma_total_paper": (lambda: RADMM(rho=0.5, epsilon=30.0, budget="total_paper"), _erm, 120),
+    "radmm_gaussian_total": (lambda: RADMM(rho=0.5, epsilon=1.0, delta=1e-5, noise="gaussian", budget="total"),
+                             _erm, ROUNDS),
+    # l-AADMM: l calls per round, one release for l uses
+    "laadmm": (lambda: LAADMM(rho=0.1, epsilon=1.0, delta=1e-5, l=3, D=2.0), _erm, ROUNDS),
+    "laadmm_total": (lambda: LAADMM(rho=0.1, epsilon=1.0, delta=1e-5, l=3, D=2.0, budget="total"), _erm, ROUNDS),
+    "laadmm_round": (lambda: LAADMM(rho=0.1, epsilon=0.5, delta=1e-5, l=2, D=2.0, budget="round"), _erm, ROUNDS),
+    "laadmm_per_party": (lambda: LAADMM(rho=0.1, epsilon=(0.5, 1.0, 2.0, 0.5, 1.0, 2.0), delta=1e-5, l=3, D=2.0),
+                         _erm, ROUNDS),
+}
+
+#: name -> the same algorithm without noise (epsilon None: the Identity mechanism).
+NON_PRIVATE = {
+    "dpsgd": lambda: DPSGD(alpha0=0.5, epsilon=None),
+    "dpadmm": lambda: DPADMM(rho=0.5, eta0=0.8, epsilon=None),
+    "pvp": lambda: PVP(rho=0.5, epsilon=None),
+    "dvp": lambda: DVP(rho=0.5, epsilon=None),
+    "radmm": lambda: RADMM(rho=0.5, epsilon=None, budget="total"),
+    "laadmm": lambda: LAADMM(rho=0.1, epsilon=None, l=3, D=2.0),
 }
 
 
 @pytest.fixture
 def spy(monkeypatch):
-    """Record every privatize call: (round, agent, mechanism, sensitivity, noise row)."""
+    """Record every privatize call: (round, agent, mechanism, sensitivity, noise row, rate eps' or None)."""
     calls = []
-    for cls in (mech_mod.GaussianMechanism, mech_mod.LaplaceMechanism, mech_mod.GammaNormMechanism):
+    for cls in (mech_mod.GaussianMechanism, mech_mod.LaplaceMechanism, mech_mod.GammaNormMechanism,
+                ObjectivePerturbationMechanism):
         original = cls.privatize
 
-        def recording(self, values, sensitivity, rng, _original=original):
-            out = _original(self, values, sensitivity, rng)
+        def recording(self, values, sensitivity, rng, _original=original, **kw):
+            out = _original(self, values, sensitivity, rng, **kw)
             values = np.asarray(values, dtype=float)
-            sens = np.broadcast_to(np.asarray(sensitivity, dtype=float), (values.shape[0],))
+            n = values.shape[0]
+            sens = np.broadcast_to(np.asarray(sensitivity, dtype=float).reshape(-1), (n,))
+            rate = np.asarray(kw["eps_prime"], dtype=float) if "eps_prime" in kw else np.full(n, np.nan)
             for i, agent in enumerate(np.asarray(rng.agents)):
-                calls.append((int(rng.round), int(agent), self, float(sens[i]), (out[i] - values[i]).ravel()))
+                calls.append((int(rng.round), int(agent), self, float(sens[i]), (out[i] - values[i]).ravel(),
+                              float(rate[i])))
             return out
 
         monkeypatch.setattr(cls, "privatize", recording)
@@ -62,7 +107,7 @@ def spy(monkeypatch):
 def _expected_ledger(calls, rounds):
     """Per agent: the release list the mechanisms' draws imply, round by round (rounds 1..T)."""
     uses = defaultdict(list)
-    for rnd, agent, mech, _, _ in calls:
+    for rnd, agent, mech, *_ in calls:
         if rnd >= 1:  # round-0 outboxes are data-free (e.g. DPDO-NC's noisy public start): no release
             uses[(agent, rnd)].append(mech)
     expected = defaultdict(list)
@@ -76,8 +121,13 @@ def _expected_ledger(calls, rounds):
 def _normalised_spread(calls):
     """Per mechanism kind: the noise divided by sensitivity x declared level, pooled over calls."""
     pooled = defaultdict(list)
-    for rnd, agent, mech, sens, noise in calls:
+    for rnd, agent, mech, sens, noise, rate in calls:
         if sens == 0:
+            continue
+        if isinstance(mech, ObjectivePerturbationMechanism):  # the rate of Alg. 2, never above the declared pure eps
+            eps = mech.epsilon[agent] if isinstance(mech.epsilon, tuple) else mech.epsilon
+            assert 0 < rate <= eps
+            pooled["gamma_norm"].append(np.array([np.linalg.norm(noise) * rate / (sens * noise.size)]))
             continue
         if isinstance(mech, mech_mod.GaussianMechanism):
             z = mech.noise_multiplier[agent] if isinstance(mech.noise_multiplier, tuple) else mech.noise_multiplier
@@ -120,3 +170,48 @@ def test_total_budget_guarantee_equals_request():
     report = privacy_report(result.ledger, 1e-5, accountants=("pld",))
     for agent in report["per_agent"]:
         assert agent["guaranteed"] and 0.99 <= agent["epsilon"]["pld"] <= 1.0
+
+
+@pytest.mark.parametrize("name", sorted(NON_PRIVATE))
+def test_non_private_variant_declares_identity_releases(name, spy):
+    """epsilon=None: the same code with the Identity mechanism; every release is in the clear (epsilon inf)."""
+    algo = NON_PRIVATE[name]()
+    problem, network = _erm()
+    result = run(algo, problem, network, 6, seed=3)
+    assert spy == [], "no noise is drawn without a budget"
+    identity = result.config["mechanism"]
+    assert identity["kind"] == "identity"
+    expected_count = algo.for_rounds(6).release_count(6)
+    for agent in range(network.n_agents):
+        declared = [rel for rel, count in result.ledger.entries(agent) for _ in range(count)]
+        assert len(declared) == expected_count
+        assert all(rel == mech_mod.Identity(identity["reason"]).releases([agent])[0] for rel in declared)
+        assert all(not rel.guarantee and rel.epsilon is None for rel in declared)
+    report = privacy_report(result.ledger, 1e-5, accountants=("pld",))
+    assert all(a["epsilon"]["pld"] == float("inf") for a in report["per_agent"])
+
+
+def _unit_erm(loss="logistic"):
+    return problem_of(make_parts(K, N, 10, loss), loss), complete(K)
+
+
+#: The total-budget acceptance of issue 23 for the ADMM baselines: epsilon 1 over 200 rounds.
+TOTAL_200 = {
+    "pvp_gamma": lambda: PVP(rho=0.5, epsilon=1.0, delta=1e-5, budget="total"),
+    "pvp_gaussian": lambda: PVP(rho=0.5, epsilon=1.0, delta=1e-5, noise="gaussian", budget="total"),
+    "dvp_gamma": lambda: DVP(rho=0.5, epsilon=1.0, delta=1e-5, budget="total"),  # unit-norm rows (make_parts)
+    "radmm_gamma": lambda: RADMM(rho=0.5, epsilon=1.0, delta=1e-5, budget="total"),
+    "laadmm": lambda: LAADMM(rho=0.1, epsilon=1.0, delta=1e-5, l=2, D=2.0, budget="total"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TOTAL_200))
+def test_total_budget_over_200_rounds(name):
+    """A total budget of epsilon 1 over 200 rounds (horizon filled in by run): PLD within 1 % below 1."""
+    from privdist.privacy import privacy_report
+
+    problem, network = _unit_erm()
+    result = run(TOTAL_200[name](), problem, network, 200, seed=0)
+    report = privacy_report(result.ledger, 1e-5, accountants=("pld",))
+    for agent in report["per_agent"]:
+        assert agent["guaranteed"] and 0.99 <= agent["epsilon"]["pld"] <= 1.0, agent

@@ -62,9 +62,9 @@ def test_laadmm_gaussian_std_per_step(setup):
     algo = LAADMM(epsilon=2.0, **kw)
     noise = _noise(algo, LAADMM(epsilon=None, **kw), problem, net, 1, "wb")
     s = 2.0 / ((2.0 * 0.05 * (K - 1) + 3.0) * N)
-    assert noise.std() == pytest.approx(s * algo.sigma, rel=0.05)
+    assert noise.std() == pytest.approx(s * algo.mechanism.noise_multiplier, rel=0.05)
     rel = algo.dp_events(init_state(algo, problem, net, K), 1)[0]
-    assert rel.guarantee and rel.event.noise_multiplier == pytest.approx(algo.sigma)  # l = 1: one step per round
+    assert rel.guarantee and rel.event.noise_multiplier == algo.mechanism.noise_multiplier  # l = 1: one step/round
 
 
 @pytest.mark.parametrize("noise", ["gaussian", "gamma"])

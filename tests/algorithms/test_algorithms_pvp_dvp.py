@@ -7,12 +7,14 @@ import pytest
 
 from conftest import make_dzoa_problem
 from privdist.algorithms import make_algorithm
-from privdist.algorithms._perturbation import iteration_budget, objective_perturbation
 from privdist.algorithms.dvp import DVP
 from privdist.algorithms.pvp import PVP
-from privdist.errors import ValidationError
+from privdist.errors import UnknownNameError, ValidationError
 from privdist.network import complete
-from privdist.privacy import privacy_report
+from privdist.privacy import GammaNormMechanism, GaussianMechanism, Identity, privacy_report
+from privdist.privacy.objective_perturbation import (ObjectivePerturbationMechanism,
+                                                     objective_perturbation_constants as objective_perturbation)
+from privdist.privacy.paper_budget import paper_round_epsilon
 from privdist.problems import reference_solution
 from privdist.runtime import run
 
@@ -64,22 +66,56 @@ def test_gamma_release_is_pure_and_basic(ridge_problem, net5):
     assert eps["rdp"] <= 2.0 + 1e-9 and eps["pld"] <= 2.0 + 1e-9
 
 
-def test_total_budget_inversion():
-    # gamma: eps / n_rel; gaussian with 2.0: moments formula inverted; 2.1: S1(25) inverted
-    assert iteration_budget(1.0, 1e-5, "gamma", 2.0, "total", 100) == pytest.approx(0.01)
-    e = iteration_budget(1.0, 1e-5, "gaussian", 2.0, "total", 100)
+def test_paper_total_budget_inversion():
+    # gamma: eps / n_rel (basic); gaussian with 2.0: moments formula inverted; 2.1: S1(25) inverted
+    assert paper_round_epsilon(1.0, 1e-5, 100, "basic") == pytest.approx(0.01)
+    e = paper_round_epsilon(1.0, 1e-5, 100, "moments")
     c0 = math.sqrt(math.log(1e5) / math.log(1.25e5))
     assert e == pytest.approx(1.0 / (c0 * 10))
-    e21 = iteration_budget(1.0, 1e-3, "gaussian", 2.1, "total", 200)
+    e21 = paper_round_epsilon(1.0, 1e-3, 200, "dzoa")
     assert e21 * math.sqrt(200 * math.log(1e3) / (1.05 * math.log(1.25e3))) == pytest.approx(1.0)
-    assert iteration_budget(0.3, 1e-5, "gaussian", 2.1, "iteration", 100) == 0.3
+    assert paper_round_epsilon((1.0, 2.0), 1e-5, 100, "basic") == pytest.approx((0.01, 0.02))
+    # the factories: total_paper -> the per-release epsilon of the formula; round -> epsilon itself
+    assert PVP(epsilon=1.0, budget="total_paper", iterations=100).mechanism.epsilon == pytest.approx(0.01)
+    pvp = PVP(epsilon=1.0, delta=1e-5, noise="gaussian", gaussian_constant=2.0, budget="total_paper", iterations=100)
+    assert pvp.mechanism.epsilon == pytest.approx(1.0 / (c0 * 10))
+    assert PVP(epsilon=0.3, delta=1e-5, noise="gaussian", budget="round").mechanism.epsilon == 0.3
 
 
-def test_total_budget_run_reports_target(ridge_problem, net5):
-    alg = PVP(rho=1.0, epsilon=1.0, delta=1e-5, noise="gaussian", gaussian_constant=2.0, budget="total",
+def test_paper_total_budget_run_reports_target(ridge_problem, net5):
+    alg = PVP(rho=1.0, epsilon=1.0, delta=1e-5, noise="gaussian", gaussian_constant=2.0, budget="total_paper",
               iterations=40)
     rep = privacy_report(run(alg, ridge_problem, net5, 40).ledger, 1e-5)
     assert rep["per_agent"][0]["epsilon"]["paper"] == pytest.approx(1.0, rel=1e-9)
+
+
+@pytest.mark.parametrize("noise", ["gaussian", "gamma"])
+def test_pld_total_budget_run_reports_target(ridge_problem, net5, noise):
+    """budget="total": PLD-calibrated over the run's rounds (filled in by run), printed PLD within 1 % below."""
+    alg = PVP(rho=1.0, epsilon=1.0, delta=1e-5, noise=noise, budget="total")
+    res = run(alg, ridge_problem, net5, 40)
+    assert res.config["params"]["iterations"] == 40
+    for agent in privacy_report(res.ledger, 1e-5, accountants=("pld",))["per_agent"]:
+        assert agent["guaranteed"] and 0.99 <= agent["epsilon"]["pld"] <= 1.0
+
+
+def test_mechanism_of_each_variant():
+    assert isinstance(PVP(noise="gamma").mechanism, GammaNormMechanism)
+    assert isinstance(DVP(noise="gamma").mechanism, ObjectivePerturbationMechanism)
+    for cls in (PVP, DVP):
+        assert isinstance(cls(noise="gaussian").mechanism, GaussianMechanism)
+        assert isinstance(cls(epsilon=None).mechanism, Identity)
+    assert DVP(noise="gaussian").mechanism.reason is not None  # the heuristic is a claim (guarantee inf)
+    assert PVP(noise="gaussian").mechanism.reason is None
+
+
+def test_total_budget_horizon():
+    with pytest.raises(ValidationError, match="rounds"):
+        PVP(epsilon=1.0, budget="total").mechanism  # noqa: B018 - no horizon before run fills it in
+    with pytest.raises(ValidationError, match="iterations=12"):
+        PVP(epsilon=1.0, budget="total_paper", iterations=10).for_rounds(12)
+    assert PVP(epsilon=1.0, budget="total_paper").for_rounds(12).iterations == 12
+    assert PVP(epsilon=1.0, budget="round").for_rounds(12).iterations is None
 
 
 def test_objective_perturbation_constants():
@@ -97,7 +133,10 @@ def test_dvp_duals_sum_to_zero_and_bad_input(ridge_problem):
     res = run(DVP(rho=0.5, epsilon=1.0), ridge_problem, complete(5), 15)
     assert np.abs(res.final_state.gamma.sum(axis=0)).max() < 1e-9
     assert np.abs(res.final_state.gamma).max() > 1e-3
-    for bad in (dict(noise="laplace"), dict(budget="all"), dict(rho=0.0), dict(gaussian_constant=3.0),
-                dict(epsilon=-1.0), dict(iterations=0)):
+    for bad in (dict(noise="laplace"), dict(rho=0.0), dict(gaussian_constant=3.0),
+                dict(epsilon=-1.0), dict(iterations=0), dict(epsilon=-1.0, budget="total_paper", iterations=5)):
         with pytest.raises(ValidationError):
             PVP(**bad)
+    for bad in ("all", "iteration"):  # "iteration" is now "round"
+        with pytest.raises(UnknownNameError, match="budget"):
+            PVP(budget=bad)

@@ -27,8 +27,8 @@ def test_recycled_gradient_is_the_true_gradient_without_noise(net5):
 
 
 def test_only_odd_rounds_release(ridge_problem, net5):
-    alg = RADMM(rho=1.0, epsilon=1.0, budget="total", iterations=9)
-    assert alg.n_releases == 5 and alg.eps_iter == pytest.approx(0.2)
+    alg = RADMM(rho=1.0, epsilon=1.0, budget="total_paper", iterations=9)
+    assert alg.release_count(9) == 5 and alg.mechanism.epsilon == pytest.approx(0.2)
     res = run(alg, ridge_problem, net5, 9)
     assert res.ledger.n_releases(0) == 5
     rep = privacy_report(res.ledger, 1e-5)

@@ -7,10 +7,25 @@ All three run the Forero/Zhang-Zhu skeleton of spec §6.2 in the ``gamma = 2 lam
     f_p     = argmin_f O_p(f) + (Phi_p/2 + rho d_p) ||f||^2 - f^T (rho (d_p x_p + sum_j x_j) - gamma_p - a_p)
 
 where ``O_p = f_k`` of :class:`~privdist.problems.HorizontalERM` (loss weight ``C = 1``, ``rho_reg/P_n R =
-reg_weight/K R``) and ``a_p`` is DVP's linear perturbation. This module holds the pieces they share: the
-per-iteration budget from a per-iteration or total target (spec §4.10, AMB-X2/X3), the declared release, the
-strong-convexity modulus ``mu_p`` (spec §6.3), Chaudhuri et al.'s objective-perturbation constants (spec §6.4),
-the noise draws and the parameter checks.
+reg_weight/K R``) and ``a_p`` is DVP's linear perturbation. This module holds the pieces they share: the budget
+and the one mechanism object built from it (issue 23), the strong-convexity modulus ``mu_p`` (spec §6.3), the
+objective-perturbation step (spec §6.4) and the parameter checks.
+
+Budgets (``budget=``; ``epsilon=None`` runs the unperturbed skeleton through the Identity mechanism):
+
+* ``"round"``: ``epsilon`` of each release (the papers' parameterisation, AMB-X2);
+* ``"total"``: each agent's ``(epsilon, delta)`` over the run's releases, PLD-calibrated
+  (:mod:`privdist.privacy.budget`): the printed PLD guarantee equals the request;
+* ``"total_paper"``: the paper formula's total, inverted for the per-release epsilon (AMB-X3, spec §4.10): basic
+  composition ``epsilon / n_rel`` for the pure Gamma-norm noise, S1(25) (C = 2.1) or the moments bound (C = 2) for
+  the Gaussian variant (:func:`privdist.privacy.paper_budget.paper_round_epsilon`).
+
+The horizon of a total is ``iterations`` (``None``: the run's rounds, filled in by ``run``); ``n_rel`` is
+:meth:`release_count` of it (R-ADMM releases on odd iterations only). Mechanisms: Gaussian output perturbation
+(PVP) or objective perturbation (DVP, R-ADMM; Gaussian heuristic, a claim) through
+:class:`~privdist.privacy.mechanisms.GaussianMechanism`, Gamma-norm output perturbation (PVP) through
+:class:`~privdist.privacy.mechanisms.GammaNormMechanism`, Gamma-norm objective perturbation (Chaudhuri et al. Alg. 2)
+through :class:`~privdist.privacy.objective_perturbation.ObjectivePerturbationMechanism`.
 
 References:
     Spec §6.2-§6.5, §4.10, §8.5 (AMB-B1, B2, B6, X2, X3); Chaudhuri, Monteleoni & Sarwate (JMLR 2011) Alg. 1-2.
@@ -18,25 +33,22 @@ References:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
-from .._checks import check_int, check_positive, check_probability
+from .._checks import check_positive, check_probability
 from ..errors import DataBoundError, ValidationError
-from ..privacy import gamma_norm, gaussian_release, laplace_release
 from ..contract import Aggregation, MessageSpec
 from ._sparse_oracle import SparseERMOracle
-from .base import AlgorithmBase, in_the_clear, check_problem_network, degrees_of
+from .base import AlgorithmBase, Budgeted, check_problem_network, degrees_of
 
-__all__ = ["PerturbedADMM", "PerturbedADMMState", "check_common", "iteration_budget", "noise_release",
-           "strong_convexity", "objective_perturbation", "oracle_of", "draw_noise", "noise_assumptions", "NOISES", "BUDGETS",
-           "check_unit_rows"]
+__all__ = ["PerturbedADMM", "PerturbedADMMState", "check_common", "strong_convexity", "oracle_of",
+           "noise_assumptions", "NOISES", "BUDGETS", "check_unit_rows"]
 
 NOISES: tuple[str, ...] = ("gamma", "gaussian")
-BUDGETS: tuple[str, ...] = ("iteration", "total")
+BUDGETS: tuple[str, ...] = ("round", "total", "total_paper")
 
 
 def oracle_of(problem) -> SparseERMOracle:
@@ -46,28 +58,27 @@ def oracle_of(problem) -> SparseERMOracle:
 
 
 def check_common(alg) -> None:
-    """Validate the parameters PVP, DVP and R-ADMM share (see :class:`PerturbedADMM`).
+    """Validate the parameters PVP, DVP and R-ADMM share (see :class:`PerturbedADMM`); ``epsilon`` is validated by
+    the mechanism built from it (at construction, unless a total budget waits for the run's rounds).
 
     Raises:
-        ValidationError: a value outside its domain (named in the message).
+        ValidationError: a value outside its domain (named in the message); UnknownNameError: an unknown budget.
     """
     check_positive(alg.rho, "rho")
     check_positive(alg.tol, "tol")
     check_positive(alg.c1, "c1")
     check_probability(alg.delta, "delta")
-    check_int(alg.iterations, "iterations")
-    if alg.epsilon is not None:
-        check_positive(alg.epsilon, "epsilon")
     if alg.c_hess is not None:
         check_positive(alg.c_hess, "c_hess")
     if alg.noise not in NOISES:
         raise ValidationError(f"noise must be one of {NOISES}, got {alg.noise!r}")
-    if alg.budget not in BUDGETS:
-        raise ValidationError(f"budget must be one of {BUDGETS}, got {alg.budget!r}")
     if alg.gaussian_constant not in (2.0, 2.1):
         raise ValidationError(f"gaussian_constant must be 2 or 2.1, got {alg.gaussian_constant}")
     if not isinstance(alg.clip, bool):
         raise TypeError(f"clip must be a bool, got {type(alg.clip).__name__}")
+    alg._check_budget()
+    if alg.budget == "round" or alg.iterations is not None:
+        alg.mechanism  # noqa: B018 - validates epsilon now (named errors at construction)
 
 
 def check_unit_rows(problem, name: str, bound: float = 1.0) -> None:
@@ -88,54 +99,23 @@ def check_unit_rows(problem, name: str, bound: float = 1.0) -> None:
             "use noise='gaussian' with clip (output perturbation, PVP)")
 
 
-def iteration_budget(epsilon: float, delta: float, noise: str, constant: float, budget: str, n_rel: int) -> float:
-    """Per-release epsilon from the configured budget (spec §4.10, AMB-X2, AMB-X3).
-
-    Args:
-        epsilon: The configured epsilon (per release if ``budget == "iteration"``, total otherwise).
-        delta: Per-release delta of the Gaussian variant.
-        noise: ``"gamma"`` (pure DP, basic composition) or ``"gaussian"``.
-        constant: 2.1 (S1(25) composition) or 2.0 (§1.3-2 moments composition).
-        budget: ``"iteration"`` or ``"total"``.
-        n_rel: Number of privacy-costing releases of the run.
-
-    Returns:
-        The per-release epsilon: ``epsilon`` itself, ``epsilon / n_rel`` (gamma, total), or the inversion of
-        ``eps_tot = eps sqrt(n log(1/delta) / (c log(1.25/delta)))`` with ``c = 1.05`` (2.1) or 1 (2.0).
-    """
-    if budget == "iteration":
-        return float(epsilon)
-    if noise == "gamma":
-        return float(epsilon) / n_rel
-    divisor = 1.05 if constant == 2.1 else 1.0
-    return float(epsilon) / math.sqrt(n_rel * math.log(1.0 / delta) / (divisor * math.log(1.25 / delta)))
+#: How each budget sets the per-release noise, as told in the results.
+_BUDGET_NOTES = {"round": "epsilon per release (AMB-X2)",
+                 "total": "each agent's total over the run, PLD-calibrated (printed PLD guarantee = request)",
+                 "total_paper": "the paper formula's total, inverted per release (AMB-X3, spec §4.10)"}
 
 
-def noise_release(eps_iter: float, delta: float, noise: str, constant: float, reason: str | None = None):
-    """The :class:`~privdist.privacy.Release` of one perturbed iteration.
-
-    Gaussian: noise multiplier ``sqrt(C log(1.25/delta)) / eps_iter``, composition ``"dzoa"`` (C = 2.1) or
-    ``"moments"`` (C = 2). Gamma-norm (pure ``eps_iter``-DP): ``laplace_release(1/eps_iter)`` with basic
-    composition — the tight accountants then treat it as a 1-D Laplace mechanism of the same pure epsilon
-    (dp-accounting has no Gamma-norm event; recorded in :func:`noise_assumptions`). ``reason`` makes it the
-    paper's claim only.
-    """
-    if noise == "gaussian":
-        z = math.sqrt(constant * math.log(1.25 / delta)) / eps_iter
-        return gaussian_release(z, epsilon=eps_iter, delta=delta,
-                                composition="dzoa" if constant == 2.1 else "moments", reason=reason)
-    return laplace_release(1.0 / eps_iter, composition="basic", reason=reason)
-
-
-def noise_assumptions(name: str, noise: str, c1: float, clip: bool = False) -> list[str]:
+def noise_assumptions(name: str, noise: str, c1: float, clip: bool = False, budget: str = "round") -> list[str]:
     """Caveats carried to results (spec §1.3: never hidden)."""
-    out = [f"{name}: reconstruction of the original method (spec [RECON], AMB-B1); constant per-iteration budget"]
+    out = [f"{name}: reconstruction of the original method (spec [RECON], AMB-B1); constant per-release budget: "
+           f"{_BUDGET_NOTES.get(budget, budget)}"]
     if noise == "gamma":
         out.append(f"{name}: Gamma-norm noise is pure eps-DP per iteration (basic composition); the rdp/pld "
                    "accountants compose it as a 1-D Laplace mechanism with the same pure epsilon (dp-accounting "
                    "has no Gamma-norm event)")
     else:
-        out.append(f"{name}: Gaussian variant (spec §6.3/§6.4, AMB-X2); classical Gaussian-mechanism bound")
+        bound = "PLD-calibrated Gaussian mechanism" if budget == "total" else "classical Gaussian-mechanism bound"
+        out.append(f"{name}: Gaussian variant (spec §6.3/§6.4, AMB-X2); {bound}")
     if clip:
         out.append(f"{name}: per-sample loss gradients clipped to norm c1={c1} inside the mechanism: the loss l is "
                    "replaced by its clipped version (l' clipped to +-c1/||x||; the Huber loss for the squared loss, "
@@ -151,36 +131,6 @@ def strong_convexity(problem, rho: float, degrees: np.ndarray) -> np.ndarray:
     """``mu_p = local_reg * mu_R + 2 rho d_p`` (spec §6.3), per agent of the block, shape (K,)."""
     mu_r = float(getattr(problem.regularizer, "hessian_scale", 0.0)) if problem.regularizer.smooth else 0.0
     return problem.local_reg * mu_r + 2.0 * rho * np.asarray(degrees, dtype=float)
-
-
-def objective_perturbation(alpha: float, counts: np.ndarray, mu: np.ndarray, c_hess: float):
-    """Chaudhuri et al. (2011) Alg. 2 constants with ``n -> B_p``, modulus ``mu_p`` and ``C = 1`` (spec §6.4).
-
-    Returns:
-        ``(eps_prime, phi)``, each (K,): the rate budget of ``b`` and the extra ridge ``Phi_p``.
-    """
-    counts = np.asarray(counts, dtype=float)
-    eps_prime = alpha - 2.0 * np.log1p(c_hess / (counts * mu))
-    phi = np.zeros_like(mu)
-    bad = eps_prime <= 0
-    if np.any(bad):
-        phi = np.where(bad, np.maximum(c_hess / (counts * math.expm1(alpha / 4.0)) - mu, 0.0), 0.0)
-        eps_prime = np.where(bad, alpha / 2.0, eps_prime)
-    return eps_prime, phi
-
-
-def draw_noise(rng, noise: str, level: np.ndarray, dim: int) -> np.ndarray:
-    """One noise vector per agent of the block, shape (K, dim).
-
-    Args:
-        rng: The step's :class:`~privdist.runtime.rng.AgentStreams`.
-        noise: ``"gaussian"`` (``level`` = std per agent) or ``"gamma"`` (``level`` = rate ``zeta`` per agent).
-        level: (K,) noise level per agent.
-        dim: Vector dimension.
-    """
-    if noise == "gaussian":
-        return rng.normal((dim,), scale=np.asarray(level, dtype=float))
-    return rng.draw(lambda g, i: gamma_norm(g, float(level[i]), dim))
 
 
 @dataclass(frozen=True)
@@ -213,17 +163,19 @@ class PerturbedADMMState:
 
 
 @dataclass(frozen=True)
-class PerturbedADMM(AlgorithmBase):
+class PerturbedADMM(Budgeted, AlgorithmBase):
     """Common fields and plumbing of PVP, DVP and R-ADMM (see their modules for the updates).
 
     Args:
         rho: ADMM penalty (``eta`` of spec §6.2-§6.5, ``rho`` of :class:`ConsensusADMM`), > 0.
-        epsilon: privacy budget (> 0); ``None`` runs the unperturbed skeleton.
-        delta: per-release delta of the Gaussian variant, in (0, 1).
+        epsilon: privacy budget (> 0; a tuple gives one per agent); ``None`` runs the unperturbed skeleton.
+        delta: delta of the Gaussian variant (per release, or total with ``budget="total"``), and the PLD target
+            of a total budget of the pure Gamma-norm noise; in (0, 1).
         noise: ``"gamma"`` native pure-epsilon Gamma-norm noise, or ``"gaussian"`` comparison variant.
         gaussian_constant: ``C`` of ``sqrt(C log(1.25/delta))``: 2.1 (S1(20), composed by S1(25)) or 2.0.
-        budget: ``"iteration"`` (``epsilon`` per release, AMB-X2) or ``"total"`` (over ``iterations``, AMB-X3).
-        iterations: ADMM iterations of the run (used by ``budget="total"``).
+        budget: ``"round"`` (``epsilon`` per release, AMB-X2), ``"total"`` (each agent's run, PLD-calibrated) or
+            ``"total_paper"`` (the paper formula's total, AMB-X3); see the module docstring.
+        iterations: ADMM iterations a total budget covers (``None``: the run's rounds, filled in by ``run``).
         c1: per-sample loss-gradient bound ``G_l``.
         c_hess: bound ``c_H`` on ``l''`` (``None``: the loss's ``curvature_bound``).
         tol: accuracy of the exact local solve.
@@ -233,34 +185,52 @@ class PerturbedADMM(AlgorithmBase):
     """
 
     rho: float = 1.0
-    epsilon: float | None = 0.15
+    epsilon: float | None = 0.15  # a tuple (one per agent) is accepted too, like DPSGD
     delta: float = 1e-3
     noise: str = "gamma"
     gaussian_constant: float = 2.1
-    budget: str = "iteration"
-    iterations: int = 200
+    budget: str = "round"
+    iterations: int | None = None
     c1: float = 1.0
     c_hess: float | None = None
     tol: float = 1e-10
     clip: bool = True
     name: ClassVar[str] = ""
-    releases_per_iteration: ClassVar[float] = 1.0
+    horizon_field: ClassVar[str] = "iterations"
+    budgets: ClassVar[tuple[str, ...]] = BUDGETS
+    total_budgets: ClassVar[tuple[str, ...]] = ("total", "total_paper")
+    #: whether the privatised step is objective perturbation (DVP, R-ADMM) rather than output perturbation (PVP)
+    _objective_perturbation: ClassVar[bool] = True
 
     def __post_init__(self):
         check_common(self)
 
-    @property
-    def n_releases(self) -> int:
-        """Privacy-costing releases over ``iterations`` (R-ADMM: odd iterations only)."""
-        return int(math.ceil(self.iterations * self.releases_per_iteration))
+    def _build_mechanism(self):
+        """The one mechanism of the run, from the budget (module docstring); Identity when ``epsilon`` is None."""
+        from ..privacy import gamma_norm_mechanism, gaussian_mechanism
+        from ..privacy.objective_perturbation import objective_perturbation_mechanism
+        from ..privacy.paper_budget import paper_round_epsilon
 
-    @property
-    def eps_iter(self) -> float | None:
-        """Per-release epsilon (None when non-private)."""
-        if self.epsilon is None:
-            return None
-        return iteration_budget(self.epsilon, self.delta, self.noise, self.gaussian_constant, self.budget,
-                                self.n_releases)
+        epsilon, budget = self.epsilon, self.budget
+        releases = None if self.iterations is None else self.release_count(self.iterations)
+        if budget == "total_paper":  # AMB-X3: the per-release epsilon of the paper formula's total
+            if epsilon is not None:
+                formula = "basic" if self.noise == "gamma" else ("dzoa" if self.gaussian_constant == 2.1 else "moments")
+                epsilon = paper_round_epsilon(epsilon, self.delta, releases, formula)
+            budget = "round"
+        kw = dict(budget=budget, releases=releases, reason=self.unenforced(),
+                  clear=f"{self.name}: iterates sent without noise (not private)")
+        if self.noise == "gaussian":
+            return gaussian_mechanism(epsilon, self.delta, constant=self.gaussian_constant, **kw)
+        if self._objective_perturbation:
+            return objective_perturbation_mechanism(epsilon, delta=self.delta, **kw)
+        return gamma_norm_mechanism(epsilon, delta=self.delta, **kw)
+
+    def _objective_constants(self) -> bool:
+        """Whether the mechanism is Chaudhuri et al.'s Alg. 2 (eps'_p, Phi_p per agent), not a plain draw."""
+        from ..privacy.objective_perturbation import ObjectivePerturbationMechanism
+
+        return isinstance(self.mechanism, ObjectivePerturbationMechanism)
 
     def messages(self, problem, network):
         return (MessageSpec("x", (problem.n_features,), Aggregation.NEIGHBOR_SUM),)
@@ -272,16 +242,17 @@ class PerturbedADMM(AlgorithmBase):
         deg = degrees_of(block)
         if np.any(deg <= 0):
             raise ValidationError("PVP/DVP/R-ADMM need every agent to have at least one neighbour")
+        objective = self._objective_constants()
         if self.clip:
             local = local.with_clipped_gradients(self.c1)
-            if self.eps_iter is not None and self._objective_perturbation and self.noise == "gamma":
+            if objective:
                 check_unit_rows(local, self.name)
         counts = 1.0 / np.asarray(local.sample_weight, dtype=float)  # B_p: every 1/B_p below is the loss weight
         mu = strong_convexity(local, self.rho, deg)
         eps_prime, phi = np.full(block.size, np.inf), np.zeros(block.size)
-        if self.eps_iter is not None and self.noise == "gamma":
+        if objective:  # Chaudhuri et al. Alg. 2 constants from the mechanism's own epsilon (spec §6.4)
             c_hess = local.loss.curvature_bound if self.c_hess is None else self.c_hess
-            eps_prime, phi = objective_perturbation(self.eps_iter, counts, mu, c_hess)
+            eps_prime, phi = self.mechanism.constants(block.agents, counts, mu, c_hess)
         state = PerturbedADMMState(zeros, zeros.copy(), zeros.copy(), zeros.copy(), deg, counts, mu,
                                    eps_prime, phi, local, oracle_of(local))
         return state, {"x": zeros.copy()}
@@ -290,22 +261,21 @@ class PerturbedADMM(AlgorithmBase):
         return state.gamma + self.rho * (state.degrees[:, None] * state.x - nbr)
 
     def _perturbed_solve(self, state, gamma, nbr, rng):
-        """DVP's objective-perturbed exact step (spec §6.4); returns ``(f, b / B_p, Phi_p)``."""
+        """DVP's objective-perturbed exact step (spec §6.4); returns ``(f, b / B_p, Phi_p)``.
+
+        ``b`` is drawn by the mechanism with sensitivity ``2 c1`` (the replace-one bound on the summed per-sample
+        gradients): at rate ``eps'_p / (2 c1)`` (Gamma-norm, Alg. 2), with std ``2 c1 z`` (the Gaussian heuristic),
+        or zero (Identity)."""
         d = state.degrees[:, None]
         v = self.rho * (d * state.x + nbr) - gamma
-        lin, phi = np.zeros_like(v), np.zeros_like(state.phi)
-        if self.eps_iter is not None:
-            if self.noise == "gaussian":
-                level = np.full(len(d), 2.0 * self.c1 * math.sqrt(self.gaussian_constant *
-                                                                   math.log(1.25 / self.delta)) / self.eps_iter)
-            else:
-                level, phi = state.eps_prime / (2.0 * self.c1), state.phi
-            lin = draw_noise(rng, self.noise, level, v.shape[1]) / state.counts[:, None]
-        f = state.oracle.prox_solve(self.rho * state.degrees + phi / 2.0, v - lin, init=state.f, tol=self.tol)
-        return f, lin, phi
-
-    #: whether the privatised step is objective perturbation (DVP, R-ADMM) rather than output perturbation (PVP)
-    _objective_perturbation: ClassVar[bool] = True
+        zeros = np.zeros_like(v)
+        if self._objective_constants():
+            b = self.mechanism.privatize(zeros, 2.0 * self.c1, rng, eps_prime=state.eps_prime)
+        else:
+            b = self.mechanism.privatize(zeros, 2.0 * self.c1, rng)
+        lin = b / state.counts[:, None]
+        f = state.oracle.prox_solve(self.rho * state.degrees + state.phi / 2.0, v - lin, init=state.f, tol=self.tol)
+        return f, lin, state.phi
 
     def unenforced(self) -> str | None:
         """Why the releases are only the paper's claim, else None (a guarantee)."""
@@ -321,10 +291,7 @@ class PerturbedADMM(AlgorithmBase):
     def dp_events(self, state, t):
         if not self._releases_at(t):
             return [None] * state.x.shape[0]
-        if self.eps_iter is None:
-            return [in_the_clear(self.name)] * state.x.shape[0]
-        rel = noise_release(self.eps_iter, self.delta, self.noise, self.gaussian_constant, self.unenforced())
-        return [rel] * state.x.shape[0]
+        return self.mechanism.releases(state.problem.agent_ids)
 
     def _releases_at(self, t: int) -> bool:
         return True
@@ -333,10 +300,10 @@ class PerturbedADMM(AlgorithmBase):
         return state.x
 
     def assumptions(self):
-        if self.epsilon is None:
+        if not self.mechanism.private:
             return []
-        out = noise_assumptions(self.name, self.noise, self.c1, self.clip)
-        if self.clip and self._objective_perturbation and self.noise == "gamma":
+        out = noise_assumptions(self.name, self.noise, self.c1, self.clip, self.budget)
+        if self.clip and self._objective_constants():
             out.append(f"{self.name}: objective perturbation needs rows of norm <= 1 (checked at init, "
                        "DataBoundError) and l'' <= c_H (the clipped loss keeps the base loss's bound; Chaudhuri et "
                        "al. 2011 §3.4 treat the Huber loss the same way)")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from .._checks import check_int
-from ..errors import ShapeMismatchError, ValidationError
+from ..errors import ShapeMismatchError, UnknownNameError, ValidationError
 
 if TYPE_CHECKING:  # the privacy layer is imported where a release is made (start-up time)
     from ..privacy import Mechanism, Release
@@ -61,15 +61,18 @@ class Budgeted:
     """
 
     horizon_field: ClassVar[str] = "rounds"
+    #: the budget names the factory accepts, and those spread over the horizon (filled in by :meth:`for_rounds`);
+    #: PVP/DVP/R-ADMM and l-AADMM add ``"total_paper"`` (:mod:`privdist.privacy.paper_budget`)
+    budgets: ClassVar[tuple[str, ...]] = ("round", "total")
+    total_budgets: ClassVar[tuple[str, ...]] = ("total",)
 
     def release_count(self, rounds: int) -> int:
         """Privacy-costing releases of each agent in ``rounds`` rounds (one per round by default)."""
         return int(rounds)
 
     def _check_budget(self) -> None:
-        from ..privacy import check_budget
-
-        check_budget(self.budget)
+        if self.budget not in self.budgets:
+            raise UnknownNameError("budget", str(self.budget), self.budgets)
         horizon = getattr(self, self.horizon_field)
         if horizon is not None:
             check_int(horizon, self.horizon_field, 1)
@@ -81,7 +84,7 @@ class Budgeted:
             ValidationError: a total budget calibrated for fewer rounds than the run has (the run would spend more
                 than the budget it was given).
         """
-        if self.budget != "total":
+        if self.budget not in self.total_budgets:
             return self
         horizon = getattr(self, self.horizon_field)
         if horizon is None:
@@ -95,7 +98,7 @@ class Budgeted:
     @functools.cached_property
     def mechanism(self) -> Mechanism:
         """The one mechanism every release of this factory goes through (cached; the factory is frozen)."""
-        if self.budget == "total" and self.epsilon is not None and getattr(self, self.horizon_field) is None:
+        if self.budget in self.total_budgets and self.epsilon is not None and getattr(self, self.horizon_field) is None:
             raise ValidationError(f"{self.name}: a total budget needs the run's rounds ({self.horizon_field}=...); "
                                   "run() fills it in through for_rounds()")
         return self._build_mechanism()

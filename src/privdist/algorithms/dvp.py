@@ -10,8 +10,12 @@ Same skeleton as PVP (spec §6.2) but the dual used in the primal step is pertur
 ``n -> B_p``, modulus ``mu_p``, ``c_H`` = bound on ``l''``): ``eps' = alpha - 2 log(1 + c_H/(B_p mu_p))``; if
 ``eps' > 0``, ``Phi_p = 0``; else ``Phi_p = c_H/(B_p (e^{alpha/4} - 1)) - mu_p`` and ``eps' = alpha/2``;
 ``b_p`` has density ``∝ exp(-eps'/(2 c1) ||b||)``. Gaussian variant [RES, heuristic — no formal guarantee]:
-``b ~ N(0, sigma^2 I)``, ``sigma = 2 c1 sqrt(C log(1.25/delta)) / alpha``, ``Phi_p = 0``; its releases are the
-paper's claim only (guaranteed epsilon inf, issue 12).
+``b ~ N(0, sigma^2 I)``, ``sigma = 2 c1 z``, ``z = sqrt(C log(1.25/delta)) / alpha``, ``Phi_p = 0``; its releases
+are the paper's claim only (guaranteed epsilon inf, issue 12). ``alpha`` comes from the budget as for PVP
+(``"round"``, ``"total"`` PLD-calibrated, ``"total_paper"`` AMB-X3). One mechanism object draws ``b`` and declares
+the release: :class:`~privdist.privacy.objective_perturbation.ObjectivePerturbationMechanism` (Alg. 2: declared
+pure ``alpha`` per release, ``b`` drawn at the rate ``eps'_p`` its :meth:`constants` derive from ``alpha``), a
+claim-only Gaussian mechanism (the heuristic) or Identity (``epsilon=None``).
 
 Enforcement (issue 12): with ``clip=True`` (default) the loss is replaced by its gradient-clipped version (norm
 ``c1`` per sample; Huber for the squared loss), and the native Gamma-norm variant checks at init that every row

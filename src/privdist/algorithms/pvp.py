@@ -11,9 +11,12 @@ The data-independent part of the primal objective is ``mu_p``-strongly convex, `
 2 rho d_p``, so replacing one of the ``B_p`` samples (per-sample gradient norm ``<= c1``) moves ``f_p`` by at
 most ``Delta_p = 2 c1 / (B_p mu_p)``. Native noise (``noise="gamma"``): density ``∝ exp(-zeta ||e||)`` with
 ``zeta = alpha / Delta_p`` — pure ``alpha``-DP per iteration. Gaussian variant (``noise="gaussian"``):
-``e ~ N(0, sigma^2 I)``, ``sigma = Delta_p sqrt(C log(1.25/delta)) / alpha`` (C = 2.1 in S1's comparison
-mode, AMB-X2). ``alpha`` is ``epsilon`` (``budget="iteration"``) or derived from a total (``budget="total"``,
-AMB-X3, spec §4.10).
+``e ~ N(0, sigma^2 I)``, ``sigma = Delta_p z`` with ``z = sqrt(C log(1.25/delta)) / alpha`` (C = 2.1 in S1's
+comparison mode, AMB-X2). ``alpha`` is ``epsilon`` (``budget="round"``), derived from the paper formula's total
+(``budget="total_paper"``, AMB-X3, spec §4.10), or the noise is PLD-calibrated to a total (``budget="total"``).
+The noise is drawn and the release declared by one mechanism object (``self.mechanism``: Gamma-norm, Gaussian or
+Identity when ``epsilon=None``, :mod:`privdist.algorithms._perturbation`), called once per iteration with the
+sensitivity ``Delta_p``.
 
 Clipping (issue 12): the bound ``Delta_p`` needs ``||grad_f l|| <= c1`` for every sample at every ``f``, which the
 squared loss breaks (one replaced row moved the release up to 5.25x ``Delta_p``). With ``clip=True`` (default)
@@ -28,13 +31,12 @@ References:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import numpy as np
 
-from ._perturbation import PerturbedADMM, PerturbedADMMState, draw_noise
+from ._perturbation import PerturbedADMM, PerturbedADMMState
 
 __all__ = ["PVP"]
 
@@ -58,12 +60,5 @@ class PVP(PerturbedADMM):
         gamma = self._dual(state, nbr)
         v = self.rho * (state.degrees[:, None] * state.x + nbr) - gamma
         f = state.oracle.prox_solve(self.rho * state.degrees, v, init=state.f, tol=self.tol)
-        x = f
-        if self.eps_iter is not None:
-            delta_p = self.sensitivity(state)
-            if self.noise == "gaussian":
-                level = delta_p * math.sqrt(self.gaussian_constant * math.log(1.25 / self.delta)) / self.eps_iter
-            else:
-                level = self.eps_iter / delta_p
-            x = f + draw_noise(rng, self.noise, level, f.shape[1])
+        x = self.mechanism.privatize(f, self.sensitivity(state), rng)  # V_p = f_p + e_p, Delta_p = 2 c1/(B_p mu_p)
         return replace(state, x=x, f=f, gamma=gamma), {"x": x}

@@ -12,7 +12,8 @@ Even iterations ``t = 2k``: a linearised step around ``f_p^{t-1}`` with prox wei
     f_p^t = (tau f_p^{t-1} - g_hat_p - gamma_p + rho (d_p f_p^{t-1} + sum_j f_j^{t-1})) / (tau + 2 rho d_p).
 
 Every iteration the agent broadcasts ``f_p^t``; the dual ``gamma_p += rho (d_p f_p - sum_j f_j)`` is formed at
-the start of the next round. Only odd rounds declare releases: ``n_rel = ceil(iterations / 2)`` (spec §4.10).
+the start of the next round. Only odd rounds draw noise and declare releases (the mechanism's, as DVP's):
+``n_rel = ceil(iterations / 2)`` (spec §4.10, :meth:`RADMM.release_count`), the count a total budget spreads over.
 The even step is post-processing: ``tau = mu_p`` (public: regulariser weight and degree), ``g_hat``, ``gamma`` and
 the anchor are functions of released values only, and the step reads no data (tested on neighbouring datasets).
 Clipping, the row-norm check and the Gaussian variant's claim are those of DVP (see :mod:`.dvp`).
@@ -43,12 +44,15 @@ class RADMM(PerturbedADMM):
 
     tau: float | None = None
     name: ClassVar[str] = "radmm"
-    releases_per_iteration: ClassVar[float] = 0.5
 
     def __post_init__(self):
         super().__post_init__()
         if self.tau is not None:
             check_positive(self.tau, "tau")
+
+    def release_count(self, rounds: int) -> int:
+        """Odd iterations only: ``ceil(rounds / 2)`` releases per agent (spec §4.10)."""
+        return (int(rounds) + 1) // 2
 
     def _releases_at(self, t: int) -> bool:
         return t % 2 == 1
@@ -68,7 +72,8 @@ class RADMM(PerturbedADMM):
 
     def assumptions(self):
         out = super().assumptions()
-        if self.epsilon is not None:
+        if self.mechanism.private:
+            count = "ceil(rounds/2)" if self.iterations is None else f"{self.release_count(self.iterations)}"
             out.append("radmm: even iterations are post-processing of released values (no privacy cost); "
-                       f"releases counted over ceil(iterations/2) = {self.n_releases} odd iterations")
+                       f"releases counted over ceil(iterations/2) = {count} odd iterations")
         return out

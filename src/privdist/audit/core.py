@@ -196,6 +196,8 @@ def audit(algorithm, problem=None, network=None, *, releases: int = 1000, rounds
     t0 = time.perf_counter()
     releases = check_int(releases, "releases", 8)
     rounds = check_int(rounds, "rounds", 1)
+    if hasattr(algorithm, "for_rounds"):  # a total budget (issue 23) is spread over the audited run's rounds
+        algorithm = algorithm.for_rounds(rounds)
     jobs = check_int(jobs, "jobs", 1)
     if parallel not in ("process", "ray"):
         raise ValidationError(f"parallel must be 'process' or 'ray', got {parallel!r}")

@@ -6,7 +6,7 @@ Gaussian mechanism with noise multiplier ``z = sqrt(C log(1.25/delta)) / epsilon
 DVP in their Gaussian variant, C = 2), :func:`total_budget_params` finds the smallest ``z`` with
 ``calibrate(epsilon, delta, rounds, accountant="pld")`` (never rounded down, STYLE #8) and sets
 ``epsilon_round = sqrt(2 log(1.25/delta)) / z``, so the PLD value of the run's ledger is the request to the
-accountant's tolerance. l-AADMM takes a total natively (``calibration="pld"``, ``iterations=rounds``).
+accountant's tolerance. l-AADMM takes a total natively (``budget="total"``, PLD, ``iterations=rounds``).
 ADMM sharing (vertical, S2) releases one Gaussian share per party and round; only its clipped ``output`` mode is a
 guarantee, so the parameters returned for it fix ``mode="output"`` and ``clip=True`` (the public ``b1`` is the
 estimator's, issue 16).
@@ -59,12 +59,12 @@ def total_budget_params(algorithm: str, epsilon: float | None, delta: float, rou
         raise ValidationError(f"epsilon must be > 0 (or None for no noise), got {epsilon}")
     if algorithm == "laadmm":
         return {"params": {"epsilon": float(epsilon), "delta": float(delta), "iterations": int(rounds),
-                           "calibration": "pld"}, "noise_multiplier": None, "epsilon_per_round": None}
+                           "budget": "total"}, "noise_multiplier": None, "epsilon_per_round": None}
     z = calibrate(float(epsilon), float(delta), int(rounds), "gaussian", "pld")
     eps_round = gaussian_epsilon(z, delta, 2.0)
     params = {"epsilon": eps_round, "delta": float(delta), "gaussian_constant": 2.0}
     if algorithm in ("pvp", "dvp"):
-        params.update(noise="gaussian", budget="iteration")
+        params.update(noise="gaussian", budget="round")
     if algorithm == "admm_sharing":  # sigma = sqrt(2 log(1.25/delta)) C / eps_round = z C (S2 Thm 3)
         params = {"mode": "output", "clip": True, "epsilon": eps_round, "delta": float(delta)}
     return {"params": params, "noise_multiplier": z, "epsilon_per_round": eps_round}
