@@ -85,3 +85,10 @@ def test_paper_totals():
     assert isinstance(s3_gaussian_mechanism(None, 1e-5, 100, 10), Identity)
     with pytest.raises(CalibrationError):
         s3_gaussian_mechanism(1e-320, 1e-5, 100, 10)
+
+
+def test_objective_perturbation_round_trips_through_its_dict():
+    from privdist.privacy import ObjectivePerturbationMechanism, mechanism_from_dict
+
+    mech = ObjectivePerturbationMechanism(0.5)
+    assert mechanism_from_dict(mech.to_dict()) == mech

@@ -18,6 +18,7 @@ from .events import event_from_dict, event_to_dict, freeze_event
 from .ledger import PrivacyLedger
 from .mechanisms import (GammaNormMechanism, GaussianMechanism, Identity, LaplaceMechanism, Mechanism,
                          mechanism_from_dict)
+from .objective_perturbation import ObjectivePerturbationMechanism
 from .paper import PaperBound, advanced_composition, c0, dzoa_epsilon, moments_epsilon, paper_bound
 from .release import (COMPOSITIONS, Release, claimed, gaussian_epsilon, gaussian_release, gaussian_sigma,
                       laplace_release, non_private_release)
@@ -30,6 +31,7 @@ __all__ = [
     "Identity",
     "LaplaceMechanism",
     "Mechanism",
+    "ObjectivePerturbationMechanism",
     "check_budget",
     "gamma_norm_mechanism",
     "gaussian_mechanism",

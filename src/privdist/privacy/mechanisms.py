@@ -29,6 +29,7 @@ release draws exactly what the algorithms drew before they used mechanisms (bit-
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -96,10 +97,19 @@ def _expand(level: np.ndarray, ndim: int) -> np.ndarray:
     return level.reshape(-1, *([1] * (ndim - 1)))
 
 
+#: Mechanism kinds by the name :meth:`Mechanism.to_dict` records (every subclass with a ``kind`` registers itself).
+MECHANISM_KINDS: dict[str, type] = {}
+
+
 class Mechanism:
     """A noise mechanism: :meth:`privatize` draws, :meth:`releases` declares, from the same parameters."""
 
     kind: ClassVar[str] = ""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.kind:
+            MECHANISM_KINDS[cls.kind] = cls
 
     @property
     def private(self) -> bool:
@@ -118,9 +128,9 @@ class Mechanism:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready description (recorded with results)."""
         out = {"kind": self.kind}
-        for name in self.__dataclass_fields__:  # type: ignore[attr-defined]
-            value = getattr(self, name)
-            out[name] = list(value) if isinstance(value, tuple) else value
+        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+            value = getattr(self, f.name)
+            out[f.name] = list(value) if isinstance(value, tuple) else value
         return out
 
 
@@ -276,10 +286,6 @@ class Identity(Mechanism):
         _check_uses(uses)
         return [non_private_release(self.reason)] * len(np.asarray(agents).reshape(-1))
 
-
-#: Mechanism kinds by the name :meth:`Mechanism.to_dict` records.
-MECHANISM_KINDS: dict[str, type[Mechanism]] = {cls.kind: cls for cls in
-                                               (GaussianMechanism, LaplaceMechanism, GammaNormMechanism, Identity)}
 
 
 def mechanism_from_dict(data: dict) -> Mechanism:
