@@ -70,9 +70,16 @@ def test_regressors_run(Est):
     assert m.score(X, y) > 0.5
 
 
-def test_budget_params_pld():
+def test_budget_params_are_the_algorithms_total_budget():
+    """No round trip: the estimator hands the total to the algorithm, whose mechanism is PLD-calibrated."""
+    from privdist.algorithms import make_algorithm
+    from privdist.privacy import agent_epsilon
+
     out = total_budget_params("dpsgd", 1.0, 1e-5, 100)
-    assert out["params"]["gaussian_constant"] == 2.0 and out["noise_multiplier"] > 30
+    assert out == {"epsilon": 1.0, "delta": 1e-5, "budget": "total", "rounds": 100}
+    mech = make_algorithm("dpsgd", **out).mechanism
+    assert mech.noise_multiplier > 30 and mech.epsilon is None
+    assert 0.99 <= agent_epsilon(((mech.releases([0])[0], 100),), 1e-5, "pld") <= 1.0
 
 
 # scikit-learn's generic checks, on the private configuration (epsilon=1, secure noise). Expected failures, each

@@ -102,11 +102,11 @@ def warn_if_majority(est, X, y_pm, advice: str) -> None:
                       f"class ({majority:.3f}) at epsilon={est.epsilon}{advice}", UtilityWarning, stacklevel=3)
 
 
-def summarise_privacy(report, budget, preprocessing, noise, *, epsilon, delta, rounds: int, algorithm: str,
+def summarise_privacy(report, mechanism, preprocessing, noise, *, epsilon, delta, rounds: int, algorithm: str,
                       stacklevel: int = 5) -> dict:
     """The estimators' ``privacy_report_`` from a run's :func:`privdist.privacy.privacy_report`; warns
     (:class:`PrivacyTargetWarning`) when the guarantee is missing or exceeds the request, or when preprocessing
-    read private data."""
+    read private data. ``mechanism`` is the algorithm's ``mechanism_info()`` (budget, kind, noise multiplier)."""
     agents = report["per_agent"]
     pld = [a["epsilon"].get("pld") for a in agents]
     guaranteed = all(a["guaranteed"] for a in agents)
@@ -117,8 +117,7 @@ def summarise_privacy(report, budget, preprocessing, noise, *, epsilon, delta, r
         "guaranteed": guaranteed,
         "epsilon": worst,
         "delta": report["delta"],
-        "calibration": {"noise_multiplier": budget["noise_multiplier"],
-                        "epsilon_per_round": budget["epsilon_per_round"], "rounds": int(rounds)},
+        "calibration": {"mechanism": mechanism, "rounds": int(rounds)},
         "per_agent": [{"agent": a["agent"], "guaranteed": a["guaranteed"],
                        "guarantee_pld": a["epsilon"].get("pld"), "guarantee_rdp": a["epsilon"].get("rdp"),
                        "paper_claim": a["epsilon"].get("paper")} for a in agents],
@@ -208,8 +207,8 @@ class DistributedLinearModel(BaseEstimator):
         problem = HorizontalERM(parts, make_loss(self._loss), make_regularizer(self._regularizer), float(self.alpha))
         network = self.network if not isinstance(self.network, str) else make_network(
             self.network, rng=rng, n=n_parties)
-        budget = total_budget_params(self.algorithm, self.epsilon, self.delta, self.rounds)
-        params = {**self._default_algorithm_params(self.algorithm, float(self.row_norm)), **budget["params"],
+        params = {**self._default_algorithm_params(self.algorithm, float(self.row_norm)),
+                  **total_budget_params(self.algorithm, self.epsilon, self.delta, self.rounds),
                   **dict(self.algorithm_params or {})}
         algo = make_algorithm(self.algorithm, **params)
         problem_objective = problem.objective
@@ -224,7 +223,7 @@ class DistributedLinearModel(BaseEstimator):
                          "note": "training objective of the agents' average model, for the data holder only "
                                  "(computed on private data; not a release)"}
         report = privacy_report(result.ledger, float(self.delta))
-        self.privacy_report_ = self._summarise(report, budget, params, pre.record, result.config.get("noise"))
+        self.privacy_report_ = self._summarise(report, algo, pre.record, result.config.get("noise"))
         self.algorithm_params_ = algo.params()
         return self
 
@@ -238,8 +237,9 @@ class DistributedLinearModel(BaseEstimator):
             return B[:, :-1].copy(), B[:, -1].copy()
         return B.copy(), np.zeros(B.shape[0])
 
-    def _summarise(self, report, budget, params, preprocessing, noise) -> dict:
-        return summarise_privacy(report, budget, preprocessing, noise, epsilon=self.epsilon, delta=self.delta,
+    def _summarise(self, report, algo, preprocessing, noise) -> dict:
+        mechanism = algo.mechanism_info() if hasattr(algo, "mechanism_info") else None
+        return summarise_privacy(report, mechanism, preprocessing, noise, epsilon=self.epsilon, delta=self.delta,
                                  rounds=int(self.rounds), algorithm=self.algorithm)
 
     def _decision(self, X):

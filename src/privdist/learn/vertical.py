@@ -135,8 +135,7 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         problem = VerticalProblem([Z[:, g] for g in groups], y_pm, float(self.alpha), "sum",
                                   bias=bool(self.fit_intercept))
         M = len(groups)
-        budget = total_budget_params("admm_sharing", self.epsilon, self.delta, int(self.rounds))
-        params = dict(budget["params"])
+        params = total_budget_params("admm_sharing", self.epsilon, self.delta, int(self.rounds))
         if self.epsilon is not None:
             params["b1"] = float(self.b1)
         algo = ADMMSharing(rho=float(self.rho), **params)
@@ -157,7 +156,7 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
                                  "private data; not a release)"}
         states = result.final_state if isinstance(result.final_state, list) else [result.final_state]
         report = privacy_report(result.ledger, float(self.delta))
-        rep = summarise_privacy(report, budget, self.preprocessor_.record, result.config.get("noise"),
+        rep = summarise_privacy(report, algo.mechanism_info(), self.preprocessor_.record, result.config.get("noise"),
                                 epsilon=self.epsilon, delta=self.delta, rounds=int(self.rounds),
                                 algorithm="admm_sharing (clipped output)" if self.epsilon is not None
                                 else "admm_sharing (no noise)", stacklevel=3)
