@@ -261,9 +261,8 @@ def _print_privacy(console, report, args) -> None:
 def _write(out, est, ds, results, curve, task, rows) -> None:
     from pathlib import Path
 
-    from ..experiments.store import write_json
+    from .._io import atomic_write_bytes, write_json
     from ..learn.model_io import save_model
-    from ..runtime.checkpoint import atomic_write_bytes
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

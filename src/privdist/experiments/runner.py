@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from .._checks import check_int
+from .._io import read_json, write_json
 from ..algorithms import make_algorithm
 from ..errors import DivergenceError, ValidationError
 from ..privacy import ACCOUNTANTS, privacy_report
@@ -28,7 +29,7 @@ from .build import build_trial
 from .claims import check_claims
 from .plots import draw_plots
 from .spec import ExperimentSpec
-from .store import ResultsDir, read_json, write_json
+from .store import ResultsDir
 from .summary import write_summary
 from .resources import check_resources
 

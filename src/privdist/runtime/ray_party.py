@@ -41,8 +41,8 @@ from pathlib import Path
 import numpy as np
 
 from .._checks import check_int, check_positive
+from .._io import atomic_write_bytes
 from ..errors import CheckpointError, ValidationError
-from .checkpoint import atomic_write_bytes
 from .placement import COORDINATOR_KEY, PlacementError, default_placement, load_placement
 from ..contract import AgentBlock
 from .ray_backend import AgentFailedError, _Worker, connect

@@ -15,8 +15,9 @@ from typing import Callable, Mapping
 import numpy as np
 
 from .._checks import check_int
+from .._io import fingerprint
 from ..errors import ShapeMismatchError, UnknownNameError
-from .checkpoint import fingerprint, load_checkpoint, save_checkpoint
+from .checkpoint import load_checkpoint, save_checkpoint
 from ..contract import AGENT, COORDINATOR
 from .result import RunResult
 from .routing import Router
