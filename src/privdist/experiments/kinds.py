@@ -14,7 +14,7 @@ from ..errors import SpecError
 from ..network import make_network
 from ..problems import (HorizontalERM, literal_reference, make_loss, make_regularizer, normalized_error,
                         objective_gap, reference_solution)
-from .build import ProblemKind, Trial, register_problem_kind
+from .problem_kinds import ProblemKind, Trial, register_problem_kind
 
 __all__ = ["build_horizontal_erm", "make_spec_network", "load_spec_dataset"]
 

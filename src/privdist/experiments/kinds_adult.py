@@ -26,7 +26,7 @@ from ..algorithms._sparse_oracle import SparseERMOracle, SparseHorizontalERM
 from ..data import horizontal_partition, load_dataset
 from ..errors import SpecError
 from ..problems import make_loss, make_regularizer
-from .build import ProblemKind, Trial, register_problem_kind
+from .problem_kinds import ProblemKind, Trial, register_problem_kind
 from .kinds import make_spec_network
 
 __all__ = ["build_adult_erm", "pooled_minimiser"]

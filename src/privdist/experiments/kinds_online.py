@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import SpecError, UnknownNameError
 from ..network import TimeVaryingNetwork, random_time_varying, s4_matrices
 from ..problems.online import make_localization, make_simplex_quadratic, regret_terms
-from .build import ProblemKind, Trial, register_problem_kind
+from .problem_kinds import ProblemKind, Trial, register_problem_kind
 from .claims import register_claim_kind
 from .plots import register_plotter
 

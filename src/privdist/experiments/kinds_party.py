@@ -31,7 +31,7 @@ import numpy as np
 from ..errors import SpecError
 from ..problems import make_loss, make_regularizer
 from ..runtime.party import HorizontalParties, MetricUnavailableError, PartyMetric, VerticalParties
-from .build import ProblemKind, Trial, register_problem_kind
+from .problem_kinds import ProblemKind, Trial, register_problem_kind
 from .kinds import make_spec_network
 
 __all__ = ["disagreement", "horizontal_objective", "vertical_objective"]

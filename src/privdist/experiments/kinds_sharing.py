@@ -33,7 +33,7 @@ from ..data import load_dataset, vertical_partition
 from ..errors import DataFileNotFoundError, SpecError
 from ..network import complete
 from ..problems.vertical import VerticalProblem, log_loss
-from .build import ProblemKind, Trial, register_problem_kind
+from .problem_kinds import ProblemKind, Trial, register_problem_kind
 from .claims import register_claim_kind
 from .plots import register_plotter
 

@@ -27,6 +27,10 @@ Two optional keys bound the cost (issue 14: full mode within an hour):
 
 ``[quick] tuning = { trials = 1, rounds = 50, sweep = {...} }`` replaces those keys in quick mode (the grids stay
 the same), so ``privdist reproduce --quick`` tunes too, more cheaply, and records what it did.
+
+:func:`grid_search` is the stand-alone helper the catalog's baseline grids were chosen with: the mean final metric
+of each grid point of one run on seeds disjoint from the evaluation seed (the papers tune baselines "for best
+accuracy"; the grid and the choice are written into the catalog entries, which results.json records as ``config``).
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ import numpy as np
 
 from ..errors import SpecError
 
-__all__ = ["TUNING_KEYS", "QUICK_TUNING_KEYS", "apply_record", "check_tuning", "tune", "tuning_runs"]
+__all__ = ["TUNING_KEYS", "QUICK_TUNING_KEYS", "apply_record", "check_tuning", "tune", "tuning_runs", "grid_search"]
 
 TUNING_KEYS = frozenset({"seed", "trials", "rounds", "score", "grids", "equal_size", "sweep", "share"})
 #: Keys ``[quick] tuning`` may replace in quick mode.
@@ -197,3 +201,38 @@ def apply_record(spec, record: dict):
             chosen[name] = entry["chosen"]
     runs = tuple(dataclasses.replace(rs, params={**rs.params, **chosen.get(rs.group, {})}) for rs in spec.runs)
     return dataclasses.replace(spec, runs=runs)
+
+
+def grid_search(spec, label: str, grid: dict, *, seed: int = 1000, trials: int = 5, rounds: int | None = None,
+                metric: str = "ne") -> list[dict]:
+    """Mean final ``metric`` of run ``label`` of ``spec`` for every point of ``grid`` on trials of ``seed``.
+
+    Args:
+        spec: an :class:`~privdist.experiments.spec.ExperimentSpec`.
+        label: the run (after sweep expansion) whose parameters are varied.
+        grid: ``{param: [values]}``; every combination is run.
+        seed: base seed of the tuning trials (use one disjoint from the evaluation seed).
+        trials: tuning trials per grid point; rounds: override of the spec's rounds.
+
+    Returns:
+        ``[{"params": {...}, "final_mean": float}]`` sorted best first.
+    """
+    from ..algorithms import make_algorithm
+    from ..runtime import run as run_algorithm
+    from .build import build_trial
+
+    base = next(r for r in spec.runs if r.label == label)
+    names = sorted(grid)
+    out = []
+    built = [build_trial(spec, t, seed=seed) for t in range(trials)]
+    for values in itertools.product(*(grid[n] for n in names)):
+        params = {**base.params, **dict(zip(names, values))}
+        finals = []
+        for t, b in enumerate(built):
+            res = run_algorithm(make_algorithm(base.algorithm, **params), b.problem, b.network,
+                                rounds or spec.rounds, seed=seed, trial=t, metrics={metric: b.metrics[metric]},
+                                transcript="none")
+            finals.append(res.curves[metric][-1])
+        val = float(np.mean(finals))
+        out.append({"params": dict(zip(names, values)), "final_mean": val if np.isfinite(val) else math.inf})
+    return sorted(out, key=lambda r: r["final_mean"])
