@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._checks import check_int, check_positive
-from ..contract import AgentBlock
+from ..contract import AgentBlock, BackendBase
 from ..errors import CheckpointError
 from .party import is_party_local
 from .ray_common import (INSTALL_HINT, AgentFailedError, RayConnectionError, RayUnavailableError, Worker,
@@ -74,7 +74,7 @@ def _release(ray, actors: list, dead: list) -> None:
             ray.kill(actor, no_restart=True)
 
 
-class RayBackend:
+class RayBackend(BackendBase):
     """Agents in Ray actors (contiguous blocks, as ``SimulatorBackend(blocks=actors)``), coordinator in its own.
 
     Args:
@@ -183,11 +183,13 @@ class RayBackend:
     def estimate(self) -> np.ndarray:
         return np.concatenate(self._est)
 
+    def coordinator_state(self):
+        return None if self._coord is None else self._get([self._coord.get_state.remote()], self.t, True)[0]
+
     def snapshot(self):
         """Every actor's state (same layout as ``SimulatorBackend(blocks=len(actors))``) plus the block split."""
         states = self._get([a.get_state.remote() for a in self._actors], self.t)
-        cstate = None if self._coord is None else self._get([self._coord.get_state.remote()], self.t, True)[0]
-        return {"state": states[0] if len(states) == 1 else states, "cstate": cstate,
+        return {"state": states[0] if len(states) == 1 else states, "cstate": self.coordinator_state(),
                 "blocks": [b.agents.tolist() for b in self.blocks]}
 
     def restore(self, snap) -> None:

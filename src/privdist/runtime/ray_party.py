@@ -36,7 +36,7 @@ import uuid
 import numpy as np
 
 from .._checks import check_int, check_positive
-from ..contract import AgentBlock
+from ..contract import AgentBlock, BackendBase
 from ..errors import CheckpointError, ValidationError
 from .party import is_party_local
 from .placement import COORDINATOR_KEY, PlacementError, default_placement, load_placement
@@ -63,7 +63,7 @@ class _Slot:
         self.actor, self.init_args, self.since, self.ckpt_round, self.restarts = None, None, [], 0, 0
 
 
-class PartyBackend:
+class PartyBackend(BackendBase):
     """One Ray actor per party on the party's node; the party resolves its own data (see module docstring).
 
     Args:
