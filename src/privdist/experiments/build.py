@@ -1,6 +1,7 @@
 """Turn a spec into the objects of one trial: problem, network and metric functions.
 
-The ``[problem]`` table's ``kind`` selects a *builder* from :data:`PROBLEM_KINDS` (default ``horizontal_erm``).
+The ``[problem]`` table's ``kind`` selects a *builder* from :data:`PROBLEM_KINDS` (default ``horizontal_erm``, set
+by the spec's schema).
 A builder declares the keys it accepts and the metrics it offers, and builds one trial from the trial's data
 stream (spec §7: common random numbers, so every algorithm of a trial sees the same data and network). New problem
 families (vertical ERM, online problems) register a :class:`ProblemKind` with :func:`register_problem_kind`
@@ -35,7 +36,7 @@ def _load_builtin_kinds() -> None:
 def build_trial(spec, trial: int, seed: int | None = None, data_dir=None) -> Trial:
     """Build problem, network and metric functions of ``trial`` of ``spec``."""
     rng = data_rng(spec.seed if seed is None else seed, trial)
-    kind = problem_kind(spec.problem.get("kind", "horizontal_erm"))
+    kind = problem_kind(spec.problem["kind"])
     built = kind.build(spec, rng, data_dir)
     missing = [m for m in spec.metrics if m not in built.metrics]
     if missing:

@@ -56,10 +56,10 @@ def build_adult_erm(spec, rng, data_dir) -> Trial:
     Raises:
         SpecError: ``[problem].lam`` negative, or a data kind other than ``adult``/``a9a``.
     """
-    kind = spec.data.get("kind", "adult")
+    kind = spec.data.kind
     if kind not in ("adult", "a9a"):
         raise SpecError(f"adult_erm needs [data].kind 'adult' or 'a9a', got {kind!r}")
-    dataset = _dataset(kind, data_dir, tuple(sorted(dict(spec.data.get("params", {})).items())))
+    dataset = _dataset(kind, data_dir, tuple(sorted(spec.data.params.items())))
     network = make_spec_network(spec, rng)
     lam = float(spec.problem.get("lam", 1e-4))
     if not lam >= 0:

@@ -85,7 +85,7 @@ class RoundClock:
 
 def make_online_network(spec, rng) -> TimeVaryingNetwork:
     """The ``[network]`` of an online spec: ``s4`` or ``random_time_varying``."""
-    kind, params = spec.network["kind"], dict(spec.network.get("params", {}))
+    kind, params = spec.network.kind, dict(spec.network.params)
     schedule, seed = params.pop("schedule", "cyclic"), params.pop("seed", None)
     if schedule == "random" and seed is None:
         seed = int(rng.integers(2**31))

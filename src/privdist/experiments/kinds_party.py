@@ -78,9 +78,9 @@ def vertical_objective() -> PartyMetric:
 
 
 def _params(spec) -> dict:
-    if spec.data.get("kind") != "per_party":
-        raise SpecError(f"[problem] kind {spec.problem.get('kind')!r} needs [data] kind = \"per_party\"")
-    params = dict(spec.data.get("params", {}))
+    if spec.data.kind != "per_party":
+        raise SpecError(f"[problem] kind {spec.problem['kind']!r} needs [data] kind = \"per_party\"")
+    params = dict(spec.data.params)
     if not params.get("parties"):
         raise SpecError("[data.params].parties must list one source per party")
     return params

@@ -49,7 +49,7 @@ METRICS = ("test_log_loss", "train_objective", "train_log_loss", "objective", "o
 
 def load_train_test(spec, rng, data_dir):
     """``(train, test, source)`` datasets of a spec's ``[data]`` table (``source`` names what was loaded)."""
-    kind, params = spec.data["kind"], dict(spec.data.get("params", {}))
+    kind, params = spec.data.kind, dict(spec.data.params)
     if kind == "a9a":
         return load_dataset("a9a", data_dir=data_dir), load_dataset("a9a.t", data_dir=data_dir), "a9a"
     if kind == "gisette":

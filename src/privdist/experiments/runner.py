@@ -104,11 +104,11 @@ def aggregate(spec: ExperimentSpec, trials: dict[int, dict]) -> tuple[list[dict]
 
 def _results(spec, trials, runs, claims, complete, figures):
     return {"experiment": spec.name, "title": spec.title, "paper": spec.paper, "figure": spec.figure,
-            "seed": spec.seed, "noise": noise_provenance(bool(spec.privacy.get("secure", False))),
+            "seed": spec.seed, "noise": noise_provenance(spec.privacy.secure),
             "trials": len(trials), "trials_planned": spec.trials, "complete": complete,
             "versions": versions(), "config": spec.config(), "runs": runs, "claims": claims, "figures": figures,
             "errors": [f"{r['label']}: {d}" for r in runs for d in r.get("diverged", [])],
-            **({"tuning": spec.tuning["record"]} if "record" in spec.tuning else {})}
+            **({"tuning": spec.tuning_record} if spec.tuning_record is not None else {})}
 
 
 def _tuned(spec: ExperimentSpec, data_dir, backend, jobs: int = 1) -> ExperimentSpec:
@@ -136,7 +136,7 @@ def _tuned(spec: ExperimentSpec, data_dir, backend, jobs: int = 1) -> Experiment
         return finals
 
     tuned, record = tune(spec, run_groups)
-    return dataclasses.replace(tuned, tuning={**spec.tuning, "record": record})
+    return dataclasses.replace(tuned, tuning_record=record)
 
 
 def _previous_tuning(store, spec) -> dict | None:
@@ -185,12 +185,12 @@ def run_experiment(spec: ExperimentSpec, out_dir, *, jobs: int = 1, overwrite: b
     check_resources(spec, allow_large)
     with ResultsDir(out_dir, spec.name, spec.config(), overwrite=overwrite, resume=resume) as store:
         done = store.finished_trials() if resume else {}
-        if spec.tuning and "record" not in spec.tuning:  # choose hyperparameters on the tuning draws first
+        if spec.tuning is not None and spec.tuning_record is None:  # choose hyperparameters on the tuning draws first
             previous = _previous_tuning(store, spec) if resume else None
             if previous is not None:  # the same configuration was tuned already: reuse its choices
                 from .tuning import apply_record
 
-                spec = dataclasses.replace(apply_record(spec, previous), tuning={**spec.tuning, "record": previous})
+                spec = dataclasses.replace(apply_record(spec, previous), tuning_record=previous)
             else:
                 spec = _tuned(spec, data_dir, backend, jobs if parallel == "process" else 1)
         try:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..algorithms import make_algorithm
 from ..errors import DivergenceError
-from ..privacy import ACCOUNTANTS, privacy_report
+from ..privacy import privacy_report
 from ..runtime import run as run_algorithm
 from .build import build_trial
 from .spec import ExperimentSpec
@@ -74,7 +74,7 @@ def run_trial(spec: ExperimentSpec, trial: int, data_dir=None, backend="simulate
     report is that of the whole planned run (the releases it declared).
     """
     built = build_trial(spec, trial, data_dir=data_dir)
-    secure = bool(spec.privacy.get("secure", False))
+    secure = spec.privacy.secure
     runs = {}
     for rs in spec.runs:
         algorithm = make_algorithm(rs.algorithm, **rs.params)
@@ -102,7 +102,7 @@ _STOPS = (DivergenceError, FloatingPointError, OverflowError)  # a run stopped b
 def _batches(spec: ExperimentSpec, backend) -> bool:
     """Whether :func:`run_trials` steps trials together: on the in-process simulator with data held in this process
     (party-local data stay per trial, with their checkpoints)."""
-    return backend == "simulate" and spec.data.get("kind") != "per_party"
+    return backend == "simulate" and spec.data.kind != "per_party"
 
 
 def run_trials(spec: ExperimentSpec, trials, data_dir=None, backend="simulate") -> list[dict]:
@@ -117,7 +117,7 @@ def run_trials(spec: ExperimentSpec, trials, data_dir=None, backend="simulate") 
     if len(trials) < 2 or not _batches(spec, backend):
         return [run_trial(spec, t, data_dir, backend) for t in trials]
     built = [build_trial(spec, t, data_dir=data_dir) for t in trials]
-    secure = bool(spec.privacy.get("secure", False))
+    secure = spec.privacy.secure
     out = [{"trial": t, "runs": {}} for t in trials]
     for rs in spec.runs:
         algorithm = make_algorithm(rs.algorithm, **rs.params)
@@ -136,8 +136,7 @@ def run_trials(spec: ExperimentSpec, trials, data_dir=None, backend="simulate") 
 def _entry(spec, rs, algorithm, res, seconds) -> dict:
     """One run's entry of a trial: curves, privacy report, run info and digest, or the diverged entry when
     ``res`` is the exception that stopped it."""
-    delta = float(spec.privacy.get("delta", 1e-5))
-    accountants = tuple(spec.privacy.get("accountants", ACCOUNTANTS))
+    delta, accountants = spec.privacy.delta, tuple(spec.privacy.accountants)
     if isinstance(res, BaseException):
         return _diverged(spec, rs, res, seconds, delta, accountants)
     states = res.final_state if isinstance(res.final_state, list) else [res.final_state]
