@@ -3,7 +3,10 @@
 ``test_import_graph_has_no_cycles`` and ``test_no_import_points_up`` read every module of ``src/privdist`` with
 ``ast`` and count every import, module level or inside a function (a function-local import that dodges a circle is
 still a circle), plus the package ``__init__`` that importing a module of another package runs. A layer may import
-its own layer and those below it; the order is DESIGN.md's "Layers" list.
+its own layer and those below it; the order is DESIGN.md's "Layers" list. The one module outside the layers is the
+package root (see ``ENTRY_MODULES``). Imports by a computed name (``importlib.import_module``) are not read: the
+CLI's command modules (``cli.main``), the lazy names of ``privdist.experiments`` and a served party actor's warm-up
+(``runtime.ray_actors``), each of which imports its own layer or a lower one.
 """
 
 from __future__ import annotations
