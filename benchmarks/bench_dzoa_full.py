@@ -77,12 +77,12 @@ def project_run(spec, rs, probe_rounds=PROBE_ROUNDS, batch: int | None = None) -
 def project_tuning(spec) -> float:
     """Projected CPU seconds of the spec's ``[tuning]`` stage (0 without one)."""
     table = spec.tuning
-    if not table:
+    if table is None:
         return 0.0
-    rounds, trials = int(table.get("rounds", spec.rounds)), int(table["trials"])
-    tuning_spec = dataclasses.replace(spec, seed=int(table["seed"]))
+    rounds, trials = table.rounds, table.trials
+    tuning_spec = dataclasses.replace(spec, seed=table.seed)
     total = 0.0
-    for template, grid in table["grids"].items():
+    for template, grid in table.grids.items():
         points = 1
         for values in grid.values():
             points *= len(values)

@@ -3,7 +3,8 @@
 ``privdist.run`` is :func:`privdist.runtime.run` (imported on first use, so ``import privdist`` stays fast).
 """
 
-__version__ = "0.1.0"
+from ._version import __version__
+
 __all__ = ["run", "__version__"]
 
 

@@ -1,4 +1,4 @@
-"""The algorithm contract (DESIGN.md "Core contracts"; STYLE #1, #2, #13).
+"""The algorithm and backend contracts (DESIGN.md "Core contracts"; STYLE #1, #2, #13).
 
 An algorithm is a small factory object holding hyperparameters. It never touches transport: each round the
 backend calls ``step`` for a *block of agents at once* (leading agent axis; the simulator passes all agents,
@@ -19,6 +19,11 @@ constants only. The runtime records them in the per-agent ledger. ``None`` means
 private data (post-processing of received messages, data-free values); a data-dependent message without noise
 is ``non_private_release`` (epsilon = inf), and a release whose assumptions privdist does not enforce is a
 claim (``Release.guarantee = False``), never a guarantee.
+
+A *backend* (:class:`Backend`) decides only where ``step`` runs: :func:`privdist.run` drives every backend through
+the members declared there (the in-process simulator, the Ray backend, the party-local Ray backend), and
+:class:`BackendBase` gives the defaults of the optional ones. This module sits below the algorithms and the runtime,
+so importing an algorithm loads no backend (issue 23).
 """
 
 from __future__ import annotations
@@ -29,7 +34,8 @@ from typing import Any, Mapping, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Aggregation", "MessageSpec", "Algorithm", "AgentBlock", "AGENT", "COORDINATOR"]
+__all__ = ["Aggregation", "MessageSpec", "Algorithm", "AgentBlock", "AGENT", "COORDINATOR", "Backend", "BackendBase",
+           "BACKEND_MEMBERS"]
 
 AGENT = "agent"
 COORDINATOR = "coordinator"
@@ -132,3 +138,92 @@ class Algorithm(Protocol):
 
     def exposures(self) -> list[str]:
         """Named exposures no DP event covers (e.g. labels in the clear); optional, default none."""
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """What :func:`privdist.run` needs of a backend (the simulator, the Ray backend, the party-local Ray backend).
+
+    The rounds are the run's (see the module docstring); a backend holds the agents' and the coordinator's state
+    and steps them where it places them. Subclass :class:`BackendBase` for the defaults of ``party_local``,
+    ``for_problem``, ``coordinator_state``, ``party_values``, ``durable_snapshot`` and ``report``.
+    """
+
+    name: str
+    """Recorded in results (``config["backend"]``)."""
+    party_local: bool
+    """True when each party resolves its own data where its actor runs (the driver never holds a party's arrays);
+    then metrics that are sums of the parties' parts come from :meth:`party_values`."""
+
+    def for_problem(self, problem) -> "Backend":
+        """The backend that runs a party-local ``problem``: this one, or another (the Ray backend hands such a
+        problem to its party-local backend); a backend without a party mode returns itself and the problem is
+        materialized in the driver."""
+
+    def start(self, algorithm, problem, network, seed: int, trial: int, *,
+              secure: bool = False) -> tuple[Outbox, Outbox | None]:
+        """Initialise the agents (and the coordinator); return the round-0 outboxes ``(agents, coordinator or
+        None)``. ``seed`` is the root of the noise streams in research mode; with ``secure`` every party (and the
+        coordinator) draws its own key from OS entropy where it runs (:func:`privdist.runtime.rng.party_keys`),
+        which roots its streams instead and never reaches the driver or another party."""
+
+    def step_agents(self, t: int, inbox: Mapping[str, np.ndarray]) -> Outbox:
+        """Round ``t`` of every agent on its inbox rows; returns the agents' outbox (agent axis first)."""
+
+    def step_coordinator(self, t: int, inbox: Mapping[str, np.ndarray]) -> Outbox:
+        """Round ``t`` of the coordinator on the gathered agent messages; returns its outbox."""
+
+    def dp_events(self, t: int) -> list:
+        """The releases of round ``t``'s agent outbox: one ``Release`` or None per agent."""
+
+    def estimate(self) -> np.ndarray:
+        """The values the agents last released, shape (K, P)."""
+
+    def coordinator_state(self) -> Any:
+        """The coordinator's current state (None without a coordinator): for metrics computed in the driver."""
+
+    def party_values(self, metrics: Mapping[str, Any]) -> dict[str, float]:
+        """On a party-local backend: each party metric summed over the parties' parts, computed where they run."""
+
+    def snapshot(self) -> dict:
+        """``{"state": ..., "cstate": ...}``: everything needed to continue the run (``final_state`` of results)."""
+
+    def durable_snapshot(self) -> dict:
+        """What a driver checkpoint stores to continue the run (a party-local backend keeps the states on the
+        parties' nodes and returns only where they are)."""
+
+    def restore(self, snap: dict) -> None:
+        """Continue from a :meth:`durable_snapshot` (after :meth:`start`)."""
+
+    def report(self) -> dict:
+        """What results record about the run on this backend (merged into ``RunResult.config``), after close."""
+
+    def close(self) -> None:
+        """Release the backend's resources (actors, processes); called once at the end of every run."""
+
+
+#: Every member :class:`Backend` declares (attributes and methods), for checks that name what is missing.
+BACKEND_MEMBERS: tuple[str, ...] = tuple(sorted({*Backend.__annotations__} | {
+    name for name, value in vars(Backend).items() if callable(value) and not name.startswith("_")}))
+
+
+class BackendBase:
+    """Defaults of the optional members of :class:`Backend` (a backend without a party mode or run report)."""
+
+    party_local = False
+
+    def for_problem(self, problem) -> "BackendBase":
+        return self
+
+    def coordinator_state(self) -> Any:
+        return self.snapshot()["cstate"]
+
+    def party_values(self, metrics: Mapping[str, Any]) -> dict[str, float]:
+        raise NotImplementedError(f"{type(self).__name__} is not party-local: party metrics are computed in the "
+                                  "driver on the materialized problem")
+
+    def durable_snapshot(self) -> dict:
+        return self.snapshot()
+
+    def report(self) -> dict:
+        return {}

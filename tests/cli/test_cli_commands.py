@@ -108,7 +108,7 @@ def test_run_set_overrides_a_catalog_value_without_a_toml_copy(tmp_path, capsys)
     spec = load_experiment("quickstart").with_settings(["runs.1.sweep.epsilon=[0.5]", "runs.1.params.alpha0=0.1",
                                                         "trials=2", "privacy.secure=true"])
     assert [r.params.get("epsilon") for r in spec.runs] == [None, 0.5] and spec.runs[1].params["alpha0"] == 0.1
-    assert spec.trials == 2 and spec.privacy["secure"] is True
+    assert spec.trials == 2 and spec.privacy.secure is True
     out = tmp_path / "o"
     assert main(["run", "quickstart", "--set", "runs.1.sweep.epsilon=[0.5]", "--set", "trials=1", "--out", str(out),
                  "--no-progress"]) == 0

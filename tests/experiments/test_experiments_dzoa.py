@@ -6,7 +6,8 @@ import pytest
 from privdist.experiments import run_experiment
 from privdist.experiments.catalog import catalog
 from privdist.experiments.claims import check_claims
-from privdist.experiments.kinds_dzoa import grid_search, normality_stats, paper_epsilon_bar
+from privdist.experiments.kinds_dzoa import normality_stats, paper_epsilon_bar
+from privdist.experiments.tuning import grid_search
 from privdist.experiments.spec import load_spec_file, parse_spec
 
 DZOA_SPECS = ["s0_fig2", "s0_fig3", "s1_fig1", "s1_fig2_3", "s1_fig4", "s1_fig5", "s1_fig6", "s1_fig7"]

@@ -29,7 +29,7 @@ def test_missing_and_mistyped_keys():
     del bad["rounds"]
     with pytest.raises(SpecError, match="missing required key 'rounds'"):
         parse_spec(bad)
-    with pytest.raises(SpecError, match="trials must be int"):
+    with pytest.raises(SpecError, match="trials must be an integer, got str"):
         parse_spec({**BASE, "trials": "many"})
 
 
@@ -58,3 +58,22 @@ def test_unknown_experiment_and_paper_names():
         resolve_paper("S9")
     assert resolve_paper("dzoa") == ("S0", "S1") and resolve_paper("s3") == ("S3",)
     assert experiments_of_paper("sharing") == [] or all(s.paper == "S2" for s in experiments_of_paper("sharing"))
+
+
+def test_defaults_are_the_schemas_and_the_runner_uses_the_typed_spec():
+    """Issue 23: one pydantic model states every default; the runner reads the typed result (no restated defaults)."""
+    from privdist.experiments import run_trial
+    from privdist.experiments.schema import DataSpec, PrivacySpec
+    from privdist.privacy import ACCOUNTANTS
+
+    spec = parse_spec(BASE)
+    assert spec.privacy == PrivacySpec() and spec.privacy.delta == 1e-5 and spec.privacy.secure is False
+    assert tuple(spec.privacy.accountants) == ACCOUNTANTS
+    assert spec.data == DataSpec(kind="dzoa_synthetic") and spec.data.partition == "contiguous"
+    assert spec.problem["kind"] == "horizontal_erm" and spec.title == "t" and spec.quick_trials == 2
+    assert spec.tuning is None and spec.tuning_record is None and spec.config() == BASE  # raw recorded as written
+    spec = parse_spec({**BASE, "runs": [{"label": "a", "algorithm": "dpsgd", "params": {"epsilon": 0.5}}],
+                       "privacy": {"delta": 1e-3, "accountants": ["rdp"]}})
+    report = run_trial(spec, 0)["runs"]["a"]["privacy"]
+    assert report["delta"] == 1e-3 and set(report["per_agent"][0]["epsilon"]) == {"rdp"}
+

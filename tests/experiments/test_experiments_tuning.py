@@ -52,7 +52,7 @@ def test_bad_tuning_tables_are_named_errors(tuning, match):
 def test_unequal_grids_allowed_only_when_said():
     raw = _raw(equal_size=False, grids={"DPSGD eps={epsilon}": {"alpha0": [0.1, 0.3]},
                                          "consensus ADMM (non-private)": {"rho": [1.0]}})
-    assert parse_spec(raw, source="t").tuning["equal_size"] is False
+    assert parse_spec(raw, source="t").tuning.equal_size is False
 
 
 def test_tuning_sweep_and_share_bound_the_cost_and_spread_the_choice(tmp_path):
@@ -70,7 +70,7 @@ def test_tuning_sweep_and_share_bound_the_cost_and_spread_the_choice(tmp_path):
     used = {r["label"]: r["params"].get("alpha0") for r in results["runs"]}
     assert used["DPSGD again eps=0.15"] == used["DPSGD eps=0.15"] == entry["chosen"]["alpha0"]
     quick = spec.quick()
-    assert quick.tuning["rounds"] == 10 and quick.tuning["trials"] == 1 and quick.tuning["sweep"] == {"epsilon": [0.95]}
+    assert quick.tuning.rounds == 10 and quick.tuning.trials == 1 and quick.tuning.sweep == {"epsilon": [0.95]}
 
 
 @pytest.mark.parametrize("extra, match", [
@@ -144,11 +144,11 @@ def test_tuning_splits_a_single_points_trials_over_workers(monkeypatch):
         return real(sub, trials, *a)
 
     monkeypatch.setattr(runner, "run_trials", spy)
-    serial = runner._tuned(spec, None, "simulate", jobs=1).tuning["record"]
+    serial = runner._tuned(spec, None, "simulate", jobs=1).tuning_record
     assert calls == [[0, 1]]
     calls.clear()
     monkeypatch.setattr(runner, "_pool", _InlinePool)  # worker processes would not see the spy
-    split = runner._tuned(spec, None, "simulate", jobs=2).tuning["record"]
+    split = runner._tuned(spec, None, "simulate", jobs=2).tuning_record
     assert calls == [[0], [1]]
     assert serial["entries"] == split["entries"]
 

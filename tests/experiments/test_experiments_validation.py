@@ -89,7 +89,7 @@ def test_agent_counts_of_data_and_network_must_agree(data_agents, network):
 
 def test_consistent_agent_counts_pass():
     raw = spec_with("data.params.n_agents", 10, {**BASE, "network": {"kind": "ring", "params": {"n": 10}}})
-    assert parse_spec(raw).network["params"]["n"] == 10
+    assert parse_spec(raw).network.params["n"] == 10
 
 
 @pytest.mark.parametrize("path,value", [("rounds", 10**12), ("trials", 10**9),

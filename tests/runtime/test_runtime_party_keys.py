@@ -54,7 +54,7 @@ def regenerates(noise, weights, root, agent, domain=AGENT_DOMAIN, as_agent=None,
     agent ``agent``'s noise in every round."""
     as_agent = agent if as_agent is None else as_agent
     for t in range(1, len(noise) + 1):
-        sigma = 2.0 * algo.alpha0 / np.sqrt(t) * algo.c1 * weights[agent] * algo.noise_multiplier
+        sigma = 2.0 * algo.alpha0 / np.sqrt(t) * algo.c1 * weights[agent] * algo.mechanism.noise_multiplier
         z = AgentStreams(0, TRIAL, [as_agent], t, domain, keys=[root]).normal((noise.shape[2],))[0]
         if not np.allclose(sigma * z, noise[t - 1, agent], rtol=1e-9, atol=1e-12):
             return False
@@ -177,7 +177,7 @@ def _lose_files(worker, token):
     """Runs inside a party's actor: its node loses the run's files (key and checkpoints)."""
     import shutil
 
-    from privdist.runtime.ray_party import _ckpt_path
+    from privdist.runtime.ray_actors import _ckpt_path
 
     shutil.rmtree(_ckpt_path(token, "x").parent)
 

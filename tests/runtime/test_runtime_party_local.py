@@ -162,7 +162,7 @@ def test_pooled_metrics_of_a_per_party_spec_are_a_named_error():
 def test_runner_resumes_an_interrupted_party_local_run_from_its_checkpoint(files, tmp_path, monkeypatch):
     """privdist run --resume: a party-local run interrupted mid-trial continues from the driver checkpoint kept in
     the results directory (here on the simulator; the Ray path is tested on the two-node cluster)."""
-    from privdist.experiments import kinds_party, parse_spec, run_experiment, runner
+    from privdist.experiments import kinds_party, parse_spec, run_experiment, trials
 
     spec = parse_spec({
         "name": "parties_resume", "trials": 1, "rounds": 7, "seed": 0, "metrics": ["disagreement", "objective"],
@@ -171,7 +171,7 @@ def test_runner_resumes_an_interrupted_party_local_run_from_its_checkpoint(files
         "problem": {"kind": "party_horizontal", "loss": "squared", "regularizer": "l2", "reg_weight": 1.0},
         "runs": [{"label": "admm", "algorithm": "consensus_admm", "params": {"rho": 1.0}}]})
     whole = run_experiment(spec, tmp_path / "whole", progress=False)["runs"][0]["metrics"]
-    monkeypatch.setattr(runner, "PARTY_CHECKPOINT_EVERY", 2)
+    monkeypatch.setattr(trials, "PARTY_CHECKPOINT_EVERY", 2)
     calls, real = [], kinds_party.disagreement
 
     def interrupting(est):

@@ -22,7 +22,7 @@ from privdist.experiments import parse_spec, run_experiment  # noqa: E402
 from privdist.network import dzoa5  # noqa: E402
 from privdist.runtime import run  # noqa: E402
 from privdist.experiments import ray_parallel  # noqa: E402
-from privdist.runtime import ray_backend  # noqa: E402
+from privdist.runtime import ray_common  # noqa: E402
 from privdist.runtime.ray_backend import AgentFailedError, RayBackend, RayConnectionError, connect  # noqa: E402
 
 SMALL = {
@@ -58,7 +58,7 @@ def test_address_that_is_not_a_ray_cluster_is_a_named_error(monkeypatch):
 
     monkeypatch.setattr(ray, "is_initialized", lambda: False)
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # leave this process's Ray authentication mode alone
-    monkeypatch.setattr(ray_backend, "_check_reachable", lambda address, timeout: None)
+    monkeypatch.setattr(ray_common, "_check_reachable", lambda address, timeout: None)
     monkeypatch.setattr(ray, "init", refuse)
     with pytest.raises(RayConnectionError, match="cannot connect to the Ray cluster at '10.0.0.9:6379'"):
         connect("10.0.0.9:6379")
@@ -176,19 +176,19 @@ def test_token_authentication_only_when_the_cluster_requires_it(monkeypatch):
                         lambda **k: enabled.append(1) or bool(have_token))
     monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
     have_token = True
-    monkeypatch.setattr(ray_backend, "cluster_requires_token", lambda a: False)
-    ray_backend._token_auth_if_required("127.0.0.1:1")
+    monkeypatch.setattr(ray_common, "cluster_requires_token", lambda a: False)
+    ray_common._token_auth_if_required("127.0.0.1:1")
     assert enabled == []  # a cluster without tokens is joined without
-    monkeypatch.setattr(ray_backend, "cluster_requires_token", lambda a: True)
-    ray_backend._token_auth_if_required("127.0.0.1:1")
+    monkeypatch.setattr(ray_common, "cluster_requires_token", lambda a: True)
+    ray_common._token_auth_if_required("127.0.0.1:1")
     assert enabled == [1]
     have_token = False
     with pytest.raises(RayConnectionError, match="requires token authentication"):
-        ray_backend._token_auth_if_required("127.0.0.1:1")
+        ray_common._token_auth_if_required("127.0.0.1:1")
     monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # the user's explicit choice: not asked, left to Ray
-    monkeypatch.setattr(ray_backend, "cluster_requires_token", lambda a: pytest.fail("must not probe"))
-    ray_backend._token_auth_if_required("127.0.0.1:1")
+    monkeypatch.setattr(ray_common, "cluster_requires_token", lambda a: pytest.fail("must not probe"))
+    ray_common._token_auth_if_required("127.0.0.1:1")
 
 
 def test_a_ray_client_address_is_not_probed_for_tokens():
-    assert ray_backend.cluster_requires_token("ray://127.0.0.1:10001") is False
+    assert ray_common.cluster_requires_token("ray://127.0.0.1:10001") is False

@@ -80,7 +80,7 @@ def test_runner_batched_trials_equal_single_trials():
     keep = [rs for rs in spec.runs if rs.label.endswith("eps=0.95 delta=0.001")]
     runs = tuple(dataclasses.replace(rs, params={**rs.params, "T": 10}) if rs.algorithm.startswith("dzoa") else rs
                  for rs in keep)
-    spec = dataclasses.replace(spec, runs=runs, rounds=3, tuning={})
+    spec = dataclasses.replace(spec, runs=runs, rounds=3, tuning=None)
     batched = run_trials(spec, [0, 1])
     for trial, entry in zip([0, 1], batched):
         alone = run_trial(spec, trial)

@@ -122,7 +122,7 @@ def _map_batches(jobs_list, jobs: int, parallel: str, address: str | None):
     """Run the batches: in this process, in ``jobs`` worker processes, or as Ray tasks (``parallel="ray"``; a
     local Ray, or the cluster at ``address``)."""
     if parallel == "ray":
-        from ..runtime.ray_backend import connect
+        from ..runtime.ray_common import connect
 
         ray = connect(address)
         task = ray.remote(_pickled_batch)  # pickled: Ray's zero-copy arrays are read-only, scipy's sparse need writes

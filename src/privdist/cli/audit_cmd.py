@@ -157,7 +157,7 @@ def _main(args) -> int:
     for why in res.reasons:
         print(f"  not guaranteed: {why}")
     if args.json_out:
-        from ..experiments.store import write_json
+        from .._io import write_json
 
         write_json(args.json_out, d)
     if args.plot:

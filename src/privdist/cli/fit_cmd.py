@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import io
 import os
-import warnings
 
 import numpy as np
 
 from ..errors import EmptyPartyError, ValidationError
+from .fit_common import fit_with_notes, held_out_metrics, majority_score
 
 __all__ = ["register", "fit_main"]
 
@@ -89,17 +89,6 @@ def _load(args):
     return ds, None
 
 
-def _metrics(task, y_true, score) -> dict:
-    if task == "classification":
-        from scipy.special import expit
-
-        p = np.clip(expit(score), 1e-12, 1 - 1e-12)
-        pos = y_true > 0
-        return {"accuracy": float(np.mean((score > 0) == pos)),
-                "log_loss": float(-np.mean(np.where(pos, np.log(p), np.log(1 - p))))}
-    return {"rmse": float(np.sqrt(np.mean((score - y_true) ** 2)))}
-
-
 def _sk_model(task, alpha, n_rows):
     from sklearn.linear_model import LogisticRegression, Ridge
 
@@ -153,7 +142,7 @@ def fit_main(args) -> int:
     eps_list = [float(e) for e in args.curve.split(",") if e.strip()] if args.curve else []
     for eps in eps_list:
         est = private if eps == args.epsilon else refit(eps)
-        curve.append({"epsilon": eps, **_metrics(task, yte, est.decision_function(Xte))})
+        curve.append({"epsilon": eps, **held_out_metrics(task, yte, est.decision_function(Xte))})
     results = {"data": {"files": [str(p) for p in args.data], "rows": int(X.shape[0]), "features": int(X.shape[1]),
                         "task": task, "classes": ds.extras.get("classes"), "parties": K,
                         "preprocessing": ds.extras.get("preprocessing", [])
@@ -200,32 +189,29 @@ def _fit_horizontal(args, ds, X, y, groups, seed, rng):
                   row_norm=args.row_norm, scale=args.scale, random_state=args.seed, n_agents=K)
 
     def fit(eps):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            est = Est(epsilon=eps, **common).fit(Xtr, ytr, groups=gtr)
-        return est, [str(w.message) for w in caught if "random_state is set" not in str(w.message)]
+        return fit_with_notes(Est(epsilon=eps, **common), Xtr, ytr, groups=gtr)
 
     private, notes = fit(args.epsilon)
     nonpriv, _ = fit(None)
     pre = private.preprocessor_
     Ztr, Zte = pre.transform(Xtr), pre.transform(Xte)
-    rows = {"private distributed": _metrics(task, yte, private.decision_function(Xte)),
-            "non-private distributed": _metrics(task, yte, nonpriv.decision_function(Xte))}
+    rows = {"private distributed": held_out_metrics(task, yte, private.decision_function(Xte)),
+            "non-private distributed": held_out_metrics(task, yte, nonpriv.decision_function(Xte))}
     central = _sk_model(task, 1e-4, Ztr.shape[0]).fit(Ztr, ytr)
-    rows["centralized (pooled, non-private)"] = _metrics(task, yte, _score(central, Zte))
+    rows["centralized (pooled, non-private)"] = held_out_metrics(task, yte, _score(central, Zte))
     local = []
     for k in range(K):
         mask = gtr == k
         if task == "classification" and len(np.unique(ytr[mask])) < 2:
             m = {"accuracy": float(np.mean((yte > 0) == (ytr[mask][0] > 0))), "log_loss": float("nan")}
         else:
-            m = _metrics(task, yte, _score(_sk_model(task, 1e-4, int(mask.sum())).fit(Ztr[mask], ytr[mask]), Zte))
+            alone = _sk_model(task, 1e-4, int(mask.sum())).fit(Ztr[mask], ytr[mask])
+            m = held_out_metrics(task, yte, _score(alone, Zte))
         local.append({"party": k, "rows": int(mask.sum()), **m})
     if task == "classification":  # predict the training majority; its log loss uses the training base rate
-        prior = float(np.clip(np.mean(ytr > 0), 1e-12, 1 - 1e-12))
-        baseline = _metrics(task, yte, np.full(yte.shape, np.log(prior / (1 - prior))))
+        baseline = held_out_metrics(task, yte, majority_score(ytr, yte.shape[0]))
     else:
-        baseline = _metrics(task, yte, np.full(yte.shape, float(np.mean(ytr))))
+        baseline = held_out_metrics(task, yte, np.full(yte.shape, float(np.mean(ytr))))
     rows["majority class" if task == "classification" else "mean predictor"] = baseline
 
     return private, rows, local, (lambda eps: fit(eps)[0]), notes, yte, Xte, K, len(idx_te)
@@ -261,9 +247,8 @@ def _print_privacy(console, report, args) -> None:
 def _write(out, est, ds, results, curve, task, rows) -> None:
     from pathlib import Path
 
-    from ..experiments.store import write_json
+    from .._io import atomic_write_bytes, write_json
     from ..learn.model_io import save_model
-    from ..runtime.checkpoint import atomic_write_bytes
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)

@@ -11,11 +11,10 @@ could fit if it held those columns; in S2 every party also reads the labels off 
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from ..errors import ValidationError
+from .fit_common import fit_with_notes, held_out_metrics, majority_score
 
 __all__ = ["parse_feature_groups", "fit_vertical"]
 
@@ -37,7 +36,6 @@ def fit_vertical(args, ds, X, y, seed: int) -> tuple:
 
     from ..data import feature_blocks
     from ..learn import SharedFeatureLogisticRegression
-    from .fit_cmd import _metrics
 
     if ds.extras["task"] != "classification":
         raise ValidationError("--vertical/--feature-groups fit a logistic regression (ADMM sharing, S2): the "
@@ -54,25 +52,23 @@ def fit_vertical(args, ds, X, y, seed: int) -> tuple:
                   scale=args.scale, random_state=args.seed)
 
     def fit(eps):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            est = SharedFeatureLogisticRegression(epsilon=eps, **common).fit(Xtr, ytr)
-        return est, [str(w.message) for w in caught if "random_state is set" not in str(w.message)]
+        return fit_with_notes(SharedFeatureLogisticRegression(epsilon=eps, **common), Xtr, ytr)
 
     private, notes = fit(args.epsilon)
     nonpriv, _ = fit(None)
     lam = private.alpha
     Ztr, Zte = private.preprocessor_.transform(Xtr), private.preprocessor_.transform(Xte)
-    rows = {"private shared (vertical)": _metrics("classification", yte, private.decision_function(Xte)),
-            "non-private shared (vertical)": _metrics("classification", yte, nonpriv.decision_function(Xte))}
+
+    def scores(score) -> dict:
+        return held_out_metrics("classification", yte, score)
+
+    rows = {"private shared (vertical)": scores(private.decision_function(Xte)),
+            "non-private shared (vertical)": scores(nonpriv.decision_function(Xte))}
     sk = LogisticRegression(C=1.0 / (2 * lam), max_iter=2000)  # the same objective: sum loss + lambda ||w||^2
-    rows["centralized (all columns, non-private)"] = _metrics("classification", yte,
-                                                              sk.fit(Ztr, ytr).decision_function(Zte))
-    prior = float(np.clip(np.mean(ytr > 0), 1e-12, 1 - 1e-12))
-    rows["majority class"] = _metrics("classification", yte, np.full(yte.shape, np.log(prior / (1 - prior))))
+    rows["centralized (all columns, non-private)"] = scores(sk.fit(Ztr, ytr).decision_function(Zte))
+    rows["majority class"] = scores(majority_score(ytr, yte.shape[0]))
     local = []
     for m, g in enumerate(groups):
         model = LogisticRegression(C=1.0 / (2 * lam), max_iter=2000).fit(Ztr[:, g], ytr)
-        local.append({"party": m, "columns": int(g.size), **_metrics("classification", yte,
-                                                                     model.decision_function(Zte[:, g]))})
+        local.append({"party": m, "columns": int(g.size), **scores(model.decision_function(Zte[:, g]))})
     return private, rows, local, (lambda eps: fit(eps)[0]), notes, yte, Xte, len(groups), len(idx_te)

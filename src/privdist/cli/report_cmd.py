@@ -25,7 +25,7 @@ def register(sub) -> None:
 
 
 def _load(path: Path) -> dict:
-    from ..experiments.store import read_json  # here, not at import: start-up time
+    from .._io import read_json  # here, not at import: start-up time
 
     f = path / "results.json"
     if not f.is_file():

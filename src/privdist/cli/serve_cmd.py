@@ -64,7 +64,7 @@ def register(sub) -> None:
 
 
 def _connect(address):
-    from ..runtime.ray_backend import connect
+    from ..runtime.ray_common import connect
 
     address = address or os.environ.get("RAY_ADDRESS") or served_address()
     if address is None:
@@ -114,7 +114,7 @@ def _prewarm_resources(ray) -> list:
 
 
 def _serve_existing(args) -> int:
-    from ..runtime.ray_backend import connect
+    from ..runtime.ray_common import connect
     from ..runtime.serve import start_keeper
 
     ray = connect(args.address)
@@ -211,7 +211,7 @@ def _die_with_parent() -> None:
 
 
 def _wait_for_head(head, address, timeout: float = 120.0):
-    from ..runtime.ray_backend import RayConnectionError, connect
+    from ..runtime.ray_common import RayConnectionError, connect
 
     deadline = time.monotonic() + timeout
     while True:

@@ -13,7 +13,7 @@ import importlib
 from .catalog import catalog, catalog_index, experiments_of_paper, load_experiment, resolve_paper
 from .spec import ExperimentSpec, RunSpec, load_spec_file, parse_spec
 
-_WHERE = {"aggregate": ".runner", "run_experiment": ".runner", "run_trial": ".runner", "ResultsDir": ".store"}
+_WHERE = {"aggregate": ".runner", "run_experiment": ".runner", "run_trial": ".trials", "ResultsDir": ".store"}
 
 __all__ = sorted([*_WHERE, "catalog", "catalog_index", "experiments_of_paper", "load_experiment", "resolve_paper",
                   "ExperimentSpec", "RunSpec", "load_spec_file", "parse_spec"])

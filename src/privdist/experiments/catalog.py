@@ -6,7 +6,8 @@ from importlib import resources
 from pathlib import Path
 
 from ..errors import UnknownNameError
-from .spec import PAPER_ALIASES, PAPERS, ExperimentSpec, load_spec_file, parse_spec
+from .papers import PAPER_ALIASES, PAPERS
+from .spec import ExperimentSpec, load_spec_file, parse_spec
 
 try:
     import tomllib

@@ -14,19 +14,19 @@ from ..errors import SpecError
 from ..network import make_network
 from ..problems import (HorizontalERM, literal_reference, make_loss, make_regularizer, normalized_error,
                         objective_gap, reference_solution)
-from .build import ProblemKind, Trial, register_problem_kind
+from .problem_kinds import ProblemKind, Trial, register_problem_kind
 
 __all__ = ["build_horizontal_erm", "make_spec_network", "load_spec_dataset"]
 
 
 def load_spec_dataset(spec, rng, data_dir):
     """The ``[data]`` dataset of a spec."""
-    return load_dataset(spec.data["kind"], rng=rng, data_dir=data_dir, **dict(spec.data.get("params", {})))
+    return load_dataset(spec.data.kind, rng=rng, data_dir=data_dir, **dict(spec.data.params))
 
 
 def make_spec_network(spec, rng):
     """The ``[network]`` network of a spec."""
-    return make_network(spec.network["kind"], rng=rng, **spec.network.get("params", {}))
+    return make_network(spec.network.kind, rng=rng, **spec.network.params)
 
 
 def _partition(partition, dataset, n_agents: int, rng):
@@ -56,7 +56,7 @@ def _partition(partition, dataset, n_agents: int, rng):
 def build_horizontal_erm(spec, rng, data_dir) -> Trial:
     dataset = load_spec_dataset(spec, rng, data_dir)
     network = make_spec_network(spec, rng)
-    parts = _partition(spec.data.get("partition", "contiguous"), dataset, network.n_agents, rng)
+    parts = _partition(spec.data.partition, dataset, network.n_agents, rng)
     prob = spec.problem
     loss, reg = make_loss(prob.get("loss", "squared")), make_regularizer(prob.get("regularizer", "l2"))
     problem = HorizontalERM(parts, loss, reg, prob.get("reg_weight", 0.0), loss_scale=prob.get("loss_scale", "mean"))

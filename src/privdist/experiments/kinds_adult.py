@@ -26,7 +26,7 @@ from ..algorithms._sparse_oracle import SparseERMOracle, SparseHorizontalERM
 from ..data import horizontal_partition, load_dataset
 from ..errors import SpecError
 from ..problems import make_loss, make_regularizer
-from .build import ProblemKind, Trial, register_problem_kind
+from .problem_kinds import ProblemKind, Trial, register_problem_kind
 from .kinds import make_spec_network
 
 __all__ = ["build_adult_erm", "pooled_minimiser"]
@@ -56,10 +56,10 @@ def build_adult_erm(spec, rng, data_dir) -> Trial:
     Raises:
         SpecError: ``[problem].lam`` negative, or a data kind other than ``adult``/``a9a``.
     """
-    kind = spec.data.get("kind", "adult")
+    kind = spec.data.kind
     if kind not in ("adult", "a9a"):
         raise SpecError(f"adult_erm needs [data].kind 'adult' or 'a9a', got {kind!r}")
-    dataset = _dataset(kind, data_dir, tuple(sorted(dict(spec.data.get("params", {})).items())))
+    dataset = _dataset(kind, data_dir, tuple(sorted(spec.data.params.items())))
     network = make_spec_network(spec, rng)
     lam = float(spec.problem.get("lam", 1e-4))
     if not lam >= 0:

@@ -1,5 +1,6 @@
 """Experiment pieces for the D-ZOA papers (S0, S1; spec §2.11, §7): epsilon-bar axes, the Gaussianity check,
-a "comparable" claim and the baselines' grid search on disjoint seeds.
+a "comparable" claim (the baselines' grid search on disjoint seeds is
+:func:`privdist.experiments.tuning.grid_search`).
 
 * Problem kind ``dzoa_probe``: the ``horizontal_erm`` problem with a :class:`~privdist.algorithms.dzoa.ProbeSink`
   attached; metrics ``ne``, ``probe1``, ``probe2`` (the entry of ``g_k^{(t)}`` that D-ZOA's ``probe_*``
@@ -10,25 +11,21 @@ a "comparable" claim and the baselines' grid search on disjoint seeds.
   axes).
 * Claim kind ``within_factor``: the final metric of ``run`` is within a factor ``value`` of every run in
   ``than`` (S1 Fig. 1, "comparable").
-* :func:`grid_search`: final metric of each grid point on seeds disjoint from the evaluation seed (the papers
-  tune baselines "for best accuracy"; the grid and the choice are written into the catalog entries, which
-  results.json records as ``config``).
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
 
 from ..algorithms.dzoa import ProbeSink
-from .build import ProblemKind, Trial, register_problem_kind
+from .problem_kinds import ProblemKind, Trial, register_problem_kind
 from .claims import _final, register_claim_kind
 from .kinds import build_horizontal_erm
 from .plots import group_label, moment_sampler_used, register_plotter, tagged
 
-__all__ = ["build_dzoa_probe", "normality_stats", "grid_search", "paper_epsilon_bar"]
+__all__ = ["build_dzoa_probe", "normality_stats", "paper_epsilon_bar"]
 
 
 def build_dzoa_probe(spec, rng, data_dir) -> Trial:
@@ -161,38 +158,3 @@ def _at_most_factor(c, by_label, metric):
 
 
 register_claim_kind("at_most_factor", _at_most_factor)
-
-
-def grid_search(spec, label: str, grid: dict, *, seed: int = 1000, trials: int = 5, rounds: int | None = None,
-                metric: str = "ne") -> list[dict]:
-    """Mean final ``metric`` of run ``label`` of ``spec`` for every point of ``grid`` on trials of ``seed``.
-
-    Args:
-        spec: an :class:`~privdist.experiments.spec.ExperimentSpec`.
-        label: the run (after sweep expansion) whose parameters are varied.
-        grid: ``{param: [values]}``; every combination is run.
-        seed: base seed of the tuning trials (use one disjoint from the evaluation seed).
-        trials: tuning trials per grid point; rounds: override of the spec's rounds.
-
-    Returns:
-        ``[{"params": {...}, "final_mean": float}]`` sorted best first.
-    """
-    from ..algorithms import make_algorithm
-    from ..runtime import run as run_algorithm
-    from .build import build_trial
-
-    base = next(r for r in spec.runs if r.label == label)
-    names = sorted(grid)
-    out = []
-    built = [build_trial(spec, t, seed=seed) for t in range(trials)]
-    for values in itertools.product(*(grid[n] for n in names)):
-        params = {**base.params, **dict(zip(names, values))}
-        finals = []
-        for t, b in enumerate(built):
-            res = run_algorithm(make_algorithm(base.algorithm, **params), b.problem, b.network,
-                                rounds or spec.rounds, seed=seed, trial=t, metrics={metric: b.metrics[metric]},
-                                transcript="none")
-            finals.append(res.curves[metric][-1])
-        val = float(np.mean(finals))
-        out.append({"params": dict(zip(names, values)), "final_mean": val if np.isfinite(val) else math.inf})
-    return sorted(out, key=lambda r: r["final_mean"])

@@ -27,7 +27,7 @@ import numpy as np
 from ..errors import SpecError, UnknownNameError
 from ..network import TimeVaryingNetwork, random_time_varying, s4_matrices
 from ..problems.online import make_localization, make_simplex_quadratic, regret_terms
-from .build import ProblemKind, Trial, register_problem_kind
+from .problem_kinds import ProblemKind, Trial, register_problem_kind
 from .claims import register_claim_kind
 from .plots import register_plotter
 
@@ -85,7 +85,7 @@ class RoundClock:
 
 def make_online_network(spec, rng) -> TimeVaryingNetwork:
     """The ``[network]`` of an online spec: ``s4`` or ``random_time_varying``."""
-    kind, params = spec.network["kind"], dict(spec.network.get("params", {}))
+    kind, params = spec.network.kind, dict(spec.network.params)
     schedule, seed = params.pop("schedule", "cyclic"), params.pop("seed", None)
     if schedule == "random" and seed is None:
         seed = int(rng.integers(2**31))

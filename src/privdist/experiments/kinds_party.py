@@ -31,7 +31,7 @@ import numpy as np
 from ..errors import SpecError
 from ..problems import make_loss, make_regularizer
 from ..runtime.party import HorizontalParties, MetricUnavailableError, PartyMetric, VerticalParties
-from .build import ProblemKind, Trial, register_problem_kind
+from .problem_kinds import ProblemKind, Trial, register_problem_kind
 from .kinds import make_spec_network
 
 __all__ = ["disagreement", "horizontal_objective", "vertical_objective"]
@@ -78,9 +78,9 @@ def vertical_objective() -> PartyMetric:
 
 
 def _params(spec) -> dict:
-    if spec.data.get("kind") != "per_party":
-        raise SpecError(f"[problem] kind {spec.problem.get('kind')!r} needs [data] kind = \"per_party\"")
-    params = dict(spec.data.get("params", {}))
+    if spec.data.kind != "per_party":
+        raise SpecError(f"[problem] kind {spec.problem['kind']!r} needs [data] kind = \"per_party\"")
+    params = dict(spec.data.params)
     if not params.get("parties"):
         raise SpecError("[data.params].parties must list one source per party")
     return params

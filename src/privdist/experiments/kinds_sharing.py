@@ -33,7 +33,7 @@ from ..data import load_dataset, vertical_partition
 from ..errors import DataFileNotFoundError, SpecError
 from ..network import complete
 from ..problems.vertical import VerticalProblem, log_loss
-from .build import ProblemKind, Trial, register_problem_kind
+from .problem_kinds import ProblemKind, Trial, register_problem_kind
 from .claims import register_claim_kind
 from .plots import register_plotter
 
@@ -49,7 +49,7 @@ METRICS = ("test_log_loss", "train_objective", "train_log_loss", "objective", "o
 
 def load_train_test(spec, rng, data_dir):
     """``(train, test, source)`` datasets of a spec's ``[data]`` table (``source`` names what was loaded)."""
-    kind, params = spec.data["kind"], dict(spec.data.get("params", {}))
+    kind, params = spec.data.kind, dict(spec.data.params)
     if kind == "a9a":
         return load_dataset("a9a", data_dir=data_dir), load_dataset("a9a.t", data_dir=data_dir), "a9a"
     if kind == "gisette":

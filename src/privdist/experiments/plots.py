@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..runtime.checkpoint import atomic_write_bytes
+from .._io import atomic_write_bytes
 from .store import inside
 
 __all__ = ["draw_plots", "PLOTTERS", "register_plotter", "group_label", "moment_sampler_used", "tagged"]

@@ -3,7 +3,7 @@
 Part of the experiments layer (it runs trials); it uses the runtime's Ray connection, never the reverse.
 
 Every (trial, run) pair of an experiment becomes one Ray task that calls
-:func:`privdist.experiments.runner.run_trial` on the spec restricted to that run; a trial is handed back to the
+:func:`privdist.experiments.trials.run_trial` on the spec restricted to that run; a trial is handed back to the
 runner (which saves it atomically, so ``--resume`` works as with processes) once all its runs are done. The data
 of a trial depend only on (seed, trial), so the results are those of an in-process run.
 """
@@ -14,8 +14,8 @@ import dataclasses
 from typing import Iterator
 
 from ..errors import ValidationError
-from ..runtime.ray_backend import connect
-from .runner import run_trial
+from ..runtime.ray_common import connect
+from .trials import run_trial
 
 __all__ = ["ray_trials", "check_cli_options"]
 
@@ -41,7 +41,7 @@ def _one_run(spec, trial: int, data_dir, backend) -> dict:
 def ray_trials(spec, trials, data_dir=None, backend="simulate", address: str | None = None) -> Iterator[dict]:
     """Run ``trials`` of ``spec`` as Ray tasks, one task per (trial, run); yield each trial when complete.
 
-    Every task calls :func:`privdist.experiments.runner.run_trial` on the spec restricted to one run, so a
+    Every task calls :func:`privdist.experiments.trials.run_trial` on the spec restricted to one run, so a
     trial's results are those of an in-process run (the data of a trial depend only on (seed, trial)).
 
     Args:

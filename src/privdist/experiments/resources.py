@@ -33,7 +33,7 @@ _FIXED_SHAPES = {"adult": (45222, 104), "a9a": (32561, 123), "a9a.t": (16281, 12
 
 
 def _data_shape(spec) -> tuple[int, int]:
-    kind, params = spec.data.get("kind"), spec.data.get("params", {})
+    kind, params = spec.data.kind, spec.data.params
     defaults = {k: d for k, (_, d) in data_kinds().get(kind, {}).items()}
     get = {**defaults, **params}.get
     if kind == "dzoa_synthetic":
@@ -54,8 +54,8 @@ def estimate(spec) -> Estimate:
     and the spec's own ``estimated_seconds`` if larger.
     """
     samples, features = _data_shape(spec)
-    agents = n_agents_of_network(spec.network) or spec.data.get("params", {}).get("n_agents") or 1
-    if spec.problem.get("kind", "").startswith("online_"):
+    agents = n_agents_of_network(spec.network) or spec.data.params.get("n_agents") or 1
+    if spec.problem["kind"].startswith("online_"):
         features = spec.problem.get("dim", 2)
         agents = spec.problem.get("n_agents", agents)
         samples = agents * (spec.rounds + 1)

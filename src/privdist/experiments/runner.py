@@ -9,166 +9,27 @@ parallel processes; each finished trial is saved atomically, so an interrupted r
 from __future__ import annotations
 
 import dataclasses
-import math
 import signal
-import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
 
 from .._checks import check_int
-from ..algorithms import make_algorithm
-from ..errors import DivergenceError, ValidationError
-from ..privacy import ACCOUNTANTS, privacy_report
-from ..runtime import run as run_algorithm
+from .._io import read_json, write_json
+from ..errors import ValidationError
 from ..runtime import versions
 from ..runtime.run import noise_provenance
-from .build import build_trial
 from .claims import check_claims
 from .plots import draw_plots
-from .spec import ExperimentSpec
-from .store import ResultsDir, read_json, write_json
-from .summary import write_summary
+from .ray_parallel import ray_trials
 from .resources import check_resources
+from .spec import ExperimentSpec
+from .store import ResultsDir
+from .summary import write_summary
+from .trials import TRIAL_BATCH, run_trial, run_trials
 
-__all__ = ["run_experiment", "run_trial", "run_trials", "aggregate"]
-
-
-def _guarded(name: str, fn, label: str):
-    """``fn`` that raises :class:`DivergenceError` on non-finite estimates or a non-finite value (a metric
-    with attribute ``nan_ok = True`` may return NaN: "no value this round")."""
-    nan_ok = getattr(fn, "nan_ok", False)
-    calls = [0]
-
-    def metric(est, *t):
-        r = calls[0]
-        calls[0] += 1
-        arr = np.asarray(est, dtype=float) if isinstance(est, np.ndarray) else None
-        if arr is not None and not np.all(np.isfinite(arr)):
-            raise DivergenceError(f"run {label!r} diverged: non-finite estimate at round {r}")
-        value = fn(est, *t)
-        if not math.isfinite(float(value)) and not (nan_ok and math.isnan(float(value))):
-            raise DivergenceError(f"run {label!r} diverged: metric {name} is {float(value)} at round {r}")
-        return value
-
-    metric.with_round = getattr(fn, "with_round", False)
-    for attr in ("party_metric", "where", "needs_pooled_data"):  # where and how run() computes it (issue 17)
-        if hasattr(fn, attr):
-            setattr(metric, attr, getattr(fn, attr))
-    return metric
-
-
-PARTY_CHECKPOINT_EVERY = 10  # rounds between driver checkpoints of a party-local run (issue 17)
-
-
-def _checkpoint_file(checkpoint_dir, problem, trial: int, label: str):
-    """The driver checkpoint of one party-local run inside the results directory, or None (other problems and
-    runs outside a results directory are not checkpointed within a trial: a trial is the unit of resume)."""
-    from ..runtime.party import is_party_local
-
-    if checkpoint_dir is None or not is_party_local(problem):
-        return None
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in label)
-    return Path(checkpoint_dir) / f"trial_{trial:04d}_{safe}.ckpt"
-
-
-def run_trial(spec: ExperimentSpec, trial: int, data_dir=None, backend="simulate", checkpoint_dir=None) -> dict:
-    """Run every configured algorithm on one trial's data; return curves, privacy and timings per run.
-
-    With ``checkpoint_dir``, a party-local run saves a driver checkpoint every :data:`PARTY_CHECKPOINT_EVERY` rounds
-    (the parties' states stay on their nodes) and continues from it when one of the same configuration is there
-    (``privdist run --resume`` of an interrupted run); the file is removed when the run finishes.
-
-    A run whose estimates or metrics become non-finite (NaN, inf) is stopped there: its entry records the
-    :class:`DivergenceError` message under ``"diverged"``, its curves are NaN from that round on, and its privacy
-    report is that of the whole planned run (the releases it declared).
-    """
-    built = build_trial(spec, trial, data_dir=data_dir)
-    secure = bool(spec.privacy.get("secure", False))
-    runs = {}
-    for rs in spec.runs:
-        algorithm = make_algorithm(rs.algorithm, **rs.params)
-        metrics = {m: _guarded(m, fn, rs.label) for m, fn in built.metrics.items()}
-        ckpt = _checkpoint_file(checkpoint_dir, built.problem, trial, rs.label)
-        t0 = time.perf_counter()
-        try:
-            res = run_algorithm(algorithm, built.problem, built.network, spec.rounds, seed=spec.seed, trial=trial,
-                                backend=backend, metrics=metrics, secure=secure, checkpoint=ckpt,
-                                checkpoint_every=PARTY_CHECKPOINT_EVERY, resume=ckpt is not None)
-        except _STOPS as exc:
-            res = exc
-        if ckpt is not None and not isinstance(res, BaseException):
-            ckpt.unlink(missing_ok=True)
-        runs[rs.label] = _entry(spec, rs, algorithm, res, time.perf_counter() - t0)
-    return {"trial": trial, "runs": runs}
-
-
-#: Trials stepped together by :func:`run_trials` (issue 14): enough rows to amortise D-ZOA's per-step overhead,
-#: few enough that an interrupted run loses little (finished batches are saved).
-TRIAL_BATCH = 50
-_STOPS = (DivergenceError, FloatingPointError, OverflowError)  # a run stopped by these is recorded as diverged
-
-
-def _batches(spec: ExperimentSpec, backend) -> bool:
-    """Whether :func:`run_trials` steps trials together: on the in-process simulator with data held in this process
-    (party-local data stay per trial, with their checkpoints)."""
-    return backend == "simulate" and spec.data.get("kind") != "per_party"
-
-
-def run_trials(spec: ExperimentSpec, trials, data_dir=None, backend="simulate") -> list[dict]:
-    """:func:`run_trial` of several trials, each run's trials stepped in lockstep (:func:`privdist.runtime.run_many`):
-    the round's random streams are created together, and an algorithm that batches its arithmetic (``step_many``;
-    D-ZOA and D-ZOA + Gaussian) pays its per-step overhead once per round for all the trials. Every trial's entry
-    equals :func:`run_trial`'s (same streams and per-agent arithmetic: tested on the transcript digests), except
-    ``seconds``, the batch's time shared equally."""
-    from ..runtime import run_many
-
-    trials = list(trials)
-    if len(trials) < 2 or not _batches(spec, backend):
-        return [run_trial(spec, t, data_dir, backend) for t in trials]
-    built = [build_trial(spec, t, data_dir=data_dir) for t in trials]
-    secure = bool(spec.privacy.get("secure", False))
-    out = [{"trial": t, "runs": {}} for t in trials]
-    for rs in spec.runs:
-        algorithm = make_algorithm(rs.algorithm, **rs.params)
-        metrics = [{m: _guarded(m, fn, rs.label) for m, fn in b.metrics.items()} for b in built]
-        t0 = time.perf_counter()
-        results = run_many(algorithm, [b.problem for b in built], [b.network for b in built], spec.rounds,
-                           seed=spec.seed, trials=trials, metrics=metrics, secure=secure)
-        seconds = (time.perf_counter() - t0) / len(trials)
-        for entry, res in zip(out, results):
-            if isinstance(res, BaseException) and not isinstance(res, _STOPS):
-                raise res
-            entry["runs"][rs.label] = _entry(spec, rs, algorithm, res, seconds)
-    return out
-
-
-def _entry(spec, rs, algorithm, res, seconds) -> dict:
-    """One run's entry of a trial: curves, privacy report, run info and digest, or the diverged entry when
-    ``res`` is the exception that stopped it."""
-    delta = float(spec.privacy.get("delta", 1e-5))
-    accountants = tuple(spec.privacy.get("accountants", ACCOUNTANTS))
-    if isinstance(res, BaseException):
-        return _diverged(spec, rs, res, seconds, delta, accountants)
-    states = res.final_state if isinstance(res.final_state, list) else [res.final_state]
-    info_fn = getattr(algorithm, "run_info", None)  # optional (AlgorithmBase): calibrated constants etc.
-    info = info_fn(states) if info_fn is not None and res.final_state is not None else {}
-    # party-local runs (issue 17): where the data were resolved, where each metric was computed, Ray placement
-    info = {**info, **{k: res.config[k] for k in ("data", "metrics_where", "ray") if k in res.config}}
-    return {"info": info, "curves": {m: res.curves[m].tolist() for m in spec.metrics},
-            "privacy": privacy_report(res.ledger, delta, accountants), "seconds": seconds,
-            "transcript_digest": res.transcript.digest}
-
-
-def _diverged(spec, rs, exc, seconds, delta, accountants) -> dict:
-    """The entry of a run stopped by divergence: NaN curves, the declared privacy of the planned rounds."""
-    message = str(exc) if isinstance(exc, DivergenceError) else f"run {rs.label!r} diverged: {exc}"
-    nan = [float("nan")] * (spec.rounds + 1)
-    privacy = {"delta": delta, "paper_delta": None, "per_agent": [], "not_guaranteed": [message], "exposures": [],
-               "assumptions": []}  # a stopped run has no ledger: nothing is reported as guaranteed
-    return {"info": {}, "curves": {m: list(nan) for m in spec.metrics}, "privacy": privacy, "seconds": seconds,
-            "transcript_digest": None, "diverged": message}
+__all__ = ["run_experiment", "run_trial", "run_trials", "aggregate", "TRIAL_BATCH"]
 
 
 def _ignore_sigint() -> None:  # worker processes: Ctrl-C is the parent's to handle (no traceback per worker)
@@ -243,11 +104,11 @@ def aggregate(spec: ExperimentSpec, trials: dict[int, dict]) -> tuple[list[dict]
 
 def _results(spec, trials, runs, claims, complete, figures):
     return {"experiment": spec.name, "title": spec.title, "paper": spec.paper, "figure": spec.figure,
-            "seed": spec.seed, "noise": noise_provenance(bool(spec.privacy.get("secure", False))),
+            "seed": spec.seed, "noise": noise_provenance(spec.privacy.secure),
             "trials": len(trials), "trials_planned": spec.trials, "complete": complete,
             "versions": versions(), "config": spec.config(), "runs": runs, "claims": claims, "figures": figures,
             "errors": [f"{r['label']}: {d}" for r in runs for d in r.get("diverged", [])],
-            **({"tuning": spec.tuning["record"]} if "record" in spec.tuning else {})}
+            **({"tuning": spec.tuning_record} if spec.tuning_record is not None else {})}
 
 
 def _tuned(spec: ExperimentSpec, data_dir, backend, jobs: int = 1) -> ExperimentSpec:
@@ -275,7 +136,7 @@ def _tuned(spec: ExperimentSpec, data_dir, backend, jobs: int = 1) -> Experiment
         return finals
 
     tuned, record = tune(spec, run_groups)
-    return dataclasses.replace(tuned, tuning={**spec.tuning, "record": record})
+    return dataclasses.replace(tuned, tuning_record=record)
 
 
 def _previous_tuning(store, spec) -> dict | None:
@@ -324,12 +185,12 @@ def run_experiment(spec: ExperimentSpec, out_dir, *, jobs: int = 1, overwrite: b
     check_resources(spec, allow_large)
     with ResultsDir(out_dir, spec.name, spec.config(), overwrite=overwrite, resume=resume) as store:
         done = store.finished_trials() if resume else {}
-        if spec.tuning and "record" not in spec.tuning:  # choose hyperparameters on the tuning draws first
+        if spec.tuning is not None and spec.tuning_record is None:  # choose hyperparameters on the tuning draws first
             previous = _previous_tuning(store, spec) if resume else None
             if previous is not None:  # the same configuration was tuned already: reuse its choices
                 from .tuning import apply_record
 
-                spec = dataclasses.replace(apply_record(spec, previous), tuning={**spec.tuning, "record": previous})
+                spec = dataclasses.replace(apply_record(spec, previous), tuning_record=previous)
             else:
                 spec = _tuned(spec, data_dir, backend, jobs if parallel == "process" else 1)
         try:
@@ -354,8 +215,6 @@ def _run_into(store, spec, done, jobs, progress, data_dir, backend, parallel) ->
     with Progress(*cols, disable=not progress, transient=True) as bar:
         task = bar.add_task(f"{spec.name}: trials", total=spec.trials, completed=len(done))
         if parallel == "ray":
-            from .ray_parallel import ray_trials
-
             for data in ray_trials(spec, todo, data_dir, backend):
                 finished(data)
                 bar.advance(task)

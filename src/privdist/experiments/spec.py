@@ -3,6 +3,10 @@
 A spec names the data, network, problem, the algorithm runs (with optional per-run sweeps), metrics, plots,
 privacy reporting and the paper's claims in checkable form. Unknown keys are errors, so a typo never silently
 falls back to a default. See ``catalog/quickstart.toml`` for a complete example.
+
+Every key's type, range and default is in the schema (:mod:`privdist.experiments.schema`, pydantic); its typed
+result becomes the :class:`ExperimentSpec` (``spec.privacy.delta``, ``spec.data.partition``, ...), so no default is
+restated downstream. :func:`parse_spec` then checks what depends on registries and on several keys at once.
 """
 
 from __future__ import annotations
@@ -14,6 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SpecError
+from .papers import PAPER_ALIASES, PAPERS
+
+if typing.TYPE_CHECKING:  # the schema (pydantic) is imported when a spec is parsed (start-up time)
+    from .schema import DataSpec, NetworkSpec, PrivacySpec, RunEntry, SpecModel, TuningSpec
 
 try:  # Python >= 3.11
     import tomllib
@@ -22,24 +30,8 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
 
 __all__ = ["ExperimentSpec", "RunSpec", "parse_spec", "load_spec_file", "PAPERS", "PAPER_ALIASES"]
 
-PAPERS = ("S0", "S1", "S2", "S3", "S4")
-PAPER_ALIASES = {"dzoa": ("S0", "S1"), "sharing": ("S2",), "laadmm": ("S3",), "dpdonc": ("S4",)}
-
-_TOP = {"name", "title", "paper", "figure", "description", "trials", "quick_trials", "seed", "rounds",
-        "estimated_seconds", "quick", "mode", "tuning",
-        "data", "network", "problem", "metrics", "runs", "privacy", "plots", "claims"}
 #: Top-level tables a setting may create when the spec does not have them yet (e.g. ``privacy.secure=true``).
 _SECTION_KEYS = frozenset({"data", "network", "problem", "privacy", "quick", "params"})
-
-_SECTIONS = {
-    "data": {"kind", "params", "partition"},
-    "network": {"kind", "params"},
-    "privacy": {"delta", "accountants", "secure"},
-    "quick": {"rounds", "sweep", "skip_runs", "estimated_seconds", "tuning"},
-}
-_RUN = {"label", "algorithm", "params", "sweep"}
-_PLOT = {"kind", "metric", "file", "yscale", "xscale", "runs", "x", "title"}
-_CLAIM = {"id", "text", "kind", "metric", "run", "than", "runs", "value", "direction", "margin"}
 
 
 @dataclass(frozen=True)
@@ -62,7 +54,17 @@ class RunSpec:
 
 @dataclass(frozen=True)
 class ExperimentSpec:
-    """A parsed, validated experiment."""
+    """A parsed, validated experiment: the schema's typed tables (:mod:`.schema`, every default filled in), the
+    expanded runs, and the checked metrics, plots and claims.
+
+    Attributes:
+        data, network, privacy: the ``[data]``, ``[network]`` and ``[privacy]`` tables (:class:`.schema.DataSpec`,
+            :class:`.schema.NetworkSpec`, :class:`.schema.PrivacySpec`).
+        problem: the ``[problem]`` table (its keys are the problem kind's), ``kind`` always set.
+        tuning: the ``[tuning]`` table (:class:`.schema.TuningSpec`) or None; ``tuning_record`` the choices made
+            on the tuning draws (set by the runner; ``results.json["tuning"]``).
+        raw: the spec as read (recorded in results and fingerprinted; overrides re-parse it).
+    """
 
     name: str
     title: str
@@ -74,17 +76,18 @@ class ExperimentSpec:
     seed: int
     rounds: int
     estimated_seconds: float
-    data: dict[str, Any]
-    network: dict[str, Any]
+    data: DataSpec
+    network: NetworkSpec
     problem: dict[str, Any]
     metrics: tuple[str, ...]
     runs: tuple[RunSpec, ...]
-    privacy: dict[str, Any]
+    privacy: PrivacySpec
     plots: tuple[dict[str, Any], ...]
     claims: tuple[dict[str, Any], ...]
     mode: str = "full"
     skipped_claims: tuple[dict[str, Any], ...] = ()
-    tuning: dict[str, Any] = field(default_factory=dict)
+    tuning: TuningSpec | None = None
+    tuning_record: dict[str, Any] | None = None
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def with_overrides(self, trials: int | None = None, seed: int | None = None,
@@ -160,13 +163,7 @@ class ExperimentSpec:
         raw = {k: v for k, v in self.raw.items() if k != "quick"}
         q = self.raw.get("quick", {})
         raw.update(mode="quick", trials=self.quick_trials, rounds=q.get("rounds", self.rounds))
-        if "tuning" in q:
-            from .tuning import QUICK_TUNING_KEYS
-
-            bad = sorted(set(q["tuning"]) - QUICK_TUNING_KEYS) if isinstance(q["tuning"], dict) else ["(not a table)"]
-            if bad or "tuning" not in self.raw:
-                raise SpecError(f"{self.name}: [quick].tuning may only set {sorted(QUICK_TUNING_KEYS)} of an existing "
-                                f"[tuning] table, got {bad or 'no [tuning] table'}")
+        if "tuning" in q:  # checked by parse_spec: keys of the [tuning] table the spec has
             raw["tuning"] = {**self.raw["tuning"], **q["tuning"]}
         if "estimated_seconds" in q:
             raw["estimated_seconds"] = q["estimated_seconds"]
@@ -194,30 +191,11 @@ def _unknown(keys, allowed, where, source):
         raise SpecError(f"{source}: unknown key(s) {extra} in {where}; allowed: {sorted(allowed)}")
 
 
-def _require(d: dict, key: str, typ, where: str, source: str):
-    if key not in d:
-        raise SpecError(f"{source}: missing required key {key!r} in {where}")
-    val = d[key]
-    if typ is float and isinstance(val, int) and not isinstance(val, bool):
-        val = float(val)
-    if not isinstance(val, typ) or isinstance(val, bool) and typ is not bool:
-        raise SpecError(f"{source}: {where}.{key} must be {typ.__name__}, got {type(val).__name__} {val!r}")
-    return val
-
-
-def _expand_runs(entries, source) -> tuple[RunSpec, ...]:
+def _expand_runs(entries: list[RunEntry], source) -> tuple[RunSpec, ...]:
     runs: list[RunSpec] = []
     for i, entry in enumerate(entries):
         where = f"runs[{i}]"
-        if not isinstance(entry, dict):
-            raise SpecError(f"{source}: {where} must be a table")
-        _unknown(entry, _RUN, where, source)
-        label = _require(entry, "label", str, where, source)
-        algorithm = _require(entry, "algorithm", str, where, source)
-        params = dict(entry.get("params", {}))
-        sweep = entry.get("sweep", {})
-        if not isinstance(sweep, dict) or any(not isinstance(v, list) or not v for v in sweep.values()):
-            raise SpecError(f"{source}: {where}.sweep must map parameter names to non-empty lists")
+        label, algorithm, params, sweep = entry.label, entry.algorithm, dict(entry.params), entry.sweep
         names = sorted(sweep)
         for values in itertools.product(*(sweep[n] for n in names)) if names else [()]:
             point = dict(zip(names, values))
@@ -232,8 +210,6 @@ def _expand_runs(entries, source) -> tuple[RunSpec, ...]:
     dup = sorted({lab for lab in labels if labels.count(lab) > 1})
     if dup:
         raise SpecError(f"{source}: run labels must be unique, repeated: {dup} (put swept values in the label)")
-    if not runs:
-        raise SpecError(f"{source}: an experiment needs at least one [[runs]] entry")
     return tuple(runs)
 
 
@@ -246,25 +222,31 @@ def _none_for_false(params: dict, algorithm: str) -> dict:
             typing.get_args(fields[k]) else v for k, v in params.items()}
 
 
-def _tuning(raw: dict, runs, seed: int, source: str) -> dict:
-    """The ``[tuning]`` table, checked (:mod:`privdist.experiments.tuning`); a tuned parameter is never swept."""
-    if "tuning" not in raw:
-        return {}
+def _check_tuning(table: TuningSpec | None, runs, seed: int, source: str) -> None:
+    """Cross-checks of the ``[tuning]`` table (:mod:`privdist.experiments.tuning`); a tuned parameter is never
+    swept."""
+    if table is None:
+        return
     from .tuning import check_tuning
 
-    table = check_tuning(raw["tuning"], {r.group for r in runs}, seed, source, {r.group: r.algorithm for r in runs})
-    for template, grid in table["grids"].items():
+    check_tuning(table, {r.group for r in runs}, seed, source, {r.group: r.algorithm for r in runs})
+    for template, grid in table.grids.items():
         swept = sorted(set(grid) & {p for r in runs if r.group == template for p in r.sweep})
         if swept:
             raise SpecError(f"{source}: [tuning].grids.{template!r} tunes {swept}, which the entry sweeps")
-    return dict(table)
 
 
-def _privacy(table: dict) -> dict:
-    """The ``[privacy]`` table with ``secure`` checked (a bool: noise from fresh OS entropy, never recorded)."""
-    if "secure" in table and type(table["secure"]) is not bool:
-        raise SpecError(f"[privacy] secure must be true or false, got {table['secure']!r}")
-    return table
+def _check_quick(model: SpecModel, source: str) -> None:
+    """``[quick]`` names only what the spec has: swept parameters, run labels, a ``[tuning]`` table."""
+    quick = model.quick
+    unswept = sorted(set(quick.sweep) - {p for e in model.runs for p in e.sweep})
+    if unswept:
+        raise SpecError(f"{source}: [quick].sweep names parameter(s) {unswept} that no run sweeps")
+    bad_skip = sorted(set(quick.skip_runs) - {e.label for e in model.runs})
+    if bad_skip:
+        raise SpecError(f"{source}: [quick].skip_runs names unknown [[runs]] label(s) {bad_skip}")
+    if quick.tuning is not None and model.tuning is None:
+        raise SpecError(f"{source}: [quick].tuning replaces keys of the spec's [tuning] table, which it does not have")
 
 
 def parse_spec(raw: dict[str, Any], source: str = "<spec>") -> ExperimentSpec:
@@ -273,39 +255,17 @@ def parse_spec(raw: dict[str, Any], source: str = "<spec>") -> ExperimentSpec:
     Raises:
         SpecError: unknown or missing keys, wrong types, bad references between claims/plots and runs.
     """
-    if not isinstance(raw, dict):
-        raise SpecError(f"{source}: a spec must be a TOML table")
-    _unknown(raw, _TOP, "the top level", source)
-    name = _require(raw, "name", str, "spec", source)
-    trials = _require(raw, "trials", int, "spec", source)
-    rounds = _require(raw, "rounds", int, "spec", source)
-    seed = raw.get("seed", 0)
-    if trials < 1 or rounds < 1 or not isinstance(seed, int) or seed < 0:
-        raise SpecError(f"{source}: trials and rounds must be >= 1 and seed a non-negative integer")
-    paper = raw.get("paper", "")
-    if paper and paper not in PAPERS:
-        raise SpecError(f"{source}: paper must be one of {PAPERS} or empty, got {paper!r}")
-    sections = {}
-    for sec, allowed in _SECTIONS.items():
-        val = raw.get(sec, {})
-        if not isinstance(val, dict):
-            raise SpecError(f"{source}: [{sec}] must be a table")
-        _unknown(val, allowed, f"[{sec}]", source)
-        sections[sec] = dict(val)
-    for sec in ("data", "network"):
-        _require(sections[sec], "kind", str, f"[{sec}]", source)
-    from .validate import check_semantics, check_structure
-
-    check_structure(raw, source)  # every key's type, range and name (pydantic), before anything uses them
-    problem = raw.get("problem", {})
-    if not isinstance(problem, dict):
-        raise SpecError(f"{source}: [problem] must be a table")
     from .build import problem_kind  # the problem kind decides which keys and metrics exist
+    from .claims import CLAIM_KINDS
+    from .plots import PLOTTERS
+    from .schema import PlotEntry, check_structure
+    from .validate import check_semantics
 
-    kind = problem_kind(problem.get("kind", "horizontal_erm"))
+    model = check_structure(raw, source)  # every key's type, range and name (pydantic), before anything uses them
+    problem = model.problem
+    kind = problem_kind(problem["kind"])
     _unknown(problem, kind.keys | {"kind"}, f"[problem] (kind {kind.name!r})", source)
-    sections["problem"] = dict(problem)
-    metrics = tuple(raw.get("metrics", [kind.metrics[0]]))
+    metrics = tuple(model.metrics or [kind.metrics[0]])
     bad = [m for m in metrics if m not in kind.metrics]
     unavailable = {m: kind.unavailable[m] for m in bad if m in kind.unavailable}
     if unavailable:
@@ -313,40 +273,15 @@ def parse_spec(raw: dict[str, Any], source: str = "<spec>") -> ExperimentSpec:
                         + "; ".join(f"{m}: {why}" for m, why in unavailable.items()))
     if bad:
         raise SpecError(f"{source}: unknown metric(s) {bad} for problem kind {kind.name!r}; known: {list(kind.metrics)}")
-    runs = _expand_runs(raw.get("runs", []), source)
-    if not runs:
-        raise SpecError(f"{source}: an experiment needs at least one [[runs]] entry")
+    runs = _expand_runs(model.runs, source)
     labels = {r.label for r in runs} | {r.group for r in runs}
-    mode = raw.get("mode", "full")
-    if mode not in ("full", "quick"):
-        raise SpecError(f"{source}: mode must be 'full' or 'quick', got {mode!r}")
-    quick = sections["quick"]
-    qsweep = quick.get("sweep", {})
-    if not isinstance(qsweep, dict) or any(not isinstance(v, list) or not v for v in qsweep.values()):
-        raise SpecError(f"{source}: [quick].sweep must map parameter names to non-empty lists")
-    unswept = sorted(set(qsweep) - {p for e in raw.get("runs", []) for p in e.get("sweep", {})})
-    if unswept:
-        raise SpecError(f"{source}: [quick].sweep names parameter(s) {unswept} that no run sweeps")
-    bad_skip = sorted(set(quick.get("skip_runs", [])) - {e.get("label") for e in raw.get("runs", [])})
-    if bad_skip:
-        raise SpecError(f"{source}: [quick].skip_runs names unknown [[runs]] label(s) {bad_skip}")
-    if "tuning" in quick:
-        from .tuning import QUICK_TUNING_KEYS
-
-        qt = quick["tuning"]
-        if not isinstance(qt, dict) or set(qt) - QUICK_TUNING_KEYS or "tuning" not in raw:
-            raise SpecError(f"{source}: [quick].tuning must be a table of {sorted(QUICK_TUNING_KEYS)} replacing keys of "
-                            "the spec's [tuning] table")
-    if "rounds" in quick and (not isinstance(quick["rounds"], int) or quick["rounds"] < 1):
-        raise SpecError(f"{source}: [quick].rounds must be an integer >= 1, got {quick['rounds']!r}")
-    from .claims import CLAIM_KINDS
-    from .plots import PLOTTERS
-
+    mode = model.mode
+    _check_quick(model, source)
     plots = []
     for i, p in enumerate(raw.get("plots", [])):
         if p.get("kind") not in PLOTTERS:
             raise SpecError(f"{source}: plots[{i}].kind must be one of {sorted(PLOTTERS)}, got {p.get('kind')!r}")
-        _unknown(p, _PLOT | PLOTTERS[p["kind"]][1], f"plots[{i}]", source)
+        _unknown(p, set(PlotEntry.model_fields) | PLOTTERS[p["kind"]][1], f"plots[{i}]", source)
         if p.get("metric", metrics[0]) not in metrics:
             raise SpecError(f"{source}: plots[{i}].metric {p.get('metric')!r} is not among metrics {list(metrics)}")
         p = dict(p)
@@ -360,7 +295,6 @@ def parse_spec(raw: dict[str, Any], source: str = "<spec>") -> ExperimentSpec:
         plots.append(p)
     claims, skipped = [], []
     for i, c in enumerate(raw.get("claims", [])):
-        _unknown(c, _CLAIM, f"claims[{i}]", source)
         if c.get("kind") not in CLAIM_KINDS:
             raise SpecError(f"{source}: claims[{i}].kind must be one of {sorted(CLAIM_KINDS)}, got {c.get('kind')!r}")
         refs = [c.get("run")] + list(c.get("than", [])) + list(c.get("runs", []))
@@ -372,15 +306,14 @@ def parse_spec(raw: dict[str, Any], source: str = "<spec>") -> ExperimentSpec:
             raise SpecError(f"{source}: claims[{i}] refers to unknown run label(s) {missing}")
         else:
             claims.append(c)
+    _check_tuning(model.tuning, runs, model.seed, source)
     spec = ExperimentSpec(
-        name=name, title=raw.get("title", name), paper=paper, figure=str(raw.get("figure", "")),
-        description=raw.get("description", ""), trials=trials,
-        quick_trials=int(raw.get("quick_trials", min(trials, 5))), seed=seed, rounds=rounds,
-        estimated_seconds=float(raw.get("estimated_seconds", 0.0)), data=sections["data"],
-        network=sections["network"], problem=sections["problem"], metrics=metrics, runs=runs,
-        privacy=_privacy(sections["privacy"]), plots=tuple(plots), claims=tuple(claims), mode=mode, skipped_claims=tuple(skipped),
-        tuning=_tuning(raw, runs, seed, source), raw=raw)
-    check_semantics(spec, raw["runs"], source)
+        name=model.name, title=model.title, paper=model.paper, figure=model.figure, description=model.description,
+        trials=model.trials, quick_trials=model.quick_trials, seed=model.seed, rounds=model.rounds,
+        estimated_seconds=model.estimated_seconds, data=model.data, network=model.network, problem=problem,
+        metrics=metrics, runs=runs, privacy=model.privacy, plots=tuple(plots), claims=tuple(claims), mode=mode,
+        skipped_claims=tuple(skipped), tuning=model.tuning, raw=raw)
+    check_semantics(spec, model.runs, source)
     return spec
 
 

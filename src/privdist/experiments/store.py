@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
+from .._io import atomic_write_bytes, fingerprint, read_json, write_json
 from ..errors import OutputDirError, ResultsLockedError
-from ..runtime.checkpoint import atomic_write_bytes, fingerprint
 
-__all__ = ["ResultsDir", "write_json", "read_json", "acquire_lock", "release_lock", "inside", "LOCK"]
+__all__ = ["ResultsDir", "acquire_lock", "release_lock", "inside", "LOCK"]
 
 MARKER = ".privdist-experiment"
 LOCK = ".privdist-lock"
@@ -110,45 +110,6 @@ def inside(directory: Path, name: str) -> Path:
     if Path(name).is_absolute() or ".." in Path(name).parts or path.resolve().parent != directory.resolve():
         raise OutputDirError(f"output file name {name!r} would leave the results directory {directory}")
     return path
-
-
-def write_json(path, obj) -> None:
-    """Write ``obj`` as JSON atomically (NaN becomes null; +-inf the strings ``"inf"``/``"-inf"``, which
-    :func:`read_json` turns back into floats: an infinite epsilon must never read as "n/a")."""
-    atomic_write_bytes(path, json.dumps(_clean(obj), indent=1).encode())
-
-
-def _restore(obj):
-    if isinstance(obj, dict):
-        return {k: _restore(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_restore(v) for v in obj]
-    if obj in ("inf", "-inf"):
-        return float(obj)
-    return obj
-
-
-def read_json(path):
-    """Read a file written by :func:`write_json` (``"inf"``/``"-inf"`` back to floats)."""
-    return _restore(json.loads(Path(path).read_text()))
-
-
-def _clean(obj):
-    if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _clean(obj.tolist())
-    if isinstance(obj, (np.floating, float)):
-        if np.isnan(obj):
-            return None
-        return float(obj) if np.isfinite(obj) else ("inf" if obj > 0 else "-inf")
-    if isinstance(obj, np.integer):
-        return int(obj)
-    if isinstance(obj, np.bool_):
-        return bool(obj)
-    return obj
 
 
 class ResultsDir:

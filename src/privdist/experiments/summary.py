@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..runtime.checkpoint import atomic_write_bytes
+from .._io import atomic_write_bytes
 
 __all__ = ["write_summary", "max_epsilon", "fmt_guarantee", "privacy_notes", "results_table", "claim_lines",
            "tuning_lines"]

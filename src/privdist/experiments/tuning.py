@@ -27,6 +27,10 @@ Two optional keys bound the cost (issue 14: full mode within an hour):
 
 ``[quick] tuning = { trials = 1, rounds = 50, sweep = {...} }`` replaces those keys in quick mode (the grids stay
 the same), so ``privdist reproduce --quick`` tunes too, more cheaply, and records what it did.
+
+:func:`grid_search` is the stand-alone helper the catalog's baseline grids were chosen with: the mean final metric
+of each grid point of one run on seeds disjoint from the evaluation seed (the papers tune baselines "for best
+accuracy"; the grid and the choice are written into the catalog entries, which results.json records as ``config``).
 """
 
 from __future__ import annotations
@@ -40,11 +44,7 @@ import numpy as np
 
 from ..errors import SpecError
 
-__all__ = ["TUNING_KEYS", "QUICK_TUNING_KEYS", "apply_record", "check_tuning", "tune", "tuning_runs"]
-
-TUNING_KEYS = frozenset({"seed", "trials", "rounds", "score", "grids", "equal_size", "sweep", "share"})
-#: Keys ``[quick] tuning`` may replace in quick mode.
-QUICK_TUNING_KEYS = frozenset({"trials", "rounds", "sweep"})
+__all__ = ["apply_record", "check_tuning", "tune", "tuning_runs", "grid_search"]
 
 
 def _points(grid: dict) -> list[dict]:
@@ -52,74 +52,51 @@ def _points(grid: dict) -> list[dict]:
     return [dict(zip(names, values)) for values in itertools.product(*(grid[n] for n in names))]
 
 
-def check_tuning(table: dict, run_templates: set[str], seed: int, source: str, algorithms: dict | None = None) -> dict:
-    """Validate a ``[tuning]`` table (names the key path of what is wrong).
+def check_tuning(table, run_templates: set[str], seed: int, source: str, algorithms: dict | None = None) -> None:
+    """Check what a ``[tuning]`` table (:class:`privdist.experiments.schema.TuningSpec`, its keys' types and ranges
+    already checked) says about the spec's runs (names the key path of what is wrong).
 
     Args:
+        run_templates: the label templates of the spec's ``[[runs]]`` entries.
+        seed: the reported trials' seed.
         algorithms: ``{template: algorithm}`` of the spec's entries (checks that ``share`` stays within a method).
 
     Raises:
-        SpecError: unknown keys, a grid for an unknown run entry, empty or unequal grids, the reported seed reused,
-            a malformed ``sweep`` or ``share``.
+        SpecError: a grid for an unknown run entry, unequal grids, the reported seed reused, a ``share`` naming an
+            entry without a grid, one with its own grid or of another algorithm.
     """
-    if not isinstance(table, dict):
-        raise SpecError(f"{source}: [tuning] must be a table")
-    unknown = sorted(set(table) - TUNING_KEYS)
-    if unknown:
-        raise SpecError(f"{source}: [tuning] has unknown key(s) {unknown}; known: {sorted(TUNING_KEYS)}")
-    for key in ("seed", "trials"):
-        if not isinstance(table.get(key), int) or isinstance(table.get(key), bool) or table[key] < (key == "trials"):
-            raise SpecError(f"{source}: [tuning].{key} must be an integer{' >= 1' if key == 'trials' else ' >= 0'}")
-    if table["seed"] == seed:
+    if table.seed == seed:
         raise SpecError(f"{source}: [tuning].seed must differ from the reported trials' seed {seed} (tuning draws "
                         "are never the reported ones)")
-    if "rounds" in table and (not isinstance(table["rounds"], int) or table["rounds"] < 1):
-        raise SpecError(f"{source}: [tuning].rounds must be an integer >= 1")
-    if table.get("score", "log") not in ("log", "mean"):
-        raise SpecError(f"{source}: [tuning].score must be 'log' or 'mean', got {table.get('score')!r}")
-    grids = table.get("grids")
-    if not isinstance(grids, dict) or not grids:
-        raise SpecError(f"{source}: [tuning].grids must map run labels to {{param = [values]}} tables")
     sizes = {}
-    for label, grid in grids.items():
+    for label, grid in table.grids.items():
         if label not in run_templates:
             raise SpecError(f"{source}: [tuning].grids names {label!r}, which is not a [[runs]] label; known: "
                             f"{sorted(run_templates)}")
-        if not isinstance(grid, dict) or not grid or any(not isinstance(v, list) or not v for v in grid.values()):
-            raise SpecError(f"{source}: [tuning].grids.{label!r} must map parameters to non-empty lists")
         sizes[label] = math.prod(len(v) for v in grid.values())
-    if table.get("equal_size", True) and len(set(sizes.values())) > 1:
+    if table.equal_size and len(set(sizes.values())) > 1:
         raise SpecError(f"{source}: [tuning] grids of unequal size {sizes} (equal effort per method; set "
                         "equal_size = false to allow it, which the results then record)")
-    sweep = table.get("sweep", {})
-    if not isinstance(sweep, dict) or any(not isinstance(v, list) or not v for v in sweep.values()):
-        raise SpecError(f"{source}: [tuning].sweep must map swept parameters to non-empty lists")
-    share = table.get("share", {})
-    if not isinstance(share, dict):
-        raise SpecError(f"{source}: [tuning].share must map tuned run labels to lists of run labels")
     algorithms = algorithms or {}
     receivers: list[str] = []
-    for label, others in share.items():
-        if label not in grids:
+    for label, others in table.share.items():
+        if label not in table.grids:
             raise SpecError(f"{source}: [tuning].share names {label!r}, which has no grid in [tuning].grids")
-        if not isinstance(others, list) or not all(isinstance(o, str) for o in others):
-            raise SpecError(f"{source}: [tuning].share.{label!r} must be a list of run labels")
         for other in others:
-            if other not in run_templates or other in grids or other in receivers:
+            if other not in run_templates or other in table.grids or other in receivers:
                 raise SpecError(f"{source}: [tuning].share.{label!r} names {other!r}, which is not a [[runs]] label "
                                 "without its own grid (or is shared twice)")
             if algorithms.get(other) != algorithms.get(label):
                 raise SpecError(f"{source}: [tuning].share.{label!r} names {other!r}, a different algorithm "
                                 f"({algorithms.get(other)!r} vs {algorithms.get(label)!r})")
             receivers.append(other)
-    return table
 
 
 def tuning_runs(spec, template: str) -> list:
     """The runs of entry ``template`` the tuning draws use: its expanded runs, with ``[tuning].sweep`` values in
     place of its own sweep points for the parameters it sweeps (labels made unique per point)."""
     members = [rs for rs in spec.runs if rs.group == template]
-    sweep = {p: v for p, v in spec.tuning.get("sweep", {}).items() if members and p in members[0].sweep}
+    sweep = {p: v for p, v in spec.tuning.sweep.items() if members and p in members[0].sweep}
     if not sweep:
         return members
     out, seen = [], set()
@@ -148,23 +125,22 @@ def tune(spec, run_groups):
     t0 = time.perf_counter()
     table = spec.tuning
     metric = spec.metrics[0]
-    rounds = int(table.get("rounds", spec.rounds))
-    trials = list(range(int(table["trials"])))
-    use_log = table.get("score", "log") == "log"
-    record = {"seed": table["seed"], "trials": len(trials), "rounds": rounds, "metric": metric,
+    rounds = table.rounds
+    trials = list(range(table.trials))
+    use_log = table.score == "log"
+    record = {"seed": table.seed, "trials": len(trials), "rounds": rounds, "metric": metric,
               "score": "mean of log(final metric)" if use_log else "mean final metric",
-              "equal_size": bool(table.get("equal_size", True)), "mode": spec.mode,
-              "sweep": dict(table.get("sweep", {})), "share": dict(table.get("share", {})), "entries": {},
-              "runs": 0}
+              "equal_size": table.equal_size, "mode": spec.mode, "sweep": dict(table.sweep),
+              "share": dict(table.share), "entries": {}, "runs": 0}
     jobs = []  # (template, point, sub-spec): every grid point of every tuned entry
-    members_of = {template: tuning_runs(spec, template) for template in table["grids"]}
-    for template, grid in table["grids"].items():
+    members_of = {template: tuning_runs(spec, template) for template in table.grids}
+    for template, grid in table.grids.items():
         members = members_of[template]
         if not members:  # the entry is left out in this mode (``[quick].skip_runs``): nothing to tune
             continue
         for point in _points(grid):
             runs = tuple(dataclasses.replace(rs, params={**rs.params, **point}) for rs in members)
-            jobs.append((template, point, dataclasses.replace(spec, runs=runs, seed=int(table["seed"]), rounds=rounds)))
+            jobs.append((template, point, dataclasses.replace(spec, runs=runs, seed=table.seed, rounds=rounds)))
     results = run_groups([job[2] for job in jobs], trials)
     scores: dict[str, list] = {}
     for (template, point, sub), finals in zip(jobs, results):
@@ -176,11 +152,11 @@ def tune(spec, run_groups):
             score = float(np.mean(np.log(vals)) if use_log else np.mean(vals))
         scores.setdefault(template, []).append({"params": point, "score": score})
     for template, entry_scores in scores.items():
-        grid = table["grids"][template]
+        grid = table.grids[template]
         best = min(entry_scores, key=lambda s: s["score"])
         record["entries"][template] = {"grid": grid, "points": len(entry_scores), "scores": entry_scores,
                                        "tuned_on": [rs.label for rs in members_of[template]],
-                                       "shared_with": list(table.get("share", {}).get(template, [])),
+                                       "shared_with": list(table.share.get(template, [])),
                                        "chosen": best["params"],
                                        "at_grid_edge": sorted(k for k, v in best["params"].items()
                                                               if len(grid[k]) > 1 and v in (grid[k][0], grid[k][-1]))}
@@ -197,3 +173,38 @@ def apply_record(spec, record: dict):
             chosen[name] = entry["chosen"]
     runs = tuple(dataclasses.replace(rs, params={**rs.params, **chosen.get(rs.group, {})}) for rs in spec.runs)
     return dataclasses.replace(spec, runs=runs)
+
+
+def grid_search(spec, label: str, grid: dict, *, seed: int = 1000, trials: int = 5, rounds: int | None = None,
+                metric: str = "ne") -> list[dict]:
+    """Mean final ``metric`` of run ``label`` of ``spec`` for every point of ``grid`` on trials of ``seed``.
+
+    Args:
+        spec: an :class:`~privdist.experiments.spec.ExperimentSpec`.
+        label: the run (after sweep expansion) whose parameters are varied.
+        grid: ``{param: [values]}``; every combination is run.
+        seed: base seed of the tuning trials (use one disjoint from the evaluation seed).
+        trials: tuning trials per grid point; rounds: override of the spec's rounds.
+
+    Returns:
+        ``[{"params": {...}, "final_mean": float}]`` sorted best first.
+    """
+    from ..algorithms import make_algorithm
+    from ..runtime import run as run_algorithm
+    from .build import build_trial
+
+    base = next(r for r in spec.runs if r.label == label)
+    names = sorted(grid)
+    out = []
+    built = [build_trial(spec, t, seed=seed) for t in range(trials)]
+    for values in itertools.product(*(grid[n] for n in names)):
+        params = {**base.params, **dict(zip(names, values))}
+        finals = []
+        for t, b in enumerate(built):
+            res = run_algorithm(make_algorithm(base.algorithm, **params), b.problem, b.network,
+                                rounds or spec.rounds, seed=seed, trial=t, metrics={metric: b.metrics[metric]},
+                                transcript="none")
+            finals.append(res.curves[metric][-1])
+        val = float(np.mean(finals))
+        out.append({"params": dict(zip(names, values)), "final_mean": val if np.isfinite(val) else math.inf})
+    return sorted(out, key=lambda r: r["final_mean"])

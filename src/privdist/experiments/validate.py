@@ -1,12 +1,10 @@
-"""One validation pass over a whole experiment spec, before any data is generated (issue 15).
+"""The checks of a spec that depend on registries, after its structure (:mod:`privdist.experiments.schema`; issue 15).
 
-:func:`check_structure` checks the shape of the TOML with pydantic models (types, ranges, names: ``trials`` an
-integer >= 1, ``[privacy] delta`` in [1e-12, 0.1), ``name`` and plot ``file`` plain file names, ...).
-:func:`check_semantics` then checks what depends on registries: every algorithm parameter against the type of
-the algorithm's frozen-dataclass field (introspected, so new parameters are checked without a change here) and
-the algorithm's own range checks; ``[data]`` and ``[network]`` parameters against the loader's or generator's
-signature; agent counts of ``[data]``, ``[problem]`` and ``[network]`` against each other.
-The memory and time a spec needs are estimated by :mod:`privdist.experiments.resources`.
+:func:`check_semantics` checks every algorithm parameter against the type of the algorithm's frozen-dataclass field
+(introspected, so new parameters are checked without a change here) and the algorithm's own range checks;
+``[data]`` and ``[network]`` parameters against the loader's or generator's signature; agent counts of ``[data]``,
+``[problem]`` and ``[network]`` against each other. The memory and time a spec needs are estimated by
+:mod:`privdist.experiments.resources`.
 
 Every problem becomes one :class:`~privdist.errors.SpecError` that lists each failure with its key path
 (``runs[2].params.epsilon: must be a number, got str '1'``).
@@ -23,187 +21,18 @@ import typing
 import warnings
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, TypeAdapter
+from pydantic import ConfigDict, Strict, TypeAdapter
 from pydantic import ValidationError as PydanticError
 
-from ..errors import SpecError
+from .schema import DELTA_RANGE, SAFE_NAME, raise_problems, short
 
-__all__ = ["check_structure", "check_semantics", "SAFE_NAME", "EPSILON_RANGE", "DELTA_RANGE", "MAX_INT_PARAM"]
+__all__ = ["check_semantics", "algorithm_fields", "data_kinds", "network_kinds", "n_agents_of_network", "SAFE_NAME",
+           "EPSILON_RANGE", "DELTA_RANGE", "MAX_INT_PARAM"]
 
-#: A name that is a plain file name (experiment ``name``, plot ``file``): no separators, no leading dot.
-SAFE_NAME = r"^[A-Za-z0-9_][A-Za-z0-9_.+=-]{0,127}$"
 #: Accepted per-release epsilon (an algorithm's ``epsilon``; ``inf``/``false`` mean no noise where supported).
 EPSILON_RANGE = (1e-6, 1e3)
-#: Accepted delta, ``[privacy] delta`` and an algorithm's ``delta``: ``lo <= delta < hi``. A delta of 0.1 or more
-#: allows the mechanism to expose a record with that probability, and the paper formulas then look better
-#: than RDP (issue 15: a per-release delta 0.5 gave paper epsilon 1.9 against RDP 6.4).
-DELTA_RANGE = (1e-12, 0.1)
 #: Largest integer algorithm hyperparameter (J, T, iterations, chunk, ...).
 MAX_INT_PARAM = 10**6
-_INT64 = 2**63 - 1
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(strict=True, extra="forbid", allow_inf_nan=False)
-
-
-class _Open(BaseModel):  # tables whose extra keys are checked elsewhere (plotter / claim specific keys)
-    model_config = ConfigDict(strict=True, extra="allow", allow_inf_nan=False)
-
-
-_Int = Annotated[int, Field(ge=1, le=_INT64)]
-_NonEmpty = Annotated[list[Any], Field(min_length=1)]
-
-
-class _Run(_Model):
-    label: Annotated[str, Field(min_length=1, max_length=200)]
-    algorithm: str
-    params: dict[str, Any] = {}
-    sweep: dict[str, _NonEmpty] = {}
-
-
-class _Data(_Model):
-    kind: str
-    params: dict[str, Any] = {}
-    # contiguous | shuffle | column (natural silos, params.party_column) | dirichlet[:ALPHA] (label skew)
-    partition: Annotated[str, Field(pattern=r"^(contiguous|shuffle|column|dirichlet(:[0-9.eE+-]+)?)$")] = "contiguous"
-
-
-class _Network(_Model):
-    kind: str
-    params: dict[str, Any] = {}
-
-
-class _Privacy(_Model):
-    delta: Annotated[float, Field(ge=DELTA_RANGE[0], lt=DELTA_RANGE[1])] = 1e-5
-    accountants: Annotated[list[Literal["paper", "rdp", "pld"]], Field(min_length=1)] = ["paper", "rdp", "pld"]
-    secure: bool = False
-
-
-class _Quick(_Model):
-    rounds: _Int = 1
-    sweep: dict[str, _NonEmpty] = {}
-    skip_runs: list[str] = []
-    estimated_seconds: Annotated[float, Field(ge=0)] = 0.0
-    tuning: dict[str, Any] = {}  # trials/rounds/sweep of [tuning] in quick mode (checked in spec.parse_spec)
-
-
-_Scale = Literal["linear", "log", "symlog", "logit"]
-
-
-class _Plot(_Open):
-    kind: str
-    file: Annotated[str, Field(pattern=SAFE_NAME)] = "figure"
-    metric: str = ""
-    yscale: _Scale = "log"
-    xscale: _Scale = "linear"
-    runs: list[str] = []
-    x: str = ""
-    title: str = ""
-
-
-class _Claim(_Open):
-    kind: str
-    id: str = ""
-    text: str = ""
-    run: str = ""
-    than: list[str] = []
-    runs: list[str] = []
-    value: float = 0.0
-    direction: str = ""
-    margin: Annotated[float, Field(ge=0, lt=1)] = 0.0
-
-
-class _Spec(_Model):
-    name: Annotated[str, Field(pattern=SAFE_NAME)]
-    title: str = ""
-    paper: str = ""
-    figure: str | int = ""
-    description: str = ""
-    trials: _Int
-    quick_trials: _Int = 1
-    seed: Annotated[int, Field(ge=0, le=_INT64)] = 0
-    rounds: _Int
-    estimated_seconds: Annotated[float, Field(ge=0)] = 0.0
-    quick: _Quick = _Quick()
-    mode: Literal["full", "quick"] = "full"
-    data: _Data
-    network: _Network
-    problem: dict[str, Any] = {}
-    metrics: Annotated[list[str], Field(min_length=1)] = ["ne"]
-    runs: Annotated[list[_Run], Field(min_length=1)]
-    privacy: _Privacy = _Privacy()
-    plots: list[_Plot] = []
-    claims: list[_Claim] = []
-    tuning: dict[str, Any] = {}  # checked by experiments.tuning.check_tuning
-
-
-def _path(loc) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif not out and part in ("data", "network", "privacy", "quick", "problem"):
-            out = f"[{part}]"
-        else:
-            out += f".{part}" if out else str(part)
-    return out or "spec"
-
-
-_BOUNDS = {"greater_than_equal": (">=", "ge"), "greater_than": (">", "gt"), "less_than_equal": ("<=", "le"),
-           "less_than": ("<", "lt")}
-_EXPECT = {"int_type": "an integer", "float_type": "a number", "string_type": "a string", "bool_type": "true or false",
-           "list_type": "an array", "dict_type": "a table", "model_type": "a table", "model_attributes_type": "a table"}
-
-
-def _describe(err: dict) -> str:
-    kind, value = err["type"], err.get("input")
-    ctx = err.get("ctx", {})
-    if kind == "extra_forbidden":
-        return "is not a known key"
-    if kind == "missing":
-        return "is missing (required key)"
-    if kind in _BOUNDS:
-        what = "an integer " if isinstance(value, int) else ""
-        symbol, key = _BOUNDS[kind]
-        return f"must be {what}{symbol} {ctx.get(key)}, got {_short(value)}"
-    if kind == "literal_error":
-        return f"must be {ctx.get('expected')}, got {_short(value)}"
-    if kind in _EXPECT:
-        return f"must be {_EXPECT[kind]}, got {type(value).__name__} {_short(value)}"
-    if kind == "string_pattern_mismatch":
-        return f"must be a plain file name (letters, digits, _ . + = -; no '/' and no leading '.'), got {_short(value)}"
-    return f"{err['msg'][0].lower()}{err['msg'][1:]}, got {_short(value)}"
-
-
-def _short(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _raise(problems: list[str], source: str) -> None:
-    if problems:
-        more = f" (and {len(problems) - 8} more)" if len(problems) > 8 else ""
-        raise SpecError(f"{source}: " + "; ".join(problems[:8]) + more)
-
-
-def check_structure(raw: dict, source: str) -> None:
-    """Check types, ranges and names of every key of a raw spec with the pydantic schema.
-
-    Raises:
-        SpecError: naming every failing key path.
-    """
-    try:
-        _Spec.model_validate(raw)
-    except PydanticError as exc:
-        seen, problems = set(), []
-        for err in exc.errors():
-            loc = tuple(p for p in err["loc"] if p not in ("function-after",))
-            path = _path(loc)
-            if path not in seen:
-                seen.add(path)
-                problems.append(f"{path} {_describe(err)}")
-        _raise(problems, source)
 
 
 # ------------------------------------------------------------------------------------------------ typed parameters
@@ -239,7 +68,7 @@ def _check_value(name: str, value, annotation, path: str) -> str | None:
         try:
             _adapter(annotation).validate_python(value)
         except PydanticError:
-            return f"{path} must be {_type_name(annotation)}, got {type(value).__name__} {_short(value)}"
+            return f"{path} must be {_type_name(annotation)}, got {type(value).__name__} {short(value)}"
     if isinstance(value, float) and math.isnan(value):
         return f"{path} must not be nan"
     if isinstance(value, float) and math.isinf(value) and name != "epsilon":
@@ -338,9 +167,10 @@ def _check_table(params: dict, fields: dict, where: str, what: str) -> list[str]
     return problems
 
 
-def n_agents_of_network(network: dict) -> int | None:
-    """Number of agents of a ``[network]`` table, without building it (None if it cannot be told)."""
-    kind, params = network.get("kind"), network.get("params", {})
+def n_agents_of_network(network) -> int | None:
+    """Number of agents of a ``[network]`` table (:class:`~privdist.experiments.schema.NetworkSpec`), without building
+    it (None if it cannot be told)."""
+    kind, params = network.kind, network.params
     if kind == "dzoa5":
         return 5
     if kind == "s4":
@@ -350,8 +180,8 @@ def n_agents_of_network(network: dict) -> int | None:
 
 
 def _data_agents(spec) -> tuple[int | None, str]:
-    if spec.data.get("kind") == "dzoa_synthetic":
-        return spec.data.get("params", {}).get("n_agents", 5), "[data].params.n_agents"
+    if spec.data.kind == "dzoa_synthetic":  # the loader's own default when the spec does not set it
+        return spec.data.params.get("n_agents", data_kinds()["dzoa_synthetic"]["n_agents"][1]), "[data].params.n_agents"
     if "n_agents" in spec.problem:
         return spec.problem["n_agents"], "[problem].n_agents"
     return None, ""
@@ -362,7 +192,7 @@ def check_semantics(spec, entries: list, source: str) -> None:
 
     Args:
         spec: the :class:`~privdist.experiments.spec.ExperimentSpec` (runs expanded).
-        entries: the raw ``[[runs]]`` tables (for key paths).
+        entries: the ``[[runs]]`` entries as written (:class:`~privdist.experiments.schema.RunEntry`; key paths).
         source: name of the spec in messages.
 
     Raises:
@@ -372,20 +202,20 @@ def check_semantics(spec, entries: list, source: str) -> None:
 
     problems: list[str] = []
     for i, entry in enumerate(entries):
-        fields = algorithm_fields(entry["algorithm"])
+        fields = algorithm_fields(entry.algorithm)
         if fields is None:
-            problems.append(f"runs[{i}].algorithm is an unknown algorithm {entry['algorithm']!r}; known: "
+            problems.append(f"runs[{i}].algorithm is an unknown algorithm {entry.algorithm!r}; known: "
                             f"{sorted(ALGORITHMS)}")
             continue
-        for key, value in entry.get("params", {}).items():
+        for key, value in entry.params.items():
             if key not in fields:
-                problems.append(f"runs[{i}].params.{key} is not a parameter of algorithm {entry['algorithm']!r}; "
+                problems.append(f"runs[{i}].params.{key} is not a parameter of algorithm {entry.algorithm!r}; "
                                 f"known: {list(fields)}")
             elif (p := _check_value(key, value, fields[key], f"runs[{i}].params.{key}")) is not None:
                 problems.append(p)
-        for key, values in entry.get("sweep", {}).items():
+        for key, values in entry.sweep.items():
             if key not in fields:
-                problems.append(f"runs[{i}].sweep.{key} is not a parameter of algorithm {entry['algorithm']!r}; "
+                problems.append(f"runs[{i}].sweep.{key} is not a parameter of algorithm {entry.algorithm!r}; "
                                 f"known: {list(fields)}")
                 continue
             problems += [p for j, v in enumerate(values)
@@ -403,21 +233,21 @@ def check_semantics(spec, entries: list, source: str) -> None:
     for key, value in spec.problem.items():
         if key in _PROBLEM_TYPES and (p := _check_value(key, value, _PROBLEM_TYPES[key], f"[problem].{key}")):
             problems.append(p)
-    data_kind, net_kind = spec.data["kind"], spec.network["kind"]
+    data_kind, net_kind = spec.data.kind, spec.network.kind
     known_data = data_kinds()
     if data_kind not in known_data:
         problems.append(f"[data].kind is an unknown data set {data_kind!r}; known: {sorted(known_data)}")
     else:
-        problems += _check_table(spec.data.get("params", {}), known_data[data_kind], "[data].params",
+        problems += _check_table(spec.data.params, known_data[data_kind], "[data].params",
                                  f"data set {data_kind!r}")
     known_net = network_kinds()
-    online = spec.problem.get("kind", "").startswith("online_")
+    online = spec.problem["kind"].startswith("online_")
     allowed = [k for k in known_net if (k in _ONLINE_NETWORKS) == online]
     if net_kind not in allowed:
         problems.append(f"[network].kind is an unknown network kind {net_kind!r} for problem kind "
-                        f"{spec.problem.get('kind', 'horizontal_erm')!r}; known: {sorted(allowed)}")
+                        f"{spec.problem['kind']!r}; known: {sorted(allowed)}")
     else:
-        problems += _check_table(spec.network.get("params", {}), known_net[net_kind], "[network].params",
+        problems += _check_table(spec.network.params, known_net[net_kind], "[network].params",
                                  f"network kind {net_kind!r}")
     if not problems:
         n_net = n_agents_of_network(spec.network)
@@ -425,4 +255,4 @@ def check_semantics(spec, entries: list, source: str) -> None:
         if n_net is not None and n_data is not None and n_data != n_net:
             problems.append(f"{where}: {n_data} agents, but [network] {net_kind!r} has {n_net} agents; make them "
                             "equal (the data would otherwise be split over the network's agents)")
-    _raise(problems, source)
+    raise_problems(problems, source)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._io import read_json, write_json
 from ..errors import DataFormatError
 
 __all__ = ["MODEL_FORMAT", "model_to_dict", "save_model", "load_model", "LinearModel"]
@@ -47,8 +48,6 @@ def model_to_dict(est, feature_names=None, meta: dict | None = None, classes=Non
 
 def save_model(est, path, feature_names=None, meta: dict | None = None, classes=None) -> None:
     """Write ``est`` to ``path`` as JSON, atomically."""
-    from ..experiments.store import write_json
-
     write_json(Path(path), model_to_dict(est, feature_names, meta, classes))
 
 
@@ -93,8 +92,6 @@ def load_model(path) -> LinearModel:
     Raises:
         DataFormatError: not a privdist model file.
     """
-    from ..experiments.store import read_json
-
     data = read_json(Path(path))
     if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT:
         raise DataFormatError(f"{path}: not a {MODEL_FORMAT} file")

@@ -2,40 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
 import pickle
-import tempfile
-from pathlib import Path
 from typing import Any
 
+from .._io import atomic_write_bytes
 from ..errors import CheckpointError
 
-__all__ = ["fingerprint", "save_checkpoint", "load_checkpoint", "atomic_write_bytes"]
-
-
-def fingerprint(config: dict) -> str:
-    """Stable hash of a JSON-serialisable configuration."""
-    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same directory and ``os.replace``:
-    a reader sees the old file or the new one, never a partial one."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+__all__ = ["save_checkpoint", "load_checkpoint"]
 
 
 def save_checkpoint(path, payload: dict[str, Any]) -> None:

@@ -23,218 +23,29 @@ coordinator's actor its own) from OS entropy in ``init``; the keys root those ag
 runs the protocol's calls and no others; one that ran its own code in the actors could read them (Ray lets a job's
 driver do so), so the claim is about what the protocol sends, as for every message.
 
-Ray is imported only when this backend starts. Failures are named: :class:`RayUnavailableError` (Ray missing,
-with the install command), :class:`RayConnectionError` (cluster address unreachable within a bounded timeout),
+Ray is imported only when this backend starts. Failures are named (:mod:`privdist.runtime.ray_common`, where the
+connection and the actor body shared with the party backend live): :class:`RayUnavailableError` (Ray missing, with
+the install command), :class:`RayConnectionError` (cluster address unreachable within a bounded timeout),
 :class:`AgentFailedError` (an actor died; says which agents and which round).
 """
 
 from __future__ import annotations
 
-import logging
-import os
-import pickle
-import socket
-from typing import Any
-
 import numpy as np
 
 from .._checks import check_int, check_positive
-from ..errors import CheckpointError, PrivdistError
-from ..contract import AgentBlock
-from .rng import COORDINATOR_DOMAIN, AgentStreams, party_keys
+from ..contract import AgentBlock, BackendBase
+from ..errors import CheckpointError
+from .party import is_party_local
+from .ray_common import (INSTALL_HINT, AgentFailedError, RayConnectionError, RayUnavailableError, Worker,
+                         connect)
+from .ray_party import PartyBackend
 from .simulator import join_outboxes
 
+# the named failures are defined in ray_common (shared with the party backend) and importable from here too
 __all__ = ["RayBackend", "RayUnavailableError", "RayConnectionError", "AgentFailedError", "connect", "INSTALL_HINT"]
 
-INSTALL_HINT = "pip install 'privdist[ray]'   (or: pip install 'ray>=2.9')"
 _MAX_IDLE = 8  # idle actors kept for the next run of this process (avoids paying actor start-up per run)
-
-
-class RayUnavailableError(PrivdistError, ImportError):
-    """Ray is not installed; the message gives the install command."""
-
-
-class RayConnectionError(PrivdistError, ConnectionError):
-    """The Ray cluster address cannot be reached within the timeout."""
-
-
-class AgentFailedError(PrivdistError, RuntimeError):
-    """An actor died during a run.
-
-    Attributes:
-        agents: the agent ids the actor served (empty for the coordinator).
-        round: the round in which the failure was seen (0 = initialisation).
-        role: ``"agent"`` or ``"coordinator"``.
-    """
-
-    def __init__(self, agents, round_: int, role: str = "agent", detail: str = ""):
-        self.agents, self.round, self.role = [int(a) for a in agents], int(round_), role
-        who = "the coordinator" if role == "coordinator" else (
-            f"agent {self.agents[0]}" if len(self.agents) == 1 else f"agents {self.agents}")
-        super().__init__(f"the Ray actor of {who} died in round {self.round}"
-                         + (f" ({detail})" if detail else "")
-                         + "; finished trials are kept, rerun with --resume to continue")
-
-
-def _import_ray():
-    try:
-        import ray
-    except ImportError as exc:
-        raise RayUnavailableError(f"the ray backend needs Ray, which is not installed: {INSTALL_HINT}") from exc
-    return ray
-
-
-def _check_reachable(address: str, timeout: float) -> None:
-    """Open a TCP connection to ``host:port`` (``ray://`` prefix allowed) within ``timeout`` seconds."""
-    hostport = address.split("://", 1)[-1].rstrip("/")
-    host, sep, port = hostport.rpartition(":")
-    if not sep or not port.isdigit():
-        raise RayConnectionError(f"Ray address must be 'HOST:PORT', 'ray://HOST:PORT' or 'auto', got {address!r}")
-    try:
-        with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
-            pass
-    except OSError as exc:
-        raise RayConnectionError(
-            f"cannot reach the Ray cluster at {address!r} within {timeout:g} s ({exc}); start one with "
-            "`ray start --head` and pass the address it prints, or omit --ray-address for a local Ray") from None
-
-
-def cluster_requires_token(address: str) -> bool:
-    """True when the Ray cluster at ``HOST:PORT`` refuses a client without an authentication token.
-
-    Asks the cluster's GCS once without a token (about a second); a Ray without token authentication, a Ray
-    Client address (``ray://``) or any other failure answers False (``ray.init`` then reports the problem).
-    """
-    if "://" in address:
-        return False
-    try:
-        from ray._raylet import GcsClient
-        from ray.exceptions import AuthenticationError
-    except ImportError:  # older Ray: no token authentication
-        return False
-    try:
-        GcsClient(address=address)
-    except AuthenticationError:
-        return True
-    except Exception:
-        return False
-    return False
-
-
-def _token_auth_if_required(address: str) -> None:
-    """Turn on Ray token authentication for this process only when the cluster requires it (issue 17).
-
-    ``RAY_AUTH_MODE`` set by the user is the explicit choice and is left to Ray. Otherwise the cluster is asked:
-    one started without tokens is joined without (Ray's own rule for an explicit address); one that requires
-    tokens is joined with the token of this account (``~/.ray/auth_token``, ``RAY_AUTH_TOKEN(_PATH)``).
-
-    Raises:
-        RayConnectionError: the cluster requires a token and none is available here.
-    """
-    if os.environ.get("RAY_AUTH_MODE") is not None or not cluster_requires_token(address):
-        return
-    from ray._private.authentication import authentication_token_setup as auth
-
-    if not auth.maybe_enable_token_auth_if_token_available(warn_if_disabled=False):
-        raise RayConnectionError(f"the Ray cluster at {address!r} requires token authentication and no token is "
-                                 "available here: copy the head node's ~/.ray/auth_token (or set RAY_AUTH_TOKEN)")
-
-
-def connect(address: str | None = None, *, num_cpus: int | None = None, timeout: float = 10.0):
-    """Initialise Ray in this process once and return the ``ray`` module.
-
-    Args:
-        address: ``None`` for a local Ray (or the cluster in ``$RAY_ADDRESS``), ``"auto"`` for the cluster
-            started on this machine by ``ray start --head``, or ``HOST:PORT`` / ``ray://HOST:PORT``. Token
-            authentication is used only when the cluster requires it (see :func:`cluster_requires_token`) or
-            ``RAY_AUTH_MODE=token`` says so.
-        num_cpus: CPUs of a local Ray (default: the CPUs present).
-        timeout: seconds to wait for a remote address to answer.
-
-    Returns:
-        The imported ``ray`` module, initialised (an existing initialisation is reused).
-
-    Raises:
-        RayUnavailableError: Ray is not installed.
-        RayConnectionError: the address cannot be reached.
-    """
-    ray = _import_ray()
-    if ray.is_initialized():
-        return ray
-    check_positive(timeout, "timeout")
-    address = address or os.environ.get("RAY_ADDRESS") or None
-    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.WARNING}
-    if address is None or address == "local":
-        kwargs["num_cpus"] = num_cpus or os.cpu_count() or 1
-        address = "local"
-    else:
-        if address != "auto":
-            _check_reachable(address, timeout)
-            _token_auth_if_required(address)
-    try:  # Ray itself gives up on an address that answers but is no Ray cluster after a bounded retry (~20 s)
-        ray.init(address=address, **kwargs)
-    except ConnectionError as exc:
-        raise RayConnectionError(f"cannot connect to the Ray cluster at {address!r}: {exc} (a cluster with token "
-                                 "authentication also needs its token: RAY_AUTH_MODE=token, ~/.ray/auth_token)"
-                                 ) from None
-    except ValueError as exc:
-        if "ray[client]" in str(exc):  # ray://HOST:PORT needs the client extra of Ray
-            raise RayUnavailableError(f"{address!r} is a Ray Client address, which needs: pip install 'ray[client]'"
-                                      ) from None
-        raise
-    return ray
-
-
-class _Worker:
-    """Actor body: one block of agents (``init``/``step``) or the coordinator (``init_coordinator``/...)."""
-
-    def pid(self) -> int:
-        return os.getpid()
-
-    def reset(self) -> None:
-        self.__dict__.clear()
-
-    def _new_keys(self, n: int) -> list[int]:
-        """Secure mode: this actor's own keys for ``n`` agents, drawn here; they never leave the actor."""
-        return party_keys(n)
-
-    def init(self, algorithm, problem, network, block, seed, trial, secure=False):
-        problem, network = pickle.loads(problem), pickle.loads(network)
-        self.algorithm, self.block, self.seed, self.trial = algorithm, block, seed, trial
-        self._keys = self._new_keys(len(block.agents)) if secure else None
-        rng = AgentStreams(seed, trial, block.agents, 0, keys=self._keys)
-        self.state, out = algorithm.init(problem, network, block, rng)
-        return out, np.asarray(algorithm.estimate(self.state))
-
-    def step(self, t, inbox):
-        rng = AgentStreams(self.seed, self.trial, self.block.agents, t, keys=self._keys)
-        self.state, out = self.algorithm.step(self.state, inbox, t, rng)
-        return out, list(self.algorithm.dp_events(self.state, t)), np.asarray(self.algorithm.estimate(self.state))
-
-    def events(self, t):
-        return list(self.algorithm.dp_events(self.state, t))
-
-    def init_coordinator(self, algorithm, problem, network, seed, trial, secure=False):
-        problem, network = pickle.loads(problem), pickle.loads(network)
-        self.algorithm, self.block, self.seed, self.trial = algorithm, None, seed, trial
-        self._keys = self._new_keys(1) if secure else None
-        rng = AgentStreams(seed, trial, [0], 0, domain=COORDINATOR_DOMAIN, keys=self._keys)
-        self.state, out = algorithm.init_coordinator(problem, network, rng)
-        return out
-
-    def step_coordinator(self, t, inbox):
-        rng = AgentStreams(self.seed, self.trial, [0], t, domain=COORDINATOR_DOMAIN, keys=self._keys)
-        self.state, out = self.algorithm.step_coordinator(self.state, inbox, t, rng)
-        return out
-
-    def get_state(self):
-        return self.state
-
-    def set_state(self, state):
-        self.state = state
-        return None if self.block is None else np.asarray(self.algorithm.estimate(state))
-
-
 _ACTOR_CLASS: list = []
 _IDLE: dict = {"job": None, "actors": []}
 
@@ -242,7 +53,7 @@ _IDLE: dict = {"job": None, "actors": []}
 def _acquire(ray, n: int) -> list:
     """``n`` worker actors: idle ones of this Ray session first, new ones for the rest."""
     if not _ACTOR_CLASS:
-        _ACTOR_CLASS.append(ray.remote(num_cpus=0, max_restarts=0, max_task_retries=0)(_Worker))
+        _ACTOR_CLASS.append(ray.remote(num_cpus=0, max_restarts=0, max_task_retries=0)(Worker))
     ctx = ray.get_runtime_context()
     job = (ctx.get_job_id(), ctx.get_node_id())  # a new Ray session invalidates the idle actors
     if _IDLE["job"] != job:
@@ -269,7 +80,7 @@ def _release(ray, actors: list, dead: list) -> None:
             ray.kill(actor, no_restart=True)
 
 
-class RayBackend:
+class RayBackend(BackendBase):
     """Agents in Ray actors (contiguous blocks, as ``SimulatorBackend(blocks=actors)``), coordinator in its own.
 
     Args:
@@ -306,12 +117,8 @@ class RayBackend:
 
     def for_problem(self, problem):
         """The backend that runs ``problem``: this one, or a :class:`PartyBackend` for a party-local problem."""
-        from .party import is_party_local
-
         if not is_party_local(problem):
             return self
-        from .ray_party import PartyBackend
-
         return PartyBackend(self.address, timeout=self.timeout, pool=self._pool, **self.party_options)
 
     def start(self, algorithm, problem, network, seed: int, trial: int, *, secure: bool = False):
@@ -383,11 +190,13 @@ class RayBackend:
     def estimate(self) -> np.ndarray:
         return np.concatenate(self._est)
 
+    def coordinator_state(self):
+        return None if self._coord is None else self._get([self._coord.get_state.remote()], self.t, True)[0]
+
     def snapshot(self):
         """Every actor's state (same layout as ``SimulatorBackend(blocks=len(actors))``) plus the block split."""
         states = self._get([a.get_state.remote() for a in self._actors], self.t)
-        cstate = None if self._coord is None else self._get([self._coord.get_state.remote()], self.t, True)[0]
-        return {"state": states[0] if len(states) == 1 else states, "cstate": cstate,
+        return {"state": states[0] if len(states) == 1 else states, "cstate": self.coordinator_state(),
                 "blocks": [b.agents.tolist() for b in self.blocks]}
 
     def restore(self, snap) -> None:

@@ -30,182 +30,34 @@ driver checkpoint's node files keep the key (a resumed run repeats its rounds); 
 
 :class:`privdist.runtime.serve.Cluster` keeps the Ray connection and the party actors (with their loaded data) warm
 across the runs of one process; ``privdist serve`` (:mod:`privdist.runtime.serve`) keeps them warm across processes:
-a run on a served cluster takes its actors from the server's keeper (one run at a time, the others queue).
+a run on a served cluster takes its actors from the server's keeper (one run at a time, the others queue). The
+party actors themselves and their pools are in :mod:`privdist.runtime.ray_actors`.
 """
 
 from __future__ import annotations
 
-import os
-import pickle
-import shutil
-import socket
-import tempfile
 import time
 import uuid
-from pathlib import Path
 
 import numpy as np
 
 from .._checks import check_int, check_positive
+from ..contract import AgentBlock, BackendBase
 from ..errors import CheckpointError, ValidationError
-from .checkpoint import atomic_write_bytes
+from .party import is_party_local
 from .placement import COORDINATOR_KEY, PlacementError, default_placement, load_placement
-from ..contract import AgentBlock
-from .ray_backend import AgentFailedError, _Worker, connect
+from .ray_actors import DEFAULT_POOL, RESOURCE_AMOUNT, PartyPool, served_pool
+from .ray_common import AgentFailedError, connect
 from .simulator import join_outboxes
 
 __all__ = ["PartyBackend", "PlacementError", "SecureReplayError", "default_placement", "load_placement",
-           "party_class", "RESOURCE_AMOUNT"]
+           "RESOURCE_AMOUNT"]
 
-RESOURCE_AMOUNT = 0.001  # of a party's custom resource per actor: a replacement fits beside a dying actor
 _INIT_TIMEOUT = 120.0  # seconds for a (re)started actor to load its data and initialise
 
 
 class SecureReplayError(AgentFailedError):
     """Secure mode: a replacement found no key of its party on its node (a new key would re-release rounds)."""
-
-
-def _ckpt_path(token: str, name: str) -> Path:
-    base = os.environ.get("PRIVDIST_CHECKPOINT_DIR") or tempfile.gettempdir()
-    return Path(base) / "privdist-party-checkpoints" / token / f"{name}.pkl"
-
-
-class _PartyWorker(_Worker):
-    """A party's (or the coordinator's) actor: ``_Worker`` plus node-local checkpoints and node identity."""
-
-    def init(self, algorithm, problem, network, block, seed, trial, secure=False, key_at=None):
-        self._key_at, self._key_origin = key_at, None
-        out = super().init(algorithm, problem, network, block, seed, trial, secure)
-        self.problem = pickle.loads(problem)  # the handle: its subset() resolves from this process's data cache
-        return out
-
-    def init_coordinator(self, algorithm, problem, network, seed, trial, secure=False, key_at=None):
-        self._key_at, self._key_origin = key_at, None
-        return super().init_coordinator(algorithm, problem, network, seed, trial, secure)
-
-    def _new_keys(self, n: int) -> list[int]:
-        """Secure mode: the key in this node's file (a replacement), else drawn here and written there first."""
-        if self._key_at is None:  # no run token: nothing to keep on the node
-            return super()._new_keys(n)
-        path = _ckpt_path(*self._key_at).with_suffix(".key")
-        if path.exists():
-            self._key_origin = "node"
-            return pickle.loads(path.read_bytes())
-        self._key_origin = "drawn"
-        keys = super()._new_keys(n)
-        atomic_write_bytes(path, pickle.dumps(keys))  # a mkstemp file: readable by this account only
-        return keys
-
-    def key_origin(self):
-        """``"drawn"`` here, read from this ``"node"``'s files, or None (research mode): never the key."""
-        return self._key_origin
-
-    def party_values(self, metrics) -> dict:
-        """Each :class:`PartyMetric`'s part of this actor: a party's on its own data and model, the coordinator's
-        on its state. Only these scalars leave the node."""
-        if self.block is None:
-            return {n: float(pm.coordinator(self.state)) if pm.coordinator is not None else 0.0
-                    for n, pm in metrics.items()}
-        local = self.problem.subset(self.block.agents)
-        rows = np.atleast_2d(np.asarray(self.algorithm.estimate(self.state)))
-        return {n: float(pm.party(local, rows)) for n, pm in metrics.items()}
-
-    def warm(self) -> int:
-        """Import what a run's first call needs (a served actor waiting for its first run)."""
-        import importlib
-
-        for module in ("privdist.algorithms", "privdist.problems", "privdist.runtime.party"):
-            importlib.import_module(module)
-
-        return os.getpid()
-
-    def where(self) -> dict:
-        import ray
-
-        return {"node_id": ray.get_runtime_context().get_node_id(), "host": socket.gethostname(),
-                "pid": os.getpid()}
-
-    def save_local(self, token: str, name: str, t: int) -> None:
-        """The state of round ``t`` (and in secure mode the key) to a file on this node."""
-        atomic_write_bytes(_ckpt_path(token, name), pickle.dumps((t, self.state, self._keys),
-                                                                 protocol=pickle.HIGHEST_PROTOCOL))
-
-    def load_local(self, token: str, name: str):
-        """Restore the node checkpoint if there is one: ``(round, estimate or None)``; ``(0, None)`` otherwise.
-        A secure checkpoint's key replaces this actor's (and its run's key file on this node)."""
-        path = _ckpt_path(token, name)
-        if not path.exists():
-            return 0, None
-        with open(path, "rb") as fh:
-            t, state, *keys = pickle.load(fh)
-        if keys and keys[0] is not None and self._keys is not None:
-            self._keys, self._key_origin = keys[0], "node"
-            if self._key_at is not None:
-                atomic_write_bytes(_ckpt_path(*self._key_at).with_suffix(".key"), pickle.dumps(self._keys))
-        return t, self.set_state(state)
-
-    def drop_local(self, token: str) -> None:
-        shutil.rmtree(_ckpt_path(token, "x").parent, ignore_errors=True)
-
-
-_CLASS: list = []
-
-
-def party_class(ray):
-    """The Ray actor class of a party, registered once per process."""
-    if not _CLASS:
-        _CLASS.append(ray.remote(num_cpus=0, max_restarts=0, max_task_retries=0)(_PartyWorker))
-    return _CLASS[0]
-
-
-class _Pool:
-    """Idle party actors of one Ray session, by resource name (their processes keep the data they loaded)."""
-
-    def __init__(self, max_idle_per_resource: int = 64):
-        self.max_idle = max_idle_per_resource
-        self.job, self.idle = None, {}
-
-    def acquire(self, ray, resources: list) -> list:
-        ctx = ray.get_runtime_context()
-        job = (ctx.get_job_id(), ctx.get_node_id())
-        if self.job != job:
-            self.job, self.idle = job, {}
-        picked = [self.idle.get(r, []).pop() if self.idle.get(r) else None for r in resources]
-        return self._alive_or_new(ray, picked, resources)
-
-    def _alive_or_new(self, ray, picked: list, resources: list) -> list:
-        """``picked`` (idle actors or None per resource) with dead or missing actors replaced by new ones."""
-        pings = {i: a.pid.remote() for i, a in enumerate(picked) if a is not None}
-        for i, ref in pings.items():
-            try:
-                ray.get(ref, timeout=30)
-            except Exception:  # died while idle: replaced below
-                picked[i] = None
-        return [a if a is not None else self.new(ray, r) for a, r in zip(picked, resources)]
-
-    @staticmethod
-    def new(ray, resource):
-        opts = {"resources": {resource: RESOURCE_AMOUNT}} if resource else {}
-        return party_class(ray).options(**opts).remote()
-
-    def release(self, ray, actors: list, resources: list, dead: set) -> None:
-        for a, r in zip(actors, resources):
-            if a is None:
-                continue
-            if id(a) not in dead and len(self.idle.setdefault(r, [])) < self.max_idle:
-                a.reset.remote()
-                self.idle[r].append(a)
-            else:
-                ray.kill(a, no_restart=True)
-
-    def clear(self, ray) -> None:
-        for actors in self.idle.values():
-            for a in actors:
-                ray.kill(a, no_restart=True)
-        self.idle = {}
-
-
-_DEFAULT_POOL = _Pool()
 
 
 def _cause(exc) -> str:
@@ -223,11 +75,11 @@ class _Slot:
         self.released = False  # its round-0 message left the actor (secure mode: its key must be kept)
 
 
-class PartyBackend:
+class PartyBackend(BackendBase):
     """One Ray actor per party on the party's node; the party resolves its own data (see module docstring).
 
     Args:
-        address: Ray cluster (see :func:`privdist.runtime.ray_backend.connect`).
+        address: Ray cluster (see :func:`privdist.runtime.ray_common.connect`).
         placement: party -> custom resource (see :func:`load_placement`); None = ``"party_k"`` and
             ``"coordinator"``; False = no custom resources (every actor anywhere: sources must resolve there).
         max_restarts: replacements of one actor per run before the run ends with :class:`AgentFailedError`.
@@ -244,19 +96,19 @@ class PartyBackend:
     party_local = True
 
     def __init__(self, address: str | None = None, placement=None, *, max_restarts: int = 3,
-                 checkpoint_every: int = 10, timeout: float = 10.0, pool: _Pool | None = None):
+                 checkpoint_every: int = 10, timeout: float = 10.0, pool: PartyPool | None = None):
         self.address, self.placement = address, placement
         self.max_restarts = check_int(max_restarts, "max_restarts", 0)
         self.checkpoint_every = check_int(checkpoint_every, "checkpoint_every", 1)
         self.timeout = check_positive(timeout, "timeout")
-        self._pool = pool or _DEFAULT_POOL
+        self._pool = pool or DEFAULT_POOL
         self._slots: list[_Slot] = []
         self._coord: _Slot | None = None
         self._report: dict = {}
 
     def __getstate__(self):
         return {"address": self.address, "placement": self.placement, "max_restarts": self.max_restarts,
-                "checkpoint_every": self.checkpoint_every, "timeout": self.timeout, "_pool": _DEFAULT_POOL,
+                "checkpoint_every": self.checkpoint_every, "timeout": self.timeout, "_pool": DEFAULT_POOL,
                 "_slots": [], "_coord": None, "_report": {}}
 
     # ------------------------------------------------------------------------------------------ start
@@ -291,8 +143,6 @@ class PartyBackend:
     def start(self, algorithm, problem, network, seed: int, trial: int, *, secure: bool = False):
         """Check placement, start (or reuse) one actor per party, initialise them on their nodes. ``secure``: each
         actor draws its party's key and keeps it on its node (module docstring)."""
-        from .party import is_party_local
-
         if not is_party_local(problem):
             raise ValidationError("PartyBackend runs party-local problems (HorizontalParties, VerticalParties); "
                                   "use RayBackend for a problem held by the driver")
@@ -310,9 +160,7 @@ class PartyBackend:
                        for k in range(K)]
         self._coord = _Slot(COORDINATOR_KEY, coord_res, [], "coordinator") if algorithm.has_coordinator else None
         slots = self._all()
-        if self._pool is _DEFAULT_POOL:  # a cluster kept warm by `privdist serve`: its actors, one run at a time
-            from .serve import served_pool
-
+        if self._pool is DEFAULT_POOL:  # a cluster kept warm by `privdist serve`: its actors, one run at a time
             self._pool = served_pool(ray) or self._pool
         try:
             return self._start_actors(ray, slots, algorithm, problem, network, seed, trial)

@@ -14,9 +14,10 @@ from typing import Callable, Mapping
 import numpy as np
 
 from .._checks import check_int
+from .._io import fingerprint
 from ..errors import ShapeMismatchError, UnknownNameError
-from .checkpoint import fingerprint, load_checkpoint, save_checkpoint
-from ..contract import AGENT, COORDINATOR
+from .checkpoint import load_checkpoint, save_checkpoint
+from ..contract import AGENT, BACKEND_MEMBERS, COORDINATOR, Backend
 from .result import RunResult
 from .routing import Router
 from .ray_backend import RayBackend
@@ -25,15 +26,20 @@ from .transcript import Transcript
 
 __all__ = ["run", "run_many", "BACKENDS", "make_backend", "versions", "noise_provenance"]
 
-BACKENDS: dict[str, Callable[[], object]] = {"simulate": SimulatorBackend, "ray": RayBackend}  # ray: imported lazily
+BACKENDS: dict[str, Callable[[], Backend]] = {"simulate": SimulatorBackend, "ray": RayBackend}  # ray: imported lazily
 
 
-def make_backend(backend) -> object:
-    """A backend instance from a name in :data:`BACKENDS` or an object with the backend methods."""
+def make_backend(backend) -> Backend:
+    """A backend instance from a name in :data:`BACKENDS`, or ``backend`` itself if it implements
+    :class:`privdist.contract.Backend` (TypeError naming the missing members otherwise)."""
     if isinstance(backend, str):
         if backend not in BACKENDS:
             raise UnknownNameError("backend", backend, list(BACKENDS))
         return BACKENDS[backend]()
+    if not isinstance(backend, Backend):
+        missing = [m for m in BACKEND_MEMBERS if not hasattr(backend, m)]
+        raise TypeError(f"backend must be a name in {list(BACKENDS)} or implement privdist.contract.Backend "
+                        f"(subclass BackendBase for the defaults); {type(backend).__name__} lacks {missing}")
     return backend
 
 
@@ -79,8 +85,8 @@ def _party_local(problem, be, metrics):
 
     if not is_party_local(problem):
         return problem, be, {}
-    be = be.for_problem(problem) if hasattr(be, "for_problem") else be
-    if not getattr(be, "party_local", False):
+    be = be.for_problem(problem)
+    if not be.party_local:
         where = {name: "driver, on the materialized problem (every party's data in this process)"
                  for name in metrics}
         return problem.materialize(), be, {"data": {**problem.describe(), "resolved": "driver (materialized)"},
@@ -100,10 +106,10 @@ def _party_metric_values(party_metrics: dict, problem, be, est) -> None:
     backend, else computed here on the (materialized) problem with the coordinator state the backend holds."""
     if not party_metrics:
         return
-    if getattr(be, "party_local", False):
+    if be.party_local:
         values = be.party_values(party_metrics)
     else:
-        cstate = getattr(be, "cstate", None)
+        cstate = be.coordinator_state()
         values = {name: pm.pooled(problem, est, cstate) for name, pm in party_metrics.items()}
     for name, pm in party_metrics.items():
         pm.value = float(values[name])
@@ -141,7 +147,8 @@ def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int =
             :class:`RayBackend` draws new keys: the rounds after the checkpoint never left the failed run (its
             process, its reset actors) and are released once, in the result; a party-local run
             (:class:`~privdist.runtime.ray_party.PartyBackend`) keeps each key on its party's node and repeats
-            those rounds' noise. A backend object must accept ``start(..., secure=True)`` to run secure mode.
+            those rounds' noise. Every backend takes ``start(..., secure=...)`` (declared in
+            :class:`privdist.contract.Backend`).
 
     Returns:
         :class:`RunResult`.
@@ -250,14 +257,14 @@ def _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, 
     specs = algorithm.messages(problem, network)
     router = Router(specs, network)
     config = {"algorithm": algorithm.name, "params": algorithm.params(), "seed": seed, "trial": trial,
-              "n_agents": K, "backend": getattr(be, "name", type(be).__name__), "noise": noise_provenance(secure)}
+              "n_agents": K, "backend": be.name, "noise": noise_provenance(secure)}
     if hasattr(algorithm, "mechanism_info"):  # the mechanism every release went through (budget, noise multiplier)
         config["mechanism"] = algorithm.mechanism_info()
     fp = fingerprint({k: v for k, v in config.items() if k != "backend"})
 
     t0 = time.perf_counter()
     # secure mode: every party draws its own noise key where it runs; none exists in the driver (DESIGN idea 4)
-    agent_out, coord_out = be.start(algorithm, problem, network, seed, trial, **({"secure": True} if secure else {}))
+    agent_out, coord_out = be.start(algorithm, problem, network, seed, trial, secure=secure)
     start_round = 1
     if resume and checkpoint is not None and Path(checkpoint).exists():
         payload = load_checkpoint(checkpoint, fp)
@@ -271,7 +278,7 @@ def _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, 
             ledger.add_assumption(text)
         for text in getattr(algorithm, "exposures", lambda: [])():
             ledger.add_exposure(text)
-        if getattr(be, "party_local", False):  # a party's own objective value leaves the party (issue 17)
+        if be.party_local:  # a party's own objective value leaves the party (issue 17)
             for pm in party_metrics.values():
                 ledger.add_exposure(pm.exposure())
         router.check_outbox(AGENT, agent_out, K, 0)
@@ -286,7 +293,7 @@ def _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, 
     t_init = time.perf_counter() - t0
 
     def _save(t):
-        snap = be.durable_snapshot() if hasattr(be, "durable_snapshot") else be.snapshot()  # party-local: on nodes
+        snap = be.durable_snapshot()  # party-local: the states stay on the parties' nodes
         save_checkpoint(checkpoint, {"fingerprint": fp, "round": t, "snapshot": snap, "agent_out": agent_out,
                                      "coord_out": coord_out, "ledger": ledger, "transcript": record,
                                      "curves": curves, "iterates": iterates})
@@ -326,4 +333,4 @@ def _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, 
         final_state=final["state"], final_coordinator_state=final["cstate"],
         iterates=None if iterates is None else np.stack(iterates), config={**config, "rounds": rounds,
                                                                           "versions": versions(), **party_config,
-                                                                          **getattr(be, "report", dict)()})
+                                                                          **be.report()})

@@ -3,9 +3,10 @@
 ``privdist serve`` keeps a Ray cluster and the party actors (with the data they loaded) alive between separate
 ``privdist run`` invocations. On the cluster it starts a *keeper*: a detached actor named ``KEEPER`` in the
 namespace ``NAMESPACE`` that holds the idle party actors (detached too) by custom resource and a lease. A
-:class:`PartyBackend` whose driver finds the keeper takes its actors from it (:class:`_ServedPool`) instead of
-starting new worker processes, and gives them back, reset, when the run ends; the second run pays neither Ray's
-start-up nor actor start-up nor data loading, only the driver's connection.
+:class:`PartyBackend` whose driver finds the keeper takes its actors from it
+(:class:`~privdist.runtime.ray_actors.ServedPool`) instead of starting new worker processes, and gives them back,
+reset, when the run ends; the second run pays neither Ray's start-up nor actor start-up nor data loading, only the
+driver's connection.
 
 Two runs at once: the keeper leases all its actors to one run at a time; a second run queues (polls the lease) up
 to ``PRIVDIST_SERVE_WAIT`` seconds (default 600), then raises :class:`ServeBusyError`. A lease whose driver has
@@ -15,28 +16,15 @@ died is taken back: the lease holds an object owned by the driver, whose loss th
 
 from __future__ import annotations
 
-import os
 import time
-import uuid
 
-from ..errors import PrivdistError
-from .ray_backend import connect
-from .ray_party import RESOURCE_AMOUNT, _Pool, party_class
+from .ray_actors import KEEPER, NAMESPACE, PartyPool, ServeBusyError, ServedPool, ServeError, find_keeper, served_pool
+from .ray_backend import RayBackend
+from .ray_common import connect, import_ray
 
+# the served pool, the keeper's lookup and the named errors live in ray_actors (the party backend uses them too)
 __all__ = ["Cluster", "ServeBusyError", "ServeError", "served_pool", "find_keeper", "start_keeper", "stop_keeper",
            "NAMESPACE", "KEEPER"]
-
-NAMESPACE = "privdist"
-KEEPER = "privdist-keeper"
-_POLL = 0.5
-
-
-class ServeError(PrivdistError, RuntimeError):
-    """``privdist serve`` cannot do what was asked (no server on that cluster, one already there, ...)."""
-
-
-class ServeBusyError(ServeError):
-    """Another run holds the served actors for longer than this run agreed to wait."""
 
 
 class _Keeper:
@@ -93,75 +81,6 @@ class _Keeper:
         return {"ok": True, "killed": n}
 
 
-def find_keeper(ray):
-    """The keeper of this cluster, or None."""
-    try:
-        return ray.get_actor(KEEPER, namespace=NAMESPACE)
-    except ValueError:
-        return None
-
-
-class _ServedPool(_Pool):
-    """The :class:`_Pool` interface over a keeper: actors are detached and survive this driver."""
-
-    served = True
-
-    def __init__(self, keeper, wait: float):
-        super().__init__()
-        self.keeper, self.wait = keeper, wait
-        self.run_id, self.owner = uuid.uuid4().hex, None
-
-    def acquire(self, ray, resources: list) -> list:
-        who = f"pid {os.getpid()} on {os.uname().nodename}"
-        self.owner = [ray.put(self.run_id)]  # owned by this driver: its loss frees the lease
-        deadline = time.monotonic() + self.wait
-        while True:
-            got = ray.get(self.keeper.take.remote(self.run_id, self.owner, who, list(resources)))
-            if got["ok"]:
-                break
-            if time.monotonic() >= deadline:
-                raise ServeBusyError(f"the served cluster is in use by another run ({got['holder']}, for "
-                                     f"{time.time() - got['since']:.0f} s); waited {self.wait:g} s "
-                                     "(set PRIVDIST_SERVE_WAIT to wait longer)")
-            time.sleep(_POLL)
-        return self._alive_or_new(ray, got["actors"], resources)  # an idle actor may have died since its last run
-
-    @staticmethod
-    def new(ray, resource):
-        opts = {"resources": {resource: RESOURCE_AMOUNT}} if resource else {}
-        return party_class(ray).options(lifetime="detached", namespace=NAMESPACE,
-                                            name=f"privdist-party-{uuid.uuid4().hex[:12]}", **opts).remote()
-
-    def release(self, ray, actors: list, resources: list, dead: set) -> None:
-        keep, where = [], []
-        for a, r in zip(actors, resources):
-            if a is None:
-                continue
-            if id(a) in dead:
-                ray.kill(a, no_restart=True)
-            else:
-                keep.append(a)
-                where.append(r)
-        if keep:  # reset before another driver may get them (ordering across drivers is not guaranteed)
-            try:
-                ray.get([a.reset.remote() for a in keep], timeout=60)
-            except Exception:
-                keep, where = [], []
-        ray.get(self.keeper.give.remote(self.run_id, keep, where))
-
-    def clear(self, ray) -> None:
-        pass  # the server's actors are stopped by `privdist serve --stop`
-
-
-def served_pool(ray, wait: float | None = None):
-    """The keeper's pool when this cluster is served by ``privdist serve``, else None."""
-    keeper = find_keeper(ray)
-    if keeper is None:
-        return None
-    wait = float(os.environ.get("PRIVDIST_SERVE_WAIT", 600)) if wait is None else wait
-    return _ServedPool(keeper, wait)
-
-
 def start_keeper(ray, info: dict, prewarm: list | None = None):
     """Create the keeper (detached) and, for each resource of ``prewarm``, one warm party actor.
 
@@ -174,7 +93,7 @@ def start_keeper(ray, info: dict, prewarm: list | None = None):
         name=KEEPER, namespace=NAMESPACE, lifetime="detached").remote(info)
     ray.get(keeper.status.remote())
     if prewarm:
-        actors = [_ServedPool.new(ray, r) for r in prewarm]
+        actors = [ServedPool.new(ray, r) for r in prewarm]
         ray.get([a.warm.remote() for a in actors])
         ray.get(keeper.give.remote(None, actors, list(prewarm)))
     return keeper
@@ -205,7 +124,7 @@ class Cluster:
     :class:`privdist.runtime.ray_backend.RayBackend`.
 
     Args:
-        address: Ray cluster (see :func:`privdist.runtime.ray_backend.connect`); None starts a local Ray.
+        address: Ray cluster (see :func:`privdist.runtime.ray_common.connect`); None starts a local Ray.
         placement, max_restarts, checkpoint_every: defaults of :meth:`backend` (see :class:`PartyBackend`).
         num_cpus: CPUs of a local Ray.
         timeout: seconds to wait for a remote address.
@@ -215,20 +134,16 @@ class Cluster:
                  checkpoint_every: int = 10, num_cpus: int | None = None, timeout: float = 10.0):
         self.address, self.placement, self.timeout = address, placement, timeout
         self.max_restarts, self.checkpoint_every = max_restarts, checkpoint_every
-        from .ray_backend import _import_ray
-
-        ray = _import_ray()
+        ray = import_ray()
         self._owns = not ray.is_initialized()
         t0 = time.perf_counter()
         self.ray = connect(address, num_cpus=num_cpus, timeout=timeout)
         self.connect_seconds = time.perf_counter() - t0
-        self._pool = _Pool()
+        self._pool = PartyPool()
 
     def backend(self, placement=None, **kwargs):
         """A backend on this session: :class:`PartyBackend` for party-local problems, else :class:`RayBackend`
         (chosen per run by ``run``)."""
-        from .ray_backend import RayBackend
-
         kw = {"max_restarts": self.max_restarts, "checkpoint_every": self.checkpoint_every, **kwargs}
         return RayBackend(self.address, placement=self.placement if placement is None else placement,
                           _pool=self._pool, **kw)

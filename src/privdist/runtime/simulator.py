@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._checks import check_int
-from ..contract import AgentBlock
+from ..contract import AgentBlock, BackendBase
 from .rng import COORDINATOR_DOMAIN, AgentStreams, party_keys
 
 __all__ = ["SimulatorBackend", "join_outboxes", "step_agents_many"]
@@ -32,7 +32,7 @@ def join_outboxes(outs):
     return {name: np.concatenate([o[name] for o in outs]) for name in outs[0]}
 
 
-class SimulatorBackend:
+class SimulatorBackend(BackendBase):
     """Runs an algorithm's agents (in ``blocks`` contiguous blocks) and its coordinator in this process."""
 
     name = "simulate"
@@ -86,6 +86,9 @@ class SimulatorBackend:
 
     def estimate(self) -> np.ndarray:
         return np.concatenate([np.asarray(self.algorithm.estimate(s)) for s in self.states])
+
+    def coordinator_state(self):
+        return self.cstate
 
     def snapshot(self):
         """Everything needed to continue the run (for checkpoints)."""

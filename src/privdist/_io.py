@@ -1,0 +1,80 @@
+"""File helpers shared by every layer: atomic writes, JSON that keeps infinities, stable configuration hashes.
+
+Below every subpackage (like :mod:`privdist.errors` and :mod:`privdist._checks`), so that the runtime's
+checkpoints, the experiments' results directories, the estimators' ``model.json`` and the CLI's outputs all write
+through one implementation and no layer imports a higher one for a file helper (issue 23).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["atomic_write_bytes", "write_json", "read_json", "fingerprint"]
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same directory and ``os.replace``:
+    a reader sees the old file or the new one, never a partial one. Missing parent directories are created."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_json(path, obj) -> None:
+    """Write ``obj`` as JSON atomically (NaN becomes null; +-inf the strings ``"inf"``/``"-inf"``, which
+    :func:`read_json` turns back into floats: an infinite epsilon must never read as "n/a")."""
+    atomic_write_bytes(path, json.dumps(_clean(obj), indent=1).encode())
+
+
+def read_json(path):
+    """Read a file written by :func:`write_json` (``"inf"``/``"-inf"`` back to floats)."""
+    return _restore(json.loads(Path(path).read_text()))
+
+
+def fingerprint(config: dict) -> str:
+    """Stable hash of a JSON-serialisable configuration (16 hex digits)."""
+    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _restore(obj):
+    if isinstance(obj, dict):
+        return {k: _restore(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_restore(v) for v in obj]
+    if obj in ("inf", "-inf"):
+        return float(obj)
+    return obj
+
+
+def _clean(obj):
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _clean(obj.tolist())
+    if isinstance(obj, (np.floating, float)):
+        if np.isnan(obj):
+            return None
+        return float(obj) if np.isfinite(obj) else ("inf" if obj > 0 else "-inf")
+    if isinstance(obj, np.integer):
+        return int(obj)
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    return obj
