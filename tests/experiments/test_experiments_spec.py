@@ -77,3 +77,33 @@ def test_defaults_are_the_schemas_and_the_runner_uses_the_typed_spec():
     report = run_trial(spec, 0)["runs"]["a"]["privacy"]
     assert report["delta"] == 1e-3 and set(report["per_agent"][0]["epsilon"]) == {"rdp"}
 
+
+
+def test_privacy_budget_applies_to_every_dp_run_that_does_not_set_its_own():
+    """``[privacy] budget = "total"``: each DP run's epsilon is its agents' whole-run budget at [privacy] delta; a
+    run's own ``budget`` wins; a non-private algorithm gets nothing (issue 23)."""
+    runs = [{"label": "total", "algorithm": "dpsgd", "params": {"epsilon": 1.0}},
+            {"label": "own", "algorithm": "dpadmm", "params": {"epsilon": 0.1, "budget": "round"}},
+            {"label": "admm", "algorithm": "consensus_admm"}]
+    spec = parse_spec({**BASE, "privacy": {"delta": 1e-6, "budget": "total"}, "runs": runs})
+    by = {r.label: r.params for r in spec.runs}
+    assert by["total"] == {"epsilon": 1.0, "budget": "total", "delta": 1e-6}
+    assert by["own"] == {"epsilon": 0.1, "budget": "round"}
+    assert by["admm"] == {}
+    assert {r.label: r.params for r in parse_spec({**BASE, "runs": runs}).runs}["total"] == {"epsilon": 1.0}
+    with pytest.raises(SpecError, match="budget"):
+        parse_spec({**BASE, "privacy": {"budget": "per_round"}})
+
+
+def test_total_budget_run_prints_the_request_as_guarantee(tmp_path):
+    """A spec with a total budget of epsilon 1: the run's PLD guarantee per agent is within 1 % below 1, and the
+    summary shows the request beside it."""
+    from privdist.experiments import run_experiment
+
+    runs = [{"label": "DPSGD", "algorithm": "dpsgd", "params": {"alpha0": 0.3, "epsilon": 1.0}}]
+    spec = parse_spec({**BASE, "rounds": 60, "trials": 1, "privacy": {"delta": 1e-5, "budget": "total"},
+                       "runs": runs})
+    results = run_experiment(spec, out_dir=tmp_path, progress=False)
+    for agent in results["runs"][0]["privacy"]["per_agent"]:
+        assert 0.99 <= agent["epsilon"]["pld"] <= 1.0
+    assert "requested eps (total)" in (tmp_path / "summary.md").read_text()

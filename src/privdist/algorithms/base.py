@@ -71,6 +71,8 @@ class Budgeted:
         return int(rounds)
 
     def _check_budget(self) -> None:
+        if isinstance(self.epsilon, list):  # one budget per agent: a tuple keeps the factory hashable
+            object.__setattr__(self, "epsilon", tuple(self.epsilon))
         if self.budget not in self.budgets:
             raise UnknownNameError("budget", str(self.budget), self.budgets)
         horizon = getattr(self, self.horizon_field)

@@ -8,6 +8,7 @@ import types
 import typing
 
 from ..errors import UnknownNameError, ValidationError
+from .base import Budgeted
 from .consensus_admm import ConsensusADMM
 from .dpadmm import DPADMM
 from .dpdonc import DPDONC
@@ -49,7 +50,11 @@ def make_algorithm(name: str, **params):
     unknown = sorted(set(params) - set(known))
     if unknown:
         raise ValidationError(f"unknown parameter(s) {unknown} for algorithm {name!r}; known: {known}")
-    _check_types(name, cls, params)
+    if isinstance(params.get("epsilon"), (list, tuple)) and issubclass(cls, Budgeted):
+        params = {**params, "epsilon": tuple(params["epsilon"])}  # one budget per agent (validated by the factory)
+        _check_types(name, cls, {k: v for k, v in params.items() if k != "epsilon"})
+    else:
+        _check_types(name, cls, params)
     return cls(**params)
 
 

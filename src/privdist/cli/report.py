@@ -7,7 +7,7 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
-from ..experiments.summary import fmt_guarantee, max_epsilon, privacy_notes
+from ..experiments.summary import fmt_guarantee, max_epsilon, privacy_notes, requested_epsilon
 
 __all__ = ["print_results"]
 
@@ -40,7 +40,9 @@ def print_results(results: dict, out_dir, console: Console | None = None) -> Non
     private = [r for r in results["runs"]
                if any(0 < (max_epsilon(r["privacy"], a) or 0) < float("inf") for a in ("rdp", "pld"))]
     if private:
-        agents = Table(title=f"epsilon per agent: paper's claim / guarantee RDP / guarantee PLD (delta = {delta})")
+        total = any(requested_epsilon(r) is not None for r in private)  # each party's request beside its guarantee
+        agents = Table(title=f"epsilon per agent: {'requested total / ' if total else ''}paper's claim / guarantee "
+                             f"RDP / guarantee PLD (delta = {delta})")
         agents.add_column("agent")
         for r in private:
             agents.add_column(r["label"], justify="right")
@@ -48,7 +50,8 @@ def print_results(results: dict, out_dir, console: Console | None = None) -> Non
             cells = []
             for r in private:
                 e = r["privacy"]["per_agent"][i]["epsilon"]
-                cells.append(" / ".join(_fmt(e.get(a)) for a in ("paper", "rdp", "pld")))
+                req = [_fmt(requested_epsilon(r, i))] if total else []
+                cells.append(" / ".join(req + [_fmt(e.get(a)) for a in ("paper", "rdp", "pld")]))
             agents.add_row(str(entry["agent"]), *cells)
         console.print(agents)
     for c in results["claims"]:

@@ -84,6 +84,9 @@ class PrivacySpec(_Model):
     delta: Annotated[float, Field(ge=DELTA_RANGE[0], lt=DELTA_RANGE[1])] = 1e-5
     accountants: Annotated[list[Literal[ACCOUNTANTS]], Field(min_length=1)] = list(ACCOUNTANTS)
     secure: bool = False  # noise from fresh OS entropy, never recorded (research mode: from the seed)
+    # how every DP run's ``epsilon`` is meant when the run does not say (issue 23): "round" = per release (the
+    # papers'), "total" = each agent's budget for the whole run (PLD-calibrated; ``delta`` above is then its delta)
+    budget: Optional[Literal["round", "total"]] = None
 
 
 class QuickTuning(_Model):

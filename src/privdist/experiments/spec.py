@@ -11,6 +11,7 @@ restated downstream. :func:`parse_spec` then checks what depends on registries a
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import typing
 from dataclasses import dataclass, field
@@ -213,6 +214,26 @@ def _expand_runs(entries: list[RunEntry], source) -> tuple[RunSpec, ...]:
     return tuple(runs)
 
 
+def _with_budget(runs: tuple[RunSpec, ...], privacy) -> tuple[RunSpec, ...]:
+    """``[privacy] budget`` for every run of a budgeted (DP) algorithm that does not set its own ``budget``; with a
+    total budget the run's ``delta`` defaults to ``[privacy] delta`` (the guarantee is then reported at the delta
+    it was calibrated for). Written into the run's parameters, so results record what each run was given."""
+    if privacy.budget is None:
+        return runs
+    from .validate import algorithm_fields
+
+    out = []
+    for r in runs:
+        fields = algorithm_fields(r.algorithm) or {}
+        params = dict(r.params)
+        if "budget" in fields and "budget" not in params:
+            params["budget"] = privacy.budget
+            if privacy.budget == "total" and "delta" in fields and "delta" not in params:
+                params["delta"] = privacy.delta
+        out.append(dataclasses.replace(r, params=params))
+    return tuple(out)
+
+
 def _none_for_false(params: dict, algorithm: str) -> dict:
     """TOML has no null: ``false`` for an optional (``X | None``) non-bool algorithm parameter means None."""
     from .validate import algorithm_fields
@@ -273,7 +294,7 @@ def parse_spec(raw: dict[str, Any], source: str = "<spec>") -> ExperimentSpec:
                         + "; ".join(f"{m}: {why}" for m, why in unavailable.items()))
     if bad:
         raise SpecError(f"{source}: unknown metric(s) {bad} for problem kind {kind.name!r}; known: {list(kind.metrics)}")
-    runs = _expand_runs(model.runs, source)
+    runs = _with_budget(_expand_runs(model.runs, source), model.privacy)
     labels = {r.label for r in runs} | {r.group for r in runs}
     mode = model.mode
     _check_quick(model, source)

@@ -7,7 +7,7 @@ from pathlib import Path
 from .._io import atomic_write_bytes
 
 __all__ = ["write_summary", "max_epsilon", "fmt_guarantee", "privacy_notes", "results_table", "claim_lines",
-           "tuning_lines"]
+           "tuning_lines", "requested_epsilon"]
 
 
 def max_epsilon(privacy: dict, accountant: str, key: str = "epsilon"):
@@ -15,6 +15,18 @@ def max_epsilon(privacy: dict, accountant: str, key: str = "epsilon"):
     RDP/PLD composition of the releases as declared instead of the guarantee."""
     vals = [a[key].get(accountant) for a in privacy["per_agent"]]
     return None if not vals or any(v is None for v in vals) else max(vals)
+
+
+def requested_epsilon(run: dict, agent: int | None = None):
+    """The total epsilon a run was given (``budget = "total"``; one per agent or the largest over agents when
+    ``agent`` is None), or None for a per-round budget (the papers': the guarantee columns are its total)."""
+    params = run.get("params") or {}
+    eps = params.get("epsilon")
+    if params.get("budget") != "total" or eps in (None, False):
+        return None
+    if isinstance(eps, (list, tuple)):
+        return max(eps) if agent is None else eps[agent]
+    return eps
 
 
 def _fmt(x) -> str:
@@ -48,12 +60,14 @@ def privacy_notes(results: dict) -> list[str]:
 
 def results_table(results: dict, metric: str) -> list[str]:
     """Markdown table of a results dictionary: final ``metric``, guarantee (RDP, PLD), paper's claim, seconds."""
-    lines = [f"| run | final {metric} (mean ± std) | guarantee eps (RDP) | guarantee eps (PLD) | paper's claim | "
-             "seconds |", "|---|---|---|---|---|---|"]
+    total = any(requested_epsilon(r) is not None for r in results["runs"])  # a column only where a total was given
+    lines = [f"| run | final {metric} (mean ± std) | {'requested eps (total) | ' if total else ''}guarantee eps (RDP) | "
+             f"guarantee eps (PLD) | paper's claim | seconds |", "|---|---|---|---|---|---|" + ("---|" if total else "")]
     for r in results["runs"]:
         fm = r["metrics"][metric]
         p = r["privacy"]
-        lines.append(f"| {r['label']} | {fm['final_mean']:.4g} ± {fm['final_std']:.2g} | "
+        req = f"{_fmt(requested_epsilon(r))} | " if total else ""
+        lines.append(f"| {r['label']} | {fm['final_mean']:.4g} ± {fm['final_std']:.2g} | {req}"
                      f"{fmt_guarantee(p, 'rdp')} | {fmt_guarantee(p, 'pld')} | "
                      f"{_fmt(max_epsilon(p, 'paper'))} | {r['seconds']:.2f} |")
     return lines
