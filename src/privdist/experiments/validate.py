@@ -69,6 +69,10 @@ def _check_value(name: str, value, annotation, path: str) -> str | None:
             _adapter(annotation).validate_python(value)
         except PydanticError:
             return f"{path} must be {_type_name(annotation)}, got {type(value).__name__} {short(value)}"
+    if name == "epsilon" and isinstance(value, list):  # one budget per agent: each entry is an epsilon
+        if not value:
+            return f"{path} must hold one epsilon per agent, got an empty list"
+        return next((p for j, v in enumerate(value) if (p := _check_value(name, v, float, f"{path}[{j}]"))), None)
     if isinstance(value, float) and math.isnan(value):
         return f"{path} must not be nan"
     if isinstance(value, float) and math.isinf(value) and name != "epsilon":
@@ -93,8 +97,13 @@ def algorithm_fields(name: str) -> dict[str, Any] | None:
     cls = ALGORITHMS.get(name)
     if cls is None:
         return None
+    from ..algorithms.base import Budgeted
+
     hints = typing.get_type_hints(cls)
-    return {f.name: hints.get(f.name, Any) for f in dataclasses.fields(cls)}
+    out = {f.name: hints.get(f.name, Any) for f in dataclasses.fields(cls)}
+    if issubclass(cls, Budgeted):  # a DP algorithm takes one budget per agent too (issue 23)
+        out["epsilon"] = typing.Optional[typing.Union[float, list[float]]]
+    return out
 
 
 def _signature_fields(func, skip=("rng", "data_dir", "name", "name_or_path", "split")) -> dict[str, tuple[Any, Any]]:
