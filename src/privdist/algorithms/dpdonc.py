@@ -61,7 +61,8 @@ def as_online_problem(problem, radius: float = 3.0, mirror: str = "euclidean"):
 @dataclass(frozen=True)
 class DPDONCState:
     """``x`` (K, d) decisions ``x_t^i``; ``q`` (K, d) last release; ``t`` last completed step; constants; ``agents``
-    the nodes' global ids (whose budgets the mechanism reads)."""
+    the nodes' global ids (whose budgets the mechanism reads); ``releases`` the mechanism's release of each node,
+    the same every round (made once: 1,000 Laplace releases per round cost 40 % of a round at N = 1000)."""
 
     x: np.ndarray
     q: np.ndarray
@@ -71,6 +72,7 @@ class DPDONCState:
     theta: float
     step_scale: float
     agents: np.ndarray
+    releases: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -210,7 +212,8 @@ class DPDONC(Budgeted, AlgorithmBase):
         step_scale = self.step_scale if self.step_scale is not None else 1.0 / block.n_agents
         x = np.tile(x0, (block.size, 1))
         q = self.mechanism.privatize(x, self.sensitivity(1, d, mirror.omega, theta, step_scale), rng)  # public start
-        state = DPDONCState(x, q, 0, local, mirror, theta, step_scale, np.asarray(block.agents, dtype=np.int64))
+        agents = np.asarray(block.agents, dtype=np.int64)
+        state = DPDONCState(x, q, 0, local, mirror, theta, step_scale, agents, tuple(self.mechanism.releases(agents)))
         return state, {"q": q.copy()}
 
     def step(self, state, inbox, t, rng):
@@ -231,7 +234,7 @@ class DPDONC(Budgeted, AlgorithmBase):
         return self.mechanism.private
 
     def dp_events(self, state, t):
-        return self.mechanism.releases(state.agents)
+        return list(state.releases)
 
     def estimate(self, state):
         return state.x
