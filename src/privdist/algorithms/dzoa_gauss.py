@@ -191,15 +191,14 @@ class DZOAGauss(Budgeted, AlgorithmBase):
         if self.gaussian_constant not in (2.0, 2.1):
             raise ValidationError(f"gaussian_constant must be 2 or 2.1, got {self.gaussian_constant}")
         self._check_budget()
-        if self.calibration == "classical" and self.epsilon is not None:
-            if self.budget == "total":
-                raise ValidationError("calibration='classical' is a per-release formula; a total budget is "
-                                      "calibrated with PLD: use calibration='exact' with budget='total'")
-            if any(e >= 1 for e in np.atleast_1d(np.asarray(self.epsilon, dtype=float))):
-                raise ValidationError(f"the classical Gaussian bound needs epsilon < 1, got {self.epsilon}; "
-                                      "use calibration='exact'")
+        if self.calibration == "classical" and self.budget == "total" and self.epsilon is not None:
+            raise ValidationError("calibration='classical' is a per-release formula; a total budget is calibrated "
+                                  "with PLD: use calibration='exact' with budget='total'")
         if self.budget == "round" or self.rounds is not None:
             self.mechanism  # noqa: B018 - validates epsilon now (named errors at construction)
+        if self.calibration == "classical" and self.epsilon is not None and np.any(np.asarray(self.epsilon) >= 1):
+            raise ValidationError(f"the classical Gaussian bound needs epsilon < 1, got {self.epsilon}; "
+                                  "use calibration='exact'")
 
     # ------------------------------------------------------------------ setup
     def _build_mechanism(self):

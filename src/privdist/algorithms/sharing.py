@@ -65,6 +65,8 @@ import scipy.linalg as sla
 
 from .._checks import check_int, check_nonnegative, check_positive, check_probability
 from ..errors import ValidationError
+from ..privacy import gaussian_mechanism
+from ..privacy.declared import Perturbation, noise_std
 from ..privacy.sharing_calibration import clipped_sensitivity, computed_sensitivity, sharing_sensitivity
 from ..contract import Aggregation, MessageSpec
 from .base import AlgorithmBase, Budgeted
@@ -236,9 +238,6 @@ class ADMMSharing(Budgeted, AlgorithmBase):
         with S2 Cor. 1 as its paper column (a guarantee in the clipped ``output`` mode, else the paper's claim with
         :meth:`unenforced`), the :class:`~privdist.privacy.declared.Perturbation` of ``noise_std`` (no ``epsilon``:
         no sensitivity analysis, released in the clear), or :class:`~privdist.privacy.Identity`."""
-        from ..privacy import gaussian_mechanism
-        from ..privacy.declared import Perturbation
-
         if self.epsilon is None and self.noise_std > 0:  # a noise level without a sensitivity bound: no DP claim
             where = "" if self.mode == "output" else " (noise confined to col(D_m))"
             return Perturbation(self.noise_std, f"admm_sharing ({self.mode}): shared vectors Q_m sent with noise of "
@@ -304,8 +303,6 @@ class ADMMSharing(Budgeted, AlgorithmBase):
             factors.append(F)
             dropped.append(k)
             sens.append(self._sensitivity(D.shape[1], lam, data.n_parties, b1))
-        from ..privacy.declared import noise_std
-
         agents = np.asarray(block.agents, dtype=np.int64)
         zeros = np.zeros((block.size, data.n_samples))
         state = SharingPartyState(np.zeros((block.size, data.n_features)), zeros, tuple(chol), tuple(factors),
@@ -358,8 +355,6 @@ class ADMMSharing(Budgeted, AlgorithmBase):
     def _noisy(self, values: np.ndarray, sensitivity: float, party) -> np.ndarray:
         """``values`` through the mechanism (a :class:`~privdist.privacy.declared.Perturbation` ignores the
         sensitivity: it has none)."""
-        from ..privacy.declared import Perturbation
-
         mech = self.mechanism
         if isinstance(mech, Perturbation):
             return mech.perturb(values, party)
