@@ -49,13 +49,10 @@ def test_ci_audit_every_declared_guarantee(name):
 
 @dataclass(frozen=True)
 class _HalfNoiseStreams:
-    """Agent streams whose Gaussian draws have half the requested scale (a broken sampler). Mechanisms draw
-    through ``draw`` (issue 23), the former inline noise through ``normal``: both are halved."""
+    """Agent streams whose draws have half the requested scale (a broken sampler: the mechanism's unit normals,
+    drawn through ``draw``, come out halved)."""
 
     rng: object
-
-    def normal(self, shape, scale=1.0):
-        return self.rng.normal(shape, scale=np.asarray(scale) * 0.5)
 
     def draw(self, fn):
         return self.rng.draw(fn) * 0.5

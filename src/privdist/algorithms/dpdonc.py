@@ -10,9 +10,14 @@ Node ``i`` at time ``t = 1..T`` (spec §5.4, S4 (6)-(7)):
 
 Runtime mapping: ``init`` releases ``q_1`` (from the public ``x_1``, so it costs no privacy); round ``t`` mixes
 ``q_t`` with ``A(t)``, steps to ``x_{t+1}`` and releases ``q_{t+1}``. Noise (spec §5.6, S4 Lemma 1, Thm 1, AMB-O1):
-l1 sensitivity ``Delta(t) = 2 sqrt(d) alpha_t theta / omega``, ``sigma_t = Delta(t) / epsilon``, so every release
-is ``LaplaceDpEvent(1/epsilon)``, pure ``epsilon``-DP, composed by basic composition (``T epsilon``, S4 Thm 1)
-and by the RDP/PLD accountants.
+l1 sensitivity ``Delta(t) = 2 sqrt(d) alpha_t theta / omega``, ``sigma_t = b Delta(t)`` with the Laplace noise
+multiplier ``b``: ``1/epsilon`` for ``budget="round"`` (S4's pure ``epsilon`` per step, so every release is
+``LaplaceDpEvent(1/epsilon)``, composed by basic composition, ``T epsilon``, S4 Thm 1, and by the RDP/PLD
+accountants), or, for ``budget="total"``, the smallest ``b`` whose ``rounds``-fold composition the PLD accountant
+certifies at each node's total ``(epsilon, delta)`` (``delta`` is used by a total budget only: S4's per-step
+guarantee is pure). Every draw, including the data-free noisy start ``q_1``, goes through one mechanism object,
+``self.mechanism`` (:class:`~privdist.privacy.LaplaceMechanism`, or :class:`~privdist.privacy.Identity` without DP;
+issue 23).
 
 Public theta (issue 12): ``theta`` sets the noise scale, so it must not depend on private data. It is a public
 parameter given by the user (the catalog writes the value as a number); with ``clip=True`` every observed
@@ -31,14 +36,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._checks import check_finite, check_positive
+from .._checks import check_finite, check_positive, check_probability
 from ..errors import PublicParameterError, ShapeMismatchError, ValidationError
-from ..privacy import laplace_release
 from ..problems.constraints import L1Ball, Simplex
 from ..problems.mirror import make_mirror
 from ..problems.online import StaticOnline
 from ..contract import Aggregation, MessageSpec
-from .base import AlgorithmBase, in_the_clear
+from .base import AlgorithmBase, Budgeted
 
 __all__ = ["DPDONC", "DPDONCState", "as_online_problem"]
 
@@ -56,7 +60,9 @@ def as_online_problem(problem, radius: float = 3.0, mirror: str = "euclidean"):
 
 @dataclass(frozen=True)
 class DPDONCState:
-    """``x`` (K, d) decisions ``x_t^i``; ``q`` (K, d) last release; ``t`` last completed step; constants."""
+    """``x`` (K, d) decisions ``x_t^i``; ``q`` (K, d) last release; ``t`` last completed step; constants; ``agents``
+    the nodes' global ids (whose budgets the mechanism reads); ``releases`` the mechanism's release of each node,
+    the same every round (made once: 1,000 Laplace releases per round cost 40 % of a round at N = 1000)."""
 
     x: np.ndarray
     q: np.ndarray
@@ -65,15 +71,19 @@ class DPDONCState:
     mirror: Any
     theta: float
     step_scale: float
+    agents: np.ndarray
+    releases: tuple = ()
 
 
 @dataclass(frozen=True)
-class DPDONC(AlgorithmBase):
+class DPDONC(Budgeted, AlgorithmBase):
     """Factory: ``DPDONC(epsilon=5.0, mirror="euclidean")``.
 
     Args:
-        epsilon: per-step privacy (> 0); ``None`` or ``inf`` (``epsilon = inf`` in TOML) runs without noise
-            (``sigma_t = 0``, "without DP" in S4 Fig. 1).
+        epsilon: per-step pure privacy (``budget="round"``, S4) or each node's total over the run
+            (``budget="total"``), > 0; a tuple gives one budget per node. ``None`` runs without noise
+            (``sigma_t = 0``, "without DP" in S4 Fig. 1, the :class:`~privdist.privacy.Identity` mechanism); the
+            rule for TOML, which has no null: ``epsilon = inf`` (or ``false``) is stored as ``None``.
         mirror: ``"euclidean"`` (1/2||x||^2), ``"squared"`` (||x||^2), ``"mahalanobis"`` (x^T Q x) or
             ``"entropy"`` (negative entropy; Omega must be the simplex).
         Q: positive definite matrix of the Mahalanobis map (default ``diag(1, 2)``, AMB-O6).
@@ -88,6 +98,11 @@ class DPDONC(AlgorithmBase):
         x0: initial decision (in Omega) for every node; ``None`` = 0 (l1 ball) or the uniform point (simplex).
         radius: l1-ball radius of Omega for problems without a constraint set of their own (static ERM).
         floor: uniform mixing weight of the entropy step (see :class:`~privdist.problems.mirror.EntropyMirror`).
+        budget: ``"round"`` (S4's pure epsilon per step) or ``"total"`` (PLD over ``rounds`` releases).
+        delta: the total delta of ``budget="total"`` (the PLD accountant's target, in (0, 1); required there and
+            not used by ``"round"``, whose guarantee is pure). ``None`` by default: a total budget without it
+            raises ``ValidationError``.
+        rounds: rounds a total budget covers (``None``: the run's, filled in by ``run``).
     """
 
     epsilon: float | None = 5.0
@@ -99,11 +114,17 @@ class DPDONC(AlgorithmBase):
     x0: Any = None
     radius: float = 3.0
     floor: float = 1e-3
+    budget: str = "round"
+    delta: float | None = None
+    rounds: int | None = None
     name: ClassVar[str] = "dpdonc"
 
     def __post_init__(self):
-        if self.epsilon is not None and not (isinstance(self.epsilon, float) and self.epsilon == np.inf):
-            check_positive(self.epsilon, "epsilon")
+        if self.epsilon is False or (isinstance(self.epsilon, float) and self.epsilon == np.inf):
+            object.__setattr__(self, "epsilon", None)  # the TOML spelling of "no noise" (no null in TOML)
+        self._check_budget()
+        if self.delta is not None:
+            check_probability(self.delta, "delta")
         if self.step_scale is not None:
             check_positive(self.step_scale, "step_scale")
         if isinstance(self.theta, str):
@@ -113,15 +134,32 @@ class DPDONC(AlgorithmBase):
             check_positive(self.theta, "theta")
         check_positive(self.radius, "radius")
         make_mirror(self.mirror, Q=self.Q, floor=self.floor)  # validates name, Q (PD) and floor
+        if self.budget == "round" or self.rounds is not None:
+            self.mechanism  # noqa: B018 - validates epsilon (and delta of a total budget) now
+
+    def _build_mechanism(self):
+        """The Laplace mechanism of the budget (S4 Thm 1; :func:`privdist.privacy.laplace_mechanism`), or Identity."""
+        from ..privacy import laplace_mechanism
+
+        return laplace_mechanism(self.epsilon, budget=self.budget, releases=self.rounds, delta=self.delta,
+                                 reason=self.unenforced(), clear=f"{self.name}: iterates sent without noise "
+                                 "(not private)")
 
     def messages(self, problem, network):
         return (MessageSpec("q", (as_online_problem(problem, self.radius, self.mirror).dim,), Aggregation.MIX),)
 
-    def sigma(self, t: int, d: int, omega: float, theta: float, step_scale: float) -> float:
-        """Laplace scale ``sigma_t = 2 sqrt(d) alpha_t theta / (omega epsilon)`` (spec §5.6; 0 without DP)."""
-        if not self.private:
-            return 0.0
-        return 2.0 * np.sqrt(d) * step_scale / np.sqrt(t) * theta / (omega * self.epsilon)
+    @staticmethod
+    def sensitivity(t: int, d: int, omega: float, theta: float, step_scale: float) -> float:
+        """The l1 sensitivity ``Delta(t) = 2 sqrt(d) alpha_t theta / omega`` of ``q_t`` (S4 Lemma 1 with the
+        ``sqrt(d)`` its proof drops, AMB-O1; ``alpha_t = step_scale / sqrt(t)``)."""
+        return 2.0 * np.sqrt(d) * step_scale / np.sqrt(t) * theta / omega
+
+    def sigma(self, t: int, d: int, omega: float, theta: float, step_scale: float, agent: int = 0) -> float:
+        """Laplace scale ``sigma_t = b Delta(t)`` the mechanism draws for node ``agent`` (``2 sqrt(d) alpha_t theta /
+        (omega epsilon)`` for a per-step budget, spec §5.6; 0 without DP)."""
+        from ..privacy.declared import noise_std
+
+        return float(noise_std(self.mechanism, self.sensitivity(t, d, omega, theta, step_scale), [agent])[0])
 
     def _theta(self, online) -> float:
         if self.theta is not None and self.theta != "data":
@@ -132,7 +170,7 @@ class DPDONC(AlgorithmBase):
                 raise ValidationError("theta='data' needs a problem with a gradient bound (grad_bound)")
             return float(bound)
         if bound is not None:
-            if self.private:
+            if self.mechanism.private:
                 raise PublicParameterError(
                     f"dpdonc: theta (the gradient bound that sets the Laplace scale) must be a public parameter; "
                     f"this problem computes it from the nodes' private data ({float(bound):.7g}). Pass theta=<number> "
@@ -173,17 +211,10 @@ class DPDONC(AlgorithmBase):
         theta = self._theta(online)
         step_scale = self.step_scale if self.step_scale is not None else 1.0 / block.n_agents
         x = np.tile(x0, (block.size, 1))
-        q = x + self._noise(rng, 1, d, mirror.omega, theta, step_scale)
-        state = DPDONCState(x, q, 0, local, mirror, theta, step_scale)
+        q = self.mechanism.privatize(x, self.sensitivity(1, d, mirror.omega, theta, step_scale), rng)  # public start
+        agents = np.asarray(block.agents, dtype=np.int64)
+        state = DPDONCState(x, q, 0, local, mirror, theta, step_scale, agents, tuple(self.mechanism.releases(agents)))
         return state, {"q": q.copy()}
-
-    def _noise(self, rng, t, d, omega, theta, step_scale) -> np.ndarray:
-        sigma = self.sigma(t, d, omega, theta, step_scale)
-        if sigma == 0.0:
-            return np.zeros((len(rng.agents), d))
-        # unit Laplace per agent stream, scaled once: the same numbers as privacy.laplace(g, sigma, d), which
-        # draws rng.laplace(0, 1) * scale, without re-validating sigma for each of the N agents
-        return rng.draw(lambda g, i: g.laplace(0.0, 1.0, d)) * sigma
 
     def step(self, state, inbox, t, rng):
         z = inbox["q"]
@@ -193,20 +224,17 @@ class DPDONC(AlgorithmBase):
             g = g * np.minimum(1.0, state.theta / np.maximum(norm, 1e-300))
         alpha = state.step_scale / np.sqrt(t)
         x = state.mirror.step(z, g, alpha, state.problem.domain)
-        d = x.shape[1]
-        q = x + self._noise(rng, t + 1, d, state.mirror.omega, state.theta, state.step_scale)
+        sens = self.sensitivity(t + 1, x.shape[1], state.mirror.omega, state.theta, state.step_scale)
+        q = self.mechanism.privatize(x, sens, rng)  # q_{t+1} = x_{t+1} + Lap(sigma_{t+1})^d
         return replace(state, x=x, q=q, t=t), {"q": q}
 
     @property
     def private(self) -> bool:
-        """Whether releases are noised (``epsilon`` finite)."""
-        return self.epsilon is not None and self.epsilon != np.inf
+        """Whether releases are noised (the mechanism is not :class:`~privdist.privacy.Identity`)."""
+        return self.mechanism.private
 
     def dp_events(self, state, t):
-        if not self.private:
-            return [in_the_clear(self.name)] * state.x.shape[0]
-        rel = laplace_release(1.0 / self.epsilon, composition="basic", reason=self.unenforced())
-        return [rel] * state.x.shape[0]
+        return list(state.releases)
 
     def estimate(self, state):
         return state.x
@@ -214,7 +242,10 @@ class DPDONC(AlgorithmBase):
     def assumptions(self):
         if not self.private:
             return ["dpdonc: non-private run (sigma_t = 0)"]
-        out = [f"dpdonc: pure epsilon={self.epsilon} per step (S4 Thm 1) from the L1 sensitivity "
+        per_step = (f"pure epsilon={self.epsilon} per step (S4 Thm 1)" if self.budget == "round" else
+                    f"a total budget (epsilon={self.epsilon}, delta={self.delta}) over {self.rounds} steps, "
+                    f"PLD-calibrated Laplace noise multiplier")
+        out = [f"dpdonc: {per_step} from the L1 sensitivity "
                "2 sqrt(d) alpha_t theta / omega of S4 Lemma 1 (with the sqrt(d) its proof drops, AMB-O1); "
                "one changed node cost function is the neighbouring relation (S4 Def. 3)",
                "dpdonc: metrics score the decisions x_t^i (S4 (2)), not the noisy releases q_t^i"]

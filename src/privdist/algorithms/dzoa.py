@@ -21,7 +21,9 @@ other losses go through :meth:`HorizontalERM.local_values`; chunks of ``chunk`` 
 Privacy (§2.7, :mod:`.dzoa_calibration`, issue 12): no noise is added, so no release is a guarantee. Each release
 is declared as the 2.1-constant Gaussian event S1 Thm 1 assumes, with the realised per-agent epsilon of S1(22)
 after rounding ``J_k``, as the paper's *claim* (``reason`` set: the guaranteed RDP/PLD epsilon is inf, the paper's
-S1(25) value and the ``claimed`` RDP/PLD composition of the declared events stay visible). Why it is only a claim:
+S1(25) value and the ``claimed`` RDP/PLD composition of the declared events stay visible). The declaration comes
+from one object built at ``init`` (issue 23): a :class:`~privdist.privacy.declared.GaussianClaim` (which draws
+nothing: it is not a mechanism) or, for the runs in the clear, the :class:`~privdist.privacy.Identity` mechanism. Why it is only a claim:
 S1 Thm 1 uses the worst-case second-moment bound S1(17) as the variance of the release, while the released
 iterate's measured spread is far smaller (14x-540x under the mean reading, issue 12; 590x-1000x under the sum
 reading, issue 14, :mod:`privdist.experiments.release_spread`; ``tests/algorithms/test_algorithms_dzoa.py`` records
@@ -57,9 +59,8 @@ import numpy as np
 
 from .._checks import check_int, check_positive
 from ..errors import ValidationError
-from ..privacy import gaussian_release
 from ..contract import Aggregation, MessageSpec
-from .base import AlgorithmBase, in_the_clear, check_problem_network, degrees_of
+from .base import AlgorithmBase, check_problem_network, degrees_of
 from .dzoa_calibration import GAUSS_CONSTANT, Calibration, check_theorem_range
 from .dzoa_inner import generic_diff, pad_samples, squared_inner_loops, zo_inner_loop
 from .dzoa_moments import MOMENT_J_THRESHOLD, moment_inner_loops
@@ -109,7 +110,8 @@ class ProbeSink:
 
 @dataclass(frozen=True)
 class DZOAState:
-    """Agents' D-ZOA state: released ``beta`` (K, P), duals ``gamma`` (K, P), calibration and local data."""
+    """Agents' D-ZOA state: released ``beta`` (K, P), duals ``gamma`` (K, P), calibration and local data, and the
+    ``declaration`` whose releases are the block's (:meth:`DZOA.declaration`)."""
 
     beta: np.ndarray
     gamma: np.ndarray
@@ -119,6 +121,7 @@ class DZOAState:
     lip_const: np.ndarray  # (K,) data part of L_k: 2 w_k (||X||^2 R + ||X^T y||) + eta/K G_R
     agent_ids: np.ndarray
     sink: Any = field(default=None, compare=False)
+    declaration: Any = None  # the block's GaussianClaim or Identity: every release is declared by it
 
 
 @dataclass(frozen=True)
@@ -294,8 +297,26 @@ class DZOA(AlgorithmBase):
                 + local.local_reg * G_R
         zeros = np.zeros((block.size, P))
         sink = getattr(problem, "probe_sink", None) if self.probe_agent >= 0 else None
-        state = DZOAState(zeros, zeros.copy(), degrees, local, calib, lip, np.asarray(block.agents), sink)
+        state = DZOAState(zeros, zeros.copy(), degrees, local, calib, lip, np.asarray(block.agents), sink,
+                          self.declaration(calib, block.agents))
         return state, {"beta": zeros.copy()}
+
+    def declaration(self, calib: Calibration, agents):
+        """The one object a block's releases come from (issue 23; D-ZOA draws no noise, so it is never a mechanism
+        that draws): the S1 Thm 1 claim of the realised per-agent epsilon of S1(22)
+        (:class:`~privdist.privacy.declared.GaussianClaim`, 2.1 constant, S1(25) composition, reason
+        :data:`CLAIM_REASON`), or :class:`~privdist.privacy.Identity` (in the clear, epsilon inf) for
+        ``exact_inner`` (a deterministic function of the data) and for a run without a privacy target."""
+        from ..privacy import Identity
+        from ..privacy.declared import GaussianClaim
+
+        if self.exact_inner:
+            return Identity(f"{self.name}: exact local minimisers (exact_inner=True) sent without noise (not private)")
+        if calib.epsilon is None:
+            return Identity(f"{self.name}: iterates sent without noise (not private)")
+        reason = CLAIM_REASON + (ORACLE_REASON if self.oracle else "")
+        return GaussianClaim(tuple(int(a) for a in agents), tuple(float(e) for e in calib.epsilon), self.delta,
+                             reason, constant=GAUSS_CONSTANT)
 
     def _calibration_counts(self, local) -> np.ndarray:
         """``N_k`` of S1(19): the sample counts, or ``1/w_k`` (the loss weight) with ``calibration_count="loss_weight"``."""
@@ -430,16 +451,7 @@ class DZOA(AlgorithmBase):
 
     # ---------------------------------------------------------------- privacy
     def dp_events(self, state, t):
-        K = state.beta.shape[0]
-        if self.exact_inner:  # a deterministic function of the data: in the clear, never a finite epsilon
-            return [in_the_clear(self.name, "exact local minimisers (exact_inner=True)")] * K
-        eps = state.calib.epsilon
-        if self.epsilon is None or eps is None:
-            return [in_the_clear(self.name)] * K
-        z = math.sqrt(GAUSS_CONSTANT * math.log(1.25 / self.delta))
-        reason = CLAIM_REASON + (ORACLE_REASON if self.oracle else "")
-        return [gaussian_release(z / float(e), epsilon=float(e), delta=self.delta, composition="dzoa", reason=reason)
-                for e in eps]
+        return state.declaration.releases(state.agent_ids)
 
     def estimate(self, state):
         return state.beta

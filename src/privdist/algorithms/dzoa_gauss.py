@@ -3,7 +3,9 @@
 D-ZOA (:mod:`.dzoa`) adds no noise, so its epsilon is only the paper's claim. This variant keeps D-ZOA's outer
 loop (S1 (4)-(9), spec §2.4) and its cold-started two-point zeroth-order inner loop, and adds what a guarantee
 needs: a bounded per-sample gradient, a certified inner-loop output, and Gaussian noise calibrated to the
-requested per-release ``(epsilon, delta)``.
+requested per-release ``(epsilon, delta)`` (``budget="round"``) or to each agent's total ``(epsilon, delta)`` over
+the run (``budget="total"``, PLD-calibrated over ``rounds`` releases). The noise is drawn and the release declared
+by one mechanism object, ``self.mechanism`` (:mod:`privdist.privacy.mechanisms`, issue 23).
 
 Update for agent ``k`` (degree ``d_k``, ``N_k`` samples, per-sample weight ``w_k = 1/N_k`` of the mean loss,
 ``nbr = sum_{l in N_k} beta_l^{(m-1)}``, all ``beta`` the *released*, noisy iterates):
@@ -18,8 +20,10 @@ where ``h`` is the Huber loss with ``h'(r) = clip(2 r, -c1, c1)`` (the squared l
 derivative clipped, identical to it for ``|r| <= c1/2``), rows are clipped to ``||x_j|| <= 1`` at ``init``,
 ``s(b)`` is the minimum-norm subgradient of ``F_k`` at ``b``, ``mu_k = 2 (rho d_k + eta/K [l2 only])`` and
 ``z`` the noise multiplier of the requested ``(epsilon, delta)``: dp-accounting's exact Gaussian calibration
-(``calibration="exact"``, Balle & Wang 2018) or the classical ``sqrt(C log(1.25/delta))/epsilon``
-(``calibration="classical"``, ``C`` = ``gaussian_constant``, 2.1 in the S1 comparison mode, AMB-X2).
+(``calibration="exact"``, Balle & Wang 2018, :mod:`privdist.privacy.exact_gaussian`) or the classical
+``sqrt(C log(1.25/delta))/epsilon`` (``calibration="classical"``, ``C`` = ``gaussian_constant``, 2.1 in the S1
+comparison mode, AMB-X2, :func:`privdist.privacy.gaussian_mechanism`); with ``budget="total"`` the smallest ``z``
+whose ``rounds``-fold composition PLD certifies at the total ``(epsilon, delta)``.
 
 **Sensitivity** (replace-one neighbours at one agent, which is how spec §1.1 reads S1). Let ``D, D'`` differ
 in row ``j``. ``F = F_D`` is ``mu_k``-strongly convex (``rho d_k ||b||^2`` plus convex terms) and
@@ -42,7 +46,8 @@ adaptively. Every assumption is enforced in code: clipping (Huber derivative, ro
 (polish, then :class:`CertificationError` if even that fails), the noise drawn (``sigma_k = z Delta_k``).
 
 Releases: ``GaussianDpEvent(z)`` per agent per round, a guarantee (RDP/PLD finite); its paper column is the
-S1(25) formula with the 2.1 constant (``"dzoa"``), the moments bound with 2, none for the exact calibration.
+S1(25) formula with the 2.1 constant (``"dzoa"``), the moments bound with 2 (and for a total budget), none for the
+exact per-release calibration.
 Spec ambiguity resolutions adopted: AMB-D2, D4, D5, D6 (inner loop as in D-ZOA), AMB-X1 (the releases are
 scored), AMB-X2 (2.1 constant in the catalog's comparison runs).
 
@@ -53,7 +58,6 @@ References:
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass, replace
 from typing import ClassVar
@@ -63,7 +67,7 @@ import numpy as np
 from .._checks import check_int, check_positive, check_probability
 from ..errors import CalibrationError, ValidationError
 from ..contract import Aggregation, MessageSpec
-from .base import AlgorithmBase, check_problem_network, degrees_of, in_the_clear
+from .base import AlgorithmBase, Budgeted, check_problem_network, degrees_of
 from .dzoa_inner import pad_samples
 
 __all__ = ["DZOAGauss", "DZOAGaussState", "CertificationError", "huber", "huber_dz"]
@@ -84,31 +88,30 @@ def huber_dz(r: np.ndarray, c1: float) -> np.ndarray:
     return np.clip(2.0 * r, -c1, c1)
 
 
-_PER_AGENT = ("beta", "gamma", "degrees", "mu", "tau", "sensitivity", "sigma", "lip", "polished")
+_PER_AGENT = ("beta", "gamma", "degrees", "mu", "tau", "sensitivity", "sigma", "lip", "polished", "agents")
 
 
 class _Generators:
-    """The ``generators()`` of several runs' agent streams, in stacked order (:meth:`DZOAGauss.step_many`)."""
+    """Several runs' agent streams in stacked order (:meth:`DZOAGauss.step_many`): their generators, and the agent
+    ids and ``draw`` a mechanism reads (each row still drawn from its own agent's generator)."""
 
-    def __init__(self, gens):
-        self._gens = gens
+    def __init__(self, streams):
+        self._gens = [g for s in streams for g in s.generators()]
+        self.agents = np.concatenate([np.asarray(s.agents, dtype=np.int64) for s in streams])
+        self.round = streams[0].round
 
     def generators(self):
         return self._gens
 
-
-@functools.lru_cache(maxsize=256)
-def _exact_z(epsilon: float, delta: float) -> float:
-    """Smallest noise multiplier of one Gaussian release that is ``(epsilon, delta)``-DP (exact PLD, verified)."""
-    from ..privacy import calibrate
-
-    return calibrate(epsilon, delta, 1, accountant="pld")
+    def draw(self, fn):
+        return np.stack([fn(g, i) for i, g in enumerate(self._gens)])
 
 
 @dataclass(frozen=True)
 class DZOAGaussState:
     """Released ``beta`` (K, P), duals ``gamma`` (K, P), degrees, the block's clipped data and per-agent
-    ``mu``, ``tau``, ``sensitivity`` and ``sigma`` (K,); ``polished`` counts exact-solve fallbacks per agent."""
+    ``mu``, ``tau``, ``sensitivity`` and ``sigma`` (K,); ``polished`` counts exact-solve fallbacks per agent;
+    ``agents`` the global ids (whose budgets the mechanism reads)."""
 
     beta: np.ndarray
     gamma: np.ndarray
@@ -124,17 +127,20 @@ class DZOAGaussState:
     sigma: np.ndarray
     lip: np.ndarray
     polished: np.ndarray
+    agents: np.ndarray
 
 
 @dataclass(frozen=True)
-class DZOAGauss(AlgorithmBase):
+class DZOAGauss(Budgeted, AlgorithmBase):
     """Factory: ``DZOAGauss(epsilon=0.15, delta=1e-3)``: D-ZOA with a Gaussian mechanism that privdist enforces.
 
     Args:
-        epsilon, delta: per-release target; ``epsilon=None`` (``false`` in TOML) adds no noise and declares the
-            releases in the clear.
-        calibration: ``"exact"`` (dp-accounting's exact Gaussian noise multiplier for one release) or
-            ``"classical"`` (``sqrt(C log(1.25/delta)) / epsilon``, proved for ``epsilon < 1``).
+        epsilon, delta: per-release target (``budget="round"``) or each agent's total over the run
+            (``budget="total"``); ``epsilon=None`` (``false`` in TOML) adds no noise and declares the releases in
+            the clear (the :class:`~privdist.privacy.Identity` mechanism); a tuple gives one budget per agent.
+        calibration: per-release calibration of ``budget="round"``: ``"exact"`` (dp-accounting's exact Gaussian
+            noise multiplier for one release) or ``"classical"`` (``sqrt(C log(1.25/delta)) / epsilon``, proved for
+            ``epsilon < 1``). A total budget is PLD-calibrated; it needs ``"exact"`` (the default).
         gaussian_constant: ``C`` of the classical calibration: 2.1 (S1 comparison mode) or 2.
         c1: bound on the per-sample loss derivative (Huber clipping); rows are clipped to norm 1.
         rho, T, J, u1: D-ZOA's penalty, inner steps, direction pairs per step (public, fixed) and smoothing.
@@ -148,6 +154,8 @@ class DZOAGauss(AlgorithmBase):
             discarded whenever it fails the certificate (issue 14: on S1 Fig 4's trial 0, sum reading, it met the
             certificate for 4 of 5 agents in every round; ``"exact"`` is used there for speed, ~29 ms per
             trial-round for the zeroth-order loop).
+        budget: ``"round"`` (per-release target, the papers') or ``"total"`` (each agent's whole run, PLD).
+        rounds: rounds a total budget covers (``None``: the run's, filled in by ``run``).
     """
 
     epsilon: float | None = 0.15
@@ -163,6 +171,8 @@ class DZOAGauss(AlgorithmBase):
     tau_rel: float = 0.05
     max_polish: int = 10000
     local_solver: str = "zo"
+    budget: str = "round"
+    rounds: int | None = None
     name: ClassVar[str] = "dzoa_gauss"
 
     def __post_init__(self):
@@ -180,26 +190,37 @@ class DZOAGauss(AlgorithmBase):
             raise ValidationError(f"local_solver must be 'zo' or 'exact', got {self.local_solver!r}")
         if self.gaussian_constant not in (2.0, 2.1):
             raise ValidationError(f"gaussian_constant must be 2 or 2.1, got {self.gaussian_constant}")
-        if self.epsilon is not None:
-            check_positive(self.epsilon, "epsilon")
-            if self.calibration == "classical" and self.epsilon >= 1:
-                raise ValidationError(f"the classical Gaussian bound needs epsilon < 1, got {self.epsilon}; "
-                                      "use calibration='exact'")
+        self._check_budget()
+        if self.calibration == "classical" and self.budget == "total" and self.epsilon is not None:
+            raise ValidationError("calibration='classical' is a per-release formula; a total budget is calibrated "
+                                  "with PLD: use calibration='exact' with budget='total'")
+        if self.budget == "round" or self.rounds is not None:
+            self.mechanism  # noqa: B018 - validates epsilon now (named errors at construction)
+        if self.calibration == "classical" and self.epsilon is not None and np.any(np.asarray(self.epsilon) >= 1):
+            raise ValidationError(f"the classical Gaussian bound needs epsilon < 1, got {self.epsilon}; "
+                                  "use calibration='exact'")
 
     # ------------------------------------------------------------------ setup
-    @property
-    def noise_multiplier(self) -> float:
-        """``z = sigma_k / Delta_k`` of one release (0 without a privacy target)."""
-        if self.epsilon is None:
-            return 0.0
+    def _build_mechanism(self):
+        """The Gaussian mechanism of the budget (issue 23): classical (:func:`privdist.privacy.gaussian_mechanism`,
+        constant ``gaussian_constant``) or exact (:func:`privdist.privacy.exact_gaussian.exact_gaussian_mechanism`)
+        per release, PLD over ``rounds`` releases for a total budget; :class:`~privdist.privacy.Identity` without a
+        privacy target."""
+        from ..privacy import gaussian_mechanism
+        from ..privacy.exact_gaussian import exact_gaussian_mechanism
+
+        clear = f"{self.name}: iterates sent without noise (not private)"
         if self.calibration == "classical":
-            return math.sqrt(self.gaussian_constant * math.log(1.25 / self.delta)) / self.epsilon
-        return _exact_z(float(self.epsilon), float(self.delta))
+            return gaussian_mechanism(self.epsilon, self.delta, constant=self.gaussian_constant, clear=clear)
+        return exact_gaussian_mechanism(self.epsilon, self.delta, budget=self.budget, releases=self.rounds,
+                                        clear=clear)
 
     def messages(self, problem, network):
         return (MessageSpec("beta", (problem.n_features,), Aggregation.NEIGHBOR_SUM),)
 
     def init(self, problem, network, block, rng):
+        from ..privacy.declared import noise_std
+
         check_problem_network(problem, network)
         local = problem.subset(block.agents) if block.size != problem.n_agents else problem
         if getattr(local.loss, "name", "") != "squared":
@@ -217,12 +238,13 @@ class DZOAGauss(AlgorithmBase):
         base = 2.0 * self.c1 * w.max(axis=1) / mu  # public: w_k = 1/N_k
         tau = self.tau_rel * base
         sens = base + 2.0 * tau
-        sigma = self.noise_multiplier * sens
+        sigma = noise_std(self.mechanism, sens, block.agents)  # recorded: the mechanism draws sigma_k = z Delta_k
         G = np.einsum("kn,knp,knq->kpq", w, X, X)
         lip = 2.0 * np.linalg.eigvalsh(G)[:, -1] + mu  # gradient Lipschitz constant of the smooth part
         zeros = np.zeros((block.size, problem.n_features))
         state = DZOAGaussState(zeros, zeros.copy(), degrees, X, np.asarray(local.y, dtype=float), w, float(l1w),
-                               float(l2w), mu, tau, sens, sigma, lip, np.zeros(block.size, dtype=np.int64))
+                               float(l2w), mu, tau, sens, sigma, lip, np.zeros(block.size, dtype=np.int64),
+                               np.asarray(block.agents, dtype=np.int64))
         return state, {"beta": zeros.copy()}
 
     # ------------------------------------------------------------------- step
@@ -302,9 +324,7 @@ class DZOAGauss(AlgorithmBase):
 
     def step(self, state, inbox, t, rng):
         b, gamma, rows = self.local_output(state, inbox, rng)
-        gens = rng.generators()
-        noise = np.stack([g.standard_normal(b.shape[1]) for g in gens]) * state.sigma[:, None]
-        beta = b + noise
+        beta = self.mechanism.privatize(b, state.sensitivity, rng)  # b_out + N(0, (z Delta_k)^2 I), after the loop
         polished = state.polished.copy()
         polished[rows] += 1
         return replace(state, beta=beta, gamma=gamma, polished=polished), {"beta": beta}
@@ -324,7 +344,7 @@ class DZOAGauss(AlgorithmBase):
                           w=np.concatenate([pad_samples(s.w, n) for s in states]),
                           **{f: np.concatenate([getattr(s, f) for s in states]) for f in _PER_AGENT})
         inbox = {"beta": np.concatenate([r[1]["beta"] for r in requests])}
-        new, out = self.step(stacked, inbox, t, _Generators([g for r in requests for g in r[2].generators()]))
+        new, out = self.step(stacked, inbox, t, _Generators([r[2] for r in requests]))
         edges = np.cumsum([s.beta.shape[0] for s in states])[:-1]
         parts = {f: np.split(getattr(new, f), edges) for f in ("beta", "gamma", "polished")}
         return [(replace(s, beta=parts["beta"][i], gamma=parts["gamma"][i], polished=parts["polished"][i]),
@@ -332,17 +352,7 @@ class DZOAGauss(AlgorithmBase):
 
     # ---------------------------------------------------------------- privacy
     def dp_events(self, state, t):
-        K = state.beta.shape[0]
-        if self.epsilon is None:
-            return [in_the_clear(self.name)] * K
-        from ..privacy import gaussian_release
-
-        if self.calibration == "exact":
-            rel = gaussian_release(self.noise_multiplier, epsilon=self.epsilon, delta=self.delta, composition=None)
-        else:
-            rel = gaussian_release(self.noise_multiplier, epsilon=self.epsilon, delta=self.delta,
-                                   composition="dzoa" if self.gaussian_constant == 2.1 else "moments")
-        return [rel] * K
+        return self.mechanism.releases(state.agents)
 
     def estimate(self, state):
         return state.beta
@@ -354,10 +364,12 @@ class DZOAGauss(AlgorithmBase):
                 "polished_rounds_per_agent": [int(x) for s in states for x in s.polished]}
 
     def assumptions(self):
-        if self.epsilon is None:
+        if not self.mechanism.private:
             return ["dzoa_gauss: run without a privacy target; releases in the clear"]
         how = ("dp-accounting's exact Gaussian calibration" if self.calibration == "exact" else
                f"the classical bound with constant {self.gaussian_constant:g}")
+        if self.budget == "total":
+            how = f"the PLD calibration of a total budget over {self.rounds} releases"
         return [
             f"dzoa_gauss: squared loss replaced by the Huber loss with |l'| <= c1 = {self.c1:g} (residual derivative "
             "clipped) and rows clipped to norm <= 1: the per-sample gradient bound is enforced",

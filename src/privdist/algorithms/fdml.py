@@ -13,12 +13,15 @@ runtime round is one mini-batch step (an epoch is ``N // batch_size`` rounds):
 The objective is ``(1/N) sum_i log(1 + exp(-Y_i h_i)) + lambda sum_m ||x_m||^2`` (mean scaling, spec §6.9),
 ``lambda`` = the problem's ``reg_weight``. Batches: a fresh random permutation per epoch (``shuffle=True``) or
 cyclic in sample order; initialisation ``x_m ~ N(0, init_std^2 I)`` (RES: 0.01 for the reproduction). The
-optional noise has no sensitivity analysis: no DP events (S2 §1.1: "without formal guarantee"). Note that the
-returned ``r_i`` reveal the labels of the batch by their sign (inherent to the protocol).
+optional noise has no sensitivity analysis (S2 §1.1: "without formal guarantee"): it is NOT a DP mechanism but a
+:class:`~privdist.privacy.declared.Perturbation` (issue 23), which draws the noise and declares the shares in the
+clear (epsilon = inf) from one object. Note that the returned ``r_i`` reveal the labels of the batch by their sign
+(inherent to the protocol).
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
@@ -29,7 +32,7 @@ from .._checks import check_int, check_nonnegative, check_positive
 from ..errors import ValidationError
 from ..contract import Aggregation, MessageSpec
 from .base import AlgorithmBase, in_the_clear
-from .sharing import check_vertical
+from .vertical_common import check_vertical
 
 __all__ = ["FDMLSGD", "FDMLPartyState", "FDMLCoordinatorState"]
 
@@ -60,7 +63,8 @@ class FDMLSGD(AlgorithmBase):
     Args:
         lr: learning rate (> 0); unknown in the paper, grid-searched (AMB-B4).
         batch_size: mini-batch size (>= 1, at most N).
-        noise_std: std of Gaussian noise added to the shared local predictions (0: none).
+        noise_std: std of Gaussian noise added to the shared local predictions (0: none); no sensitivity
+            analysis, so no DP claim (:attr:`perturbation`).
         init_std: std of the random initialisation (0: zeros).
         shuffle: new random permutation every epoch (else cyclic batches in sample order).
     """
@@ -78,6 +82,16 @@ class FDMLSGD(AlgorithmBase):
         check_int(self.batch_size, "batch_size")
         check_nonnegative(self.noise_std, "noise_std")
         check_nonnegative(self.init_std, "init_std")
+
+    @functools.cached_property
+    def perturbation(self):
+        """The :class:`~privdist.privacy.declared.Perturbation` of ``noise_std`` (not a DP mechanism), or None."""
+        if not self.noise_std > 0:
+            return None
+        from ..privacy.declared import Perturbation
+
+        return Perturbation(self.noise_std, f"{self.name}: shared predictions with Gaussian noise of std "
+                            f"{self.noise_std} but without a sensitivity analysis: no DP claim")
 
     def _batch(self, problem) -> int:
         check_vertical(problem, self.name)
@@ -121,7 +135,6 @@ class FDMLSGD(AlgorithmBase):
         batch = inbox["batch"][0].astype(np.int64)
         x = state.x.copy()
         a = np.empty((x.shape[0], batch.shape[0]))
-        gens = None
         for i, D in enumerate(data.blocks):
             o, d = data.offsets[i], data.dims[i]
             x_m = x[i, o:o + d]
@@ -131,9 +144,8 @@ class FDMLSGD(AlgorithmBase):
                 x_m = x_m - self.lr * grad
                 x[i, o:o + d] = x_m
             a[i] = np.asarray(D[batch] @ x_m).ravel()
-            if self.noise_std > 0:
-                gens = gens or rng.generators()
-                a[i] += self.noise_std * gens[i].standard_normal(batch.shape[0])
+        if self.perturbation is not None:  # a_{m,i} + N(0, noise_std^2), party m's own stream
+            a = self.perturbation.perturb(a, rng)
         return replace(state, x=x, prev=batch), {"a": a}
 
     def step_coordinator(self, cstate, inbox, t, rng):
@@ -148,9 +160,9 @@ class FDMLSGD(AlgorithmBase):
         return replace(cstate, perm=perm, pos=pos + B, batch=batch), {"batch": batch.astype(float), "r": r}
 
     def dp_events(self, state, t):
-        what = ("shared predictions perturbed without a sensitivity analysis" if self.noise_std > 0
-                else "shared predictions")
-        return [in_the_clear(self.name, what)] * state.x.shape[0]
+        if self.perturbation is not None:
+            return self.perturbation.releases(np.arange(state.x.shape[0]))
+        return [in_the_clear(self.name, "shared predictions")] * state.x.shape[0]
 
     def estimate(self, state):
         return state.x

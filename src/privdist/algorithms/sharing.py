@@ -29,8 +29,9 @@ with or without noise. S2 protects features only (column-level neighbours, S2 De
 event and is listed by :meth:`ADMMSharing.exposures`.
 
 **Privacy: guarantee or claim** (issue 12; DP event per party and round). Only the clipped ``output`` mode with a
-numeric public ``b1`` and ``epsilon`` is a *guarantee*: ``GaussianDpEvent(sqrt(2 log(1.25/delta)) / epsilon)`` with
-``sigma = sqrt(2 log(1.25/delta)) C / epsilon`` and ``C = (1 + M rho) b1 / rho``
+numeric public ``b1`` and ``epsilon`` is a *guarantee*: ``GaussianDpEvent(z)`` with ``sigma = z C``,
+``z = sqrt(2 log(1.25/delta)) / epsilon`` per release (``budget="round"``, S2 Thm 3) or the PLD-calibrated ``z`` of
+each party's total ``(epsilon, delta)`` over ``rounds`` releases (``budget="total"``), and ``C = (1 + M rho) b1 / rho``
 (:func:`~privdist.privacy.sharing_calibration.clipped_sensitivity`, which holds for any two blocks once the inputs
 are clipped; S2 Lemma 1's ``C = 3/(d_m rho)[lambda c1 + (1 + M rho) b1]`` does not, its ``1/d_m`` assumes
 ``||(D_m^T D_m)^{-1}|| = 1/d_m``). Every other mode with ``epsilon`` releases the paper's *claim* (same event, the
@@ -45,6 +46,12 @@ unclipped path (S2 Lemma 1's ``C``, assumed ``b1``) kept for reproduction, becau
 (also in the non-private limit). Without ``epsilon`` the shares are released without a claim (epsilon inf, with
 the noise std in the reason when ``noise_std > 0``). Adopts AMB-V1 (loss scale from the problem), V2, V3, V4, V6
 (``delta' = delta``), V11.
+
+**One object per release** (issue 23): every share's noise is drawn, and its release declared, by
+``self.mechanism``, built in :meth:`ADMMSharing._build_mechanism` and called once per party and round: the
+:class:`~privdist.privacy.GaussianMechanism` of the budget (guarantee or claim, paper column S2 Cor. 1), the
+:class:`~privdist.privacy.declared.Perturbation` of ``noise_std`` without ``epsilon`` (no sensitivity analysis:
+released in the clear), or :class:`~privdist.privacy.Identity` (no noise).
 """
 
 from __future__ import annotations
@@ -55,15 +62,15 @@ from typing import ClassVar
 
 import numpy as np
 import scipy.linalg as sla
-from scipy.special import expit
 
 from .._checks import check_int, check_nonnegative, check_positive, check_probability
 from ..errors import ValidationError
-from ..privacy import gaussian_release, non_private_release
-from ..privacy.sharing_calibration import (clipped_sensitivity, computed_sensitivity, sharing_noise_multiplier,
-                                           sharing_sensitivity)
+from ..privacy import gaussian_mechanism
+from ..privacy.declared import Perturbation, noise_std
+from ..privacy.sharing_calibration import clipped_sensitivity, computed_sensitivity, sharing_sensitivity
 from ..contract import Aggregation, MessageSpec
-from .base import AlgorithmBase, in_the_clear
+from .base import AlgorithmBase, Budgeted
+from .vertical_common import check_vertical, logistic_prox
 
 __all__ = ["check_vertical", "ADMMSharing", "SharingPartyState", "SharingCoordinatorState", "logistic_prox",
            "pilot_b1", "NOISE_MODES"]
@@ -88,48 +95,36 @@ def _clip(v: np.ndarray, bound: float) -> tuple[np.ndarray, bool]:
     return v * (bound / norm), True
 
 
-def check_vertical(problem, name: str) -> None:
-    """Raise :class:`ValidationError` unless ``problem`` is a vertical problem (parties + coordinator roles)."""
-    if not hasattr(problem, "coordinator_data"):
-        raise ValidationError(f"{name} needs a VerticalProblem, got {type(problem).__name__}")
+class _Party:
+    """Row ``i`` of a block's streams: what a mechanism reads to draw one party's noise (the party's id, the round,
+    ``draw`` from that party's own generator). Lazy: a run without noise never touches ``rng``."""
 
+    __slots__ = ("_rng", "_i")
 
-def logistic_prox(s: np.ndarray, y: np.ndarray, labels: np.ndarray, w: float, rho: float,
-                  tol: float = 1e-10, max_iter: int = 100) -> np.ndarray:
-    """Vectorised safeguarded Newton for ``argmin_z w log(1+e^{-Yz}) - y z + rho/2 (z - s)^2`` (spec §1.6).
+    def __init__(self, rng, i: int):
+        self._rng, self._i = rng, i
 
-    The root of ``h'(z) = -w Y sigma(-Y z) - y + rho (z - s)`` lies in ``[s + (y - w)/rho, s + (y + w)/rho]``;
-    Newton steps leaving the (shrinking) bracket are replaced by bisection; an entry stops once
-    ``|h'| < tol min(1, w + rho)`` (only unconverged entries are iterated on). ``h'`` scales with ``w + rho``: with
-    the ``mean`` loss and a small ``rho`` an absolute ``tol`` would leave ``z`` inaccurate by up to ``tol / rho``.
-    """
-    lo, hi = s + (y - w) / rho, s + (y + w) / rho
-    z = s.copy()
-    stop = tol * min(1.0, w + rho)
-    act = np.arange(z.shape[0])  # entries not yet converged: only these are iterated on
-    for _ in range(max_iter):
-        za, lab = z[act], labels[act]
-        sig = expit(-lab * za)
-        g = -w * lab * sig - y[act] + rho * (za - s[act])
-        keep = np.abs(g) >= stop
-        if not keep.any():
-            break
-        act, za, g, sig = act[keep], za[keep], g[keep], sig[keep]
-        lo_a = np.where(g < 0, za, lo[act])
-        hi_a = np.where(g > 0, za, hi[act])
-        lo[act], hi[act] = lo_a, hi_a
-        z_new = za - g / (w * sig * (1.0 - sig) + rho)
-        z[act] = np.where((z_new > lo_a) & (z_new < hi_a), z_new, 0.5 * (lo_a + hi_a))
-    return z
+    @property
+    def agents(self) -> np.ndarray:
+        return np.asarray(self._rng.agents)[self._i:self._i + 1]
+
+    @property
+    def round(self) -> int:
+        return self._rng.round
+
+    def draw(self, fn) -> np.ndarray:
+        return np.stack([fn(self._rng.generators()[self._i], 0)])
 
 
 @dataclass(frozen=True)
 class SharingPartyState:
     """Parties of one block: ``x`` (b, d) noise-free ``x_m`` embedded at their offsets, ``Q`` (b, N) last shares,
     ``chol``/``noise_factor`` per party (Cholesky factor; pseudo-inverse square root or None), ``dropped`` the
-    number of null directions removed from ``D_m^T D_m`` (``paper_precision``), ``data`` the blocks, ``clip_bound``
+    number of null directions removed from ``D_m^T D_m`` (``paper_precision``), ``sigma`` (b,) the noise std the
+    mechanism draws (0 in ``computed_heuristic``, calibrated each round), ``data`` the blocks, ``clip_bound``
     the public ``b1`` the party step clips ``y`` (to ``b1``) and ``v_m`` (to ``M b1``) to, or None, ``clipped``
-    (b,) the number of rounds in which a party clipped ``y`` or ``v_m``."""
+    (b,) the number of rounds in which a party clipped ``y`` or ``v_m``, ``sensitivity`` (b,) the ``C`` each
+    party's release is calibrated to, ``agents`` the parties' global ids."""
 
     x: np.ndarray
     Q: np.ndarray
@@ -140,6 +135,8 @@ class SharingPartyState:
     data: object
     clip_bound: float | None = None
     clipped: np.ndarray | None = None
+    sensitivity: np.ndarray | None = None
+    agents: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -154,7 +151,7 @@ class SharingCoordinatorState:
 
 
 @dataclass(frozen=True)
-class ADMMSharing(AlgorithmBase):
+class ADMMSharing(Budgeted, AlgorithmBase):
     """Factory: ``ADMMSharing(rho=1.0, mode="variable_isotropic", noise_std=0.0)``.
 
     Args:
@@ -162,9 +159,10 @@ class ADMMSharing(AlgorithmBase):
         mode: one of :data:`NOISE_MODES` (spec §3.6).
         noise_std: the noise std ``s`` (``variable_isotropic``) or ``sigma`` (other modes) when ``epsilon`` is
             None; 0 runs without noise.
-        epsilon, delta: per-iteration privacy; when ``epsilon`` is set, ``sigma = sqrt(2 log(1.25/delta)) C/eps``
-            (``C`` of :func:`~privdist.privacy.sharing_calibration.clipped_sensitivity` in the clipped ``output``
-            mode, of S2 Lemma 1 otherwise).
+        epsilon, delta: per-iteration privacy (``budget="round"``; ``sigma = sqrt(2 log(1.25/delta)) C/eps``) or,
+            in the guaranteed mode, each party's total over the run (``budget="total"``; ``sigma = z C`` with ``z``
+            PLD-calibrated); ``C`` of :func:`~privdist.privacy.sharing_calibration.clipped_sensitivity` in the
+            clipped ``output`` mode, of S2 Lemma 1 otherwise. A tuple of epsilons gives one budget per party.
         b1: public bound (required with ``epsilon`` except in ``computed_heuristic``): in ``output`` mode with
             ``clip=True`` the party step clips ``||y|| <= b1`` and ``||v_m|| <= M b1`` (a guarantee); elsewhere
             the paper's assumed bound on ``||x||, ||y||, ||z||`` (a claim). Or ``"pilot"``:
@@ -175,10 +173,12 @@ class ADMMSharing(AlgorithmBase):
             the closed-form step handles ``R = ||x||^2`` exactly).
         b1_safety: factor (>= 1) on the pilot's largest norm (1 = AMB-V4 as written).
         pilot_rounds: iterations of the pilot run (100 = the experiments' ``T``, AMB-V1).
+        budget: ``"round"`` (the paper's per-release parameters) or ``"total"`` (guaranteed mode only).
+        rounds: rounds a total budget covers (``None``: the run's, filled in by ``run``).
 
     Raises:
         ValidationError: bad values, unknown mode, ``epsilon`` without ``b1``, ``b1`` a string other than
-            ``"pilot"``, ``computed_heuristic`` without ``epsilon``.
+            ``"pilot"``, ``computed_heuristic`` without ``epsilon``, a total budget outside the guaranteed mode.
     """
 
     rho: float = 1.0
@@ -191,6 +191,8 @@ class ADMMSharing(AlgorithmBase):
     c1: float = 2.0
     b1_safety: float = 1.0
     pilot_rounds: int = 100
+    budget: str = "round"
+    rounds: int | None = None
     name: ClassVar[str] = "admm_sharing"
     has_coordinator: ClassVar[bool] = True
 
@@ -202,7 +204,6 @@ class ADMMSharing(AlgorithmBase):
         if self.mode not in NOISE_MODES:
             raise ValidationError(f"mode must be one of {NOISE_MODES}, got {self.mode!r}")
         if self.epsilon is not None:
-            check_positive(self.epsilon, "epsilon")
             if self.b1 is None and self.mode != "computed_heuristic":
                 raise ValidationError(f"mode {self.mode!r} with epsilon needs the assumed bound b1 (AMB-V4)")
         elif self.mode == "computed_heuristic":
@@ -224,6 +225,27 @@ class ADMMSharing(AlgorithmBase):
         if self.mode == "computed_heuristic":
             warnings.warn("admm_sharing mode 'computed_heuristic' calibrates noise with private iterates: "
                           "it is NOT differentially private (spec §3.6)", stacklevel=3)
+        self._check_budget()
+        if self.budget == "total" and self.epsilon is not None and not self._clipping():
+            raise ValidationError(f"admm_sharing: a total budget needs the guaranteed mode (mode='output', "
+                                  f"clip=True, a numeric b1); mode {self.mode!r} releases the paper's per-release "
+                                  "claim (use budget='round')")
+        if self.budget == "round" or self.rounds is not None:
+            self.mechanism  # noqa: B018 - validates epsilon now (named errors at construction)
+
+    def _build_mechanism(self):
+        """The one object every share's noise and release come from (issue 23): the Gaussian mechanism of the budget
+        with S2 Cor. 1 as its paper column (a guarantee in the clipped ``output`` mode, else the paper's claim with
+        :meth:`unenforced`), the :class:`~privdist.privacy.declared.Perturbation` of ``noise_std`` (no ``epsilon``:
+        no sensitivity analysis, released in the clear), or :class:`~privdist.privacy.Identity`."""
+        if self.epsilon is None and self.noise_std > 0:  # a noise level without a sensitivity bound: no DP claim
+            where = "" if self.mode == "output" else " (noise confined to col(D_m))"
+            return Perturbation(self.noise_std, f"admm_sharing ({self.mode}): shared vectors Q_m sent with noise of "
+                                f"std {self.noise_std}{where} but without a sensitivity bound: no DP claim")
+        mech = gaussian_mechanism(self.epsilon, self.delta, budget=self.budget, releases=self.rounds, constant=2.0,
+                                  reason=self.unenforced(),
+                                  clear="admm_sharing: shared vectors Q_m = D_m x_m sent without noise (not private)")
+        return replace(mech, composition="advanced") if mech.private else mech  # S2 Cor. 1 (spec §1.3-3)
 
     # --- protocol -----------------------------------------------------------------------------------------
     def messages(self, problem, network):
@@ -245,21 +267,21 @@ class ADMMSharing(AlgorithmBase):
         return (self.mode == "output" and self.clip and self.epsilon is not None and self.b1 is not None
                 and self.b1 != "pilot")
 
-    def _sigma(self, d_m: int, lam: float, M: int, b1: float | None) -> float:
-        if self.epsilon is None or self.mode == "computed_heuristic":
-            return self.noise_std
+    def _sensitivity(self, d_m: int, lam: float, M: int, b1: float | None) -> float:
+        """``C`` of a party's release: the clipped bound (guarantee), S2 Lemma 1's (claim), or 0 (no DP mechanism;
+        ``computed_heuristic`` computes its ``C`` every round)."""
+        if not self.mechanism.private or self.mode == "computed_heuristic":
+            return 0.0
         if self._clipping():
-            C = clipped_sensitivity(self.rho, b1, M)
-        else:
-            C = sharing_sensitivity(d_m, self.rho, lam, self.c1, b1, M)
-        return sharing_noise_multiplier(self.epsilon, self.delta) * C
+            return clipped_sensitivity(self.rho, b1, M)
+        return sharing_sensitivity(d_m, self.rho, lam, self.c1, b1, M)
 
     def init(self, problem, network, block, rng):
         check_vertical(problem, self.name)
         data = problem.subset(block.agents)
         lam = data.reg_weight
-        b1 = self._b1(problem) if self.epsilon is not None and self.mode != "computed_heuristic" else None
-        chol, factors, dropped, sigmas = [], [], [], []
+        b1 = self._b1(problem) if self.mechanism.private and self.mode != "computed_heuristic" else None
+        chol, factors, dropped, sens = [], [], [], []
         for i, D in enumerate(data.blocks):
             G = data.gram(i)
             A = self.rho * G + 2.0 * lam * np.eye(G.shape[0])
@@ -280,11 +302,13 @@ class ADMMSharing(AlgorithmBase):
                                   stacklevel=2)
             factors.append(F)
             dropped.append(k)
-            sigmas.append(self._sigma(D.shape[1], lam, data.n_parties, b1))
+            sens.append(self._sensitivity(D.shape[1], lam, data.n_parties, b1))
+        agents = np.asarray(block.agents, dtype=np.int64)
         zeros = np.zeros((block.size, data.n_samples))
         state = SharingPartyState(np.zeros((block.size, data.n_features)), zeros, tuple(chol), tuple(factors),
-                                  tuple(dropped), np.asarray(sigmas), data,
-                                  float(b1) if self._clipping() else None, np.zeros(block.size, dtype=np.int64))
+                                  tuple(dropped), noise_std(self.mechanism, np.asarray(sens), agents), data,
+                                  float(b1) if self._clipping() else None, np.zeros(block.size, dtype=np.int64),
+                                  np.asarray(sens), agents)
         return state, {"Q": zeros.copy()}
 
     def init_coordinator(self, problem, network, rng):
@@ -298,7 +322,6 @@ class ADMMSharing(AlgorithmBase):
         data, rho = state.data, self.rho
         x, Q = np.zeros_like(state.x), np.empty_like(state.Q)
         bound, clipped = state.clip_bound, state.clipped
-        gens = None
         for i, D in enumerate(data.blocks):
             r, y = inbox["r"][i], inbox["y"][i]
             v = r - state.Q[i]
@@ -310,26 +333,32 @@ class ADMMSharing(AlgorithmBase):
             x_m = sla.cho_solve(state.chol[i], -np.asarray(D.T @ (y + rho * v)).ravel())
             o = data.offsets[i]
             x[i, o:o + x_m.shape[0]] = x_m
-            sigma = state.sigma[i]
-            if self.mode == "computed_heuristic":
-                C = computed_sensitivity(D.shape[1], rho, data.reg_weight, float(np.linalg.norm(y)),
-                                         float(np.linalg.norm(v)))
-                sigma = sharing_noise_multiplier(self.epsilon, self.delta) * C
-            if sigma > 0:
-                gens = gens or rng.generators()
-                g = gens[i]
-                if self.mode == "output":
-                    Q[i] = np.asarray(D @ x_m).ravel() + sigma * g.standard_normal(data.n_samples)
-                    continue
-                if self.mode == "variable_isotropic":
-                    xi = sigma * g.standard_normal(x_m.shape[0])
-                else:
-                    F = state.noise_factor[i]
-                    xi = sigma * (F @ g.standard_normal(F.shape[1]))
-                Q[i] = np.asarray(D @ (x_m + xi)).ravel()
-            else:
-                Q[i] = np.asarray(D @ x_m).ravel()
+            Q[i] = self._share(state, i, D, x_m, y, v, _Party(rng, i))
         return replace(state, x=x, Q=Q, clipped=clipped), {"Q": Q}
+
+    def _share(self, state, i: int, D, x_m: np.ndarray, y: np.ndarray, v: np.ndarray, party) -> np.ndarray:
+        """``Q_m`` of party row ``i`` with its mode's noise (spec §3.6), drawn by the mechanism once per round:
+        ``output``: ``D_m x_m + e``, ``e ~ N(0, sigma^2 I_N)``; ``variable_isotropic``: ``D_m (x_m + xi)``,
+        ``xi ~ N(0, sigma^2 I)``; ``paper_precision``/``computed_heuristic``: ``xi = F w``, ``w ~ N(0, sigma^2 I)``,
+        ``F F^T = (D_m^T D_m)^+`` (the last with the authors' data-dependent ``C``, [CODE])."""
+        C = state.sensitivity[i]
+        if self.mode == "computed_heuristic":
+            C = computed_sensitivity(D.shape[1], self.rho, state.data.reg_weight, float(np.linalg.norm(y)),
+                                     float(np.linalg.norm(v)))
+        if self.mode == "output":
+            return self._noisy(np.asarray(D @ x_m).ravel()[None], C, party)[0]
+        if self.mode == "variable_isotropic":
+            return np.asarray(D @ self._noisy(x_m[None], C, party)[0]).ravel()
+        F = state.noise_factor[i]
+        return np.asarray(D @ (x_m + F @ self._noisy(np.zeros((1, F.shape[1])), C, party)[0])).ravel()
+
+    def _noisy(self, values: np.ndarray, sensitivity: float, party) -> np.ndarray:
+        """``values`` through the mechanism (a :class:`~privdist.privacy.declared.Perturbation` ignores the
+        sensitivity: it has none)."""
+        mech = self.mechanism
+        if isinstance(mech, Perturbation):
+            return mech.perturb(values, party)
+        return mech.privatize(values, sensitivity, party)
 
     def step_coordinator(self, cstate, inbox, t, rng):
         s = inbox["Q"].sum(axis=0)
@@ -339,7 +368,7 @@ class ADMMSharing(AlgorithmBase):
 
     # --- privacy and scoring ------------------------------------------------------------------------------
     def unenforced(self) -> str | None:
-        """Why the releases (with ``epsilon``) are only the paper's claim, or None for the guaranteed mode."""
+        """Why the releases (with ``epsilon``) are only the paper's claim, or None (guaranteed mode, no epsilon)."""
         if self.epsilon is None or self._clipping():
             return None
         pilot = ("; b1 is read off a non-private pilot run on every party's features and the labels "
@@ -361,19 +390,8 @@ class ADMMSharing(AlgorithmBase):
                 "(not enforced: nothing is clipped) and ||(D_m^T D_m)^-1|| = 1/d_m (false in general), so C does "
                 "not bound the real releases")
 
-    def _release(self):
-        if self.epsilon is None:
-            if self.noise_std > 0:
-                where = "" if self.mode == "output" else " (noise confined to col(D_m))"
-                return non_private_release(f"admm_sharing ({self.mode}): shared vectors Q_m sent with noise of std "
-                                           f"{self.noise_std}{where} but without a sensitivity bound: no DP claim")
-            return in_the_clear(self.name, "shared vectors Q_m = D_m x_m")
-        z = sharing_noise_multiplier(self.epsilon, self.delta)
-        return gaussian_release(z, epsilon=self.epsilon, delta=self.delta, composition="advanced",
-                                reason=self.unenforced())
-
     def dp_events(self, state, t):
-        return [self._release()] * state.x.shape[0]
+        return self.mechanism.releases(state.agents)
 
     def exposures(self) -> list[str]:
         """The labels, readable from ``sign(y)`` by every party in every round (every mode; issue 12)."""
@@ -400,11 +418,13 @@ class ADMMSharing(AlgorithmBase):
     def assumptions(self):
         out = []
         if self._clipping():
+            budget = (f"per-release (epsilon={self.epsilon}, delta={self.delta}) of the classical Gaussian mechanism "
+                      "(S2 Thm 3, valid for epsilon <= 1; RDP/PLD for every epsilon)" if self.budget == "round" else
+                      f"a total budget (epsilon={self.epsilon}, delta={self.delta}) per party over {self.rounds} "
+                      "releases, PLD-calibrated noise multiplier")
             out.append(f"admm_sharing (output, clipped): the party step clips ||y|| <= b1={self.b1} and "
                        f"||v_m|| <= M b1 (the bounds of S2 Lemma 1's proof, Ass. 2.1), so ||Q_m(D) - Q_m(D')|| <= "
-                       "C = (1 + M rho) b1 / rho for any two blocks; per-release "
-                       f"(epsilon={self.epsilon}, delta={self.delta}) of the classical Gaussian mechanism (S2 Thm 3, "
-                       "valid for epsilon <= 1; RDP/PLD for every epsilon). S2 Lemma 1's C (3/(d_m rho)[...]) is not "
+                       f"C = (1 + M rho) b1 / rho for any two blocks; {budget}. S2 Lemma 1's C (3/(d_m rho)[...]) is not "
                        "used: it assumes ||(D_m^T D_m)^-1|| = 1/d_m. Clipping changes the iterates whenever "
                        "||y^t|| > b1 or ||v_m^t|| > M b1 (counted in run_info)")
         elif self.mode in ("paper_precision", "output") and self.epsilon is not None:
