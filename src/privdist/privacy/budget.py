@@ -100,20 +100,26 @@ def gaussian_mechanism(epsilon, delta: float, *, budget: str = "round", releases
                              reason)
 
 
+def _pure_epsilon(epsilon, budget: str, releases: int | None, delta: float | None, what: str):
+    """The pure epsilon of one release: ``epsilon`` itself (``"round"``), or for ``"total"`` the per-release epsilon
+    whose ``releases``-fold composition (as the declared Laplace event) PLD certifies at ``(epsilon, delta)``."""
+    _check_releases(budget, releases)
+    eps = _values(epsilon)
+    if budget != "total":
+        return eps
+    if delta is None:
+        raise ValidationError(f"a total budget of a {what} mechanism needs delta (the PLD accountant's target)")
+    delta = check_probability(delta, "delta")
+    return _map(lambda e: 1.0 / _pld_multiplier("laplace", e, delta, int(releases)), eps)
+
+
 def laplace_mechanism(epsilon, *, budget: str = "round", releases: int | None = None, delta: float | None = None,
                       reason: str | None = None, clear: str = "values sent without noise") -> Mechanism:
     """The Laplace mechanism of a budget: pure ``epsilon``-DP per release (``"round"``), or the smallest per-release
     noise whose ``releases``-fold composition PLD certifies at ``(epsilon, delta)`` (``"total"``, needs ``delta``)."""
     if epsilon is None:
         return Identity(clear)
-    _check_releases(budget, releases)
-    eps = _values(epsilon)
-    if budget == "total":
-        if delta is None:
-            raise ValidationError("a total budget of a Laplace mechanism needs delta (the PLD accountant's target)")
-        delta = check_probability(delta, "delta")
-        return LaplaceMechanism(_map(lambda e: _pld_multiplier("laplace", e, delta, int(releases)), eps), "basic",
-                                reason)
+    eps = _pure_epsilon(epsilon, budget, releases, delta, "Laplace")
     return LaplaceMechanism(_map(lambda e: 1.0 / e, eps), "basic", reason)
 
 
@@ -123,11 +129,4 @@ def gamma_norm_mechanism(epsilon, *, budget: str = "round", releases: int | None
     whose ``releases``-fold composition as the declared 1-D Laplace event PLD certifies at ``(epsilon, delta)``."""
     if epsilon is None:
         return Identity(clear)
-    _check_releases(budget, releases)
-    eps = _values(epsilon)
-    if budget == "total":
-        if delta is None:
-            raise ValidationError("a total budget of a Gamma-norm mechanism needs delta (the PLD accountant's target)")
-        delta = check_probability(delta, "delta")
-        eps = _map(lambda e: 1.0 / _pld_multiplier("laplace", e, delta, int(releases)), eps)
-    return GammaNormMechanism(eps, "basic", reason)
+    return GammaNormMechanism(_pure_epsilon(epsilon, budget, releases, delta, "Gamma-norm"), "basic", reason)
