@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import functools
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -49,7 +50,7 @@ class AlgorithmBase:
         return {}
 
 
-class Budgeted:
+class Budgeted(abc.ABC):
     """Mixin of DP algorithms: the budget becomes one mechanism object, built here and nowhere else (issue 23).
 
     Fields a budgeted factory declares: ``epsilon`` (``None``: no noise), ``delta``, ``budget`` (``"round"``: the
@@ -105,8 +106,9 @@ class Budgeted:
                                   "run() fills it in through for_rounds()")
         return self._build_mechanism()
 
-    def _build_mechanism(self) -> Mechanism:  # pragma: no cover - abstract
-        raise NotImplementedError
+    @abc.abstractmethod
+    def _build_mechanism(self) -> Mechanism:
+        """The mechanism of this factory's budget (from :mod:`privdist.privacy.budget`)."""
 
     def mechanism_info(self) -> dict[str, Any]:
         """The mechanism as recorded with results (its kind and noise multiplier per release)."""

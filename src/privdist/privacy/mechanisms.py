@@ -29,6 +29,7 @@ release draws exactly what the algorithms drew before they used mechanisms (bit-
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import math
 from dataclasses import dataclass
@@ -101,7 +102,7 @@ def _expand(level: np.ndarray, ndim: int) -> np.ndarray:
 MECHANISM_KINDS: dict[str, type] = {}
 
 
-class Mechanism:
+class Mechanism(abc.ABC):
     """A noise mechanism: :meth:`privatize` draws, :meth:`releases` declares, from the same parameters."""
 
     kind: ClassVar[str] = ""
@@ -116,14 +117,14 @@ class Mechanism:
         """Whether the mechanism adds noise (``False`` only for :class:`Identity`)."""
         return True
 
-    def privatize(self, values: np.ndarray, sensitivity, rng) -> np.ndarray:  # pragma: no cover - abstract
+    @abc.abstractmethod
+    def privatize(self, values: np.ndarray, sensitivity, rng) -> np.ndarray:
         """``values`` (B, ...) of a block of agents plus noise calibrated to ``sensitivity`` (scalar or (B,))."""
-        raise NotImplementedError
 
-    def releases(self, agents, uses: int = 1) -> list[Release]:  # pragma: no cover - abstract
+    @abc.abstractmethod
+    def releases(self, agents, uses: int = 1) -> list[Release]:
         """The release each agent of ``agents`` (global ids) declares for ``uses`` calls of :meth:`privatize`
         composed into one message (e.g. l-AADMM's ``l`` noisy inner steps per round)."""
-        raise NotImplementedError
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready description (recorded with results)."""
@@ -246,13 +247,19 @@ class GammaNormMechanism(Mechanism):
 
     def privatize(self, values, sensitivity, rng):
         values = np.asarray(values, dtype=float)
+        return self._add_gamma_norm(values, lambda n: _per_agent(self.epsilon, _agents(rng, n)), sensitivity, rng)
+
+    @staticmethod
+    def _add_gamma_norm(values: np.ndarray, rate_of, sensitivity, rng) -> np.ndarray:
+        """``values`` (B, dim) plus one vector per row with density ``exp(-rate_k ||w|| / sensitivity_k)``;
+        ``rate_of(B)`` gives the rates of the rows."""
         if values.ndim != 2:
             raise ShapeMismatchError(f"gamma-norm noise privatizes one vector per agent, got shape {values.shape}")
         n, dim = values.shape
         sens = _rows(sensitivity, n)
         if np.any(sens <= 0):
             raise ValidationError("gamma-norm noise needs a sensitivity > 0 for every agent")
-        zeta = _per_agent(self.epsilon, _agents(rng, n)) / sens
+        zeta = rate_of(n) / sens
         return values + _draw(rng, (dim,), n, lambda g, i: gamma_norm(g, float(zeta[i]), dim))
 
     def releases(self, agents, uses: int = 1):

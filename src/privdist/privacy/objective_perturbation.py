@@ -40,9 +40,7 @@ import numpy as np
 
 from ..errors import ShapeMismatchError, ValidationError
 from .budget import gamma_norm_mechanism
-from .mechanisms import Mechanism, _agents, _check_uses, _draw, _level, _per_agent, _rows
-from .release import laplace_release
-from .samplers import gamma_norm
+from .mechanisms import GammaNormMechanism, Mechanism, _agents, _per_agent
 
 __all__ = ["ObjectivePerturbationMechanism", "objective_perturbation_constants", "objective_perturbation_mechanism"]
 
@@ -72,8 +70,10 @@ def objective_perturbation_constants(alpha, counts, mu, c_hess: float) -> tuple[
 
 
 @dataclass(frozen=True)
-class ObjectivePerturbationMechanism(Mechanism):
-    """Objective perturbation (Chaudhuri et al. 2011, Alg. 2): pure ``epsilon``-DP per release.
+class ObjectivePerturbationMechanism(GammaNormMechanism):
+    """Objective perturbation (Chaudhuri et al. 2011, Alg. 2): pure ``epsilon``-DP per release, declared as the
+    Gamma-norm mechanism of the same epsilon; the linear noise ``b`` is drawn at the smaller rate ``eps'`` that
+    :meth:`constants` derives from ``epsilon`` (the log-determinant term pays the rest).
 
     Args:
         epsilon: the pure epsilon per release (> 0), or one per agent (tuple indexed by agent id).
@@ -81,14 +81,7 @@ class ObjectivePerturbationMechanism(Mechanism):
         reason: claim-only reason (see :class:`~privdist.privacy.mechanisms.GaussianMechanism`).
     """
 
-    epsilon: float | tuple[float, ...]
-    composition: str | None = "basic"
-    reason: str | None = None
     kind: ClassVar[str] = "objective_perturbation"
-
-    def __post_init__(self):
-        object.__setattr__(self, "epsilon", _level(self.epsilon, "epsilon", positive=True))
-        laplace_release(1.0, self.composition, reason=self.reason)
 
     def constants(self, agents, counts, mu, c_hess: float) -> tuple[np.ndarray, np.ndarray]:
         """``(eps'_p, Phi_p)`` of the block's agents (global ids ``agents``), each (K,) (module docstring)."""
@@ -108,29 +101,21 @@ class ObjectivePerturbationMechanism(Mechanism):
         Raises:
             ValidationError: a missing rate, a rate outside (0, epsilon], a sensitivity <= 0.
         """
-        values = np.asarray(values, dtype=float)
-        if values.ndim != 2:
-            raise ShapeMismatchError(f"objective perturbation draws one vector per agent, got shape {values.shape}")
-        n, dim = values.shape
         if eps_prime is None:
             raise ValidationError("objective perturbation needs each agent's rate budget eps' (from constants())")
-        rate = np.asarray(eps_prime, dtype=float).reshape(-1)
-        if rate.shape != (n,):
-            raise ShapeMismatchError(f"eps_prime must have one value per agent ({n}), got shape {np.shape(eps_prime)}")
-        limit = _per_agent(self.epsilon, _agents(rng, n))
-        if not np.all((rate > 0) & (rate <= limit)):
-            raise ValidationError(f"the rate budget eps' must lie in (0, epsilon] (epsilon {limit.tolist()}), "
-                                  f"got {rate.tolist()}")
-        sens = _rows(sensitivity, n)
-        if np.any(sens <= 0):
-            raise ValidationError("objective perturbation needs a sensitivity > 0 for every agent")
-        zeta = rate / sens
-        return values + _draw(rng, (dim,), n, lambda g, i: gamma_norm(g, float(zeta[i]), dim))
 
-    def releases(self, agents, uses: int = 1):
-        uses = _check_uses(uses)
-        eps = _per_agent(self.epsilon, np.asarray(agents, dtype=np.int64)) * uses
-        return [laplace_release(1.0 / float(e), self.composition, reason=self.reason) for e in eps]
+        def rate_of(n: int) -> np.ndarray:
+            rate = np.asarray(eps_prime, dtype=float).reshape(-1)
+            if rate.shape != (n,):
+                raise ShapeMismatchError(f"eps_prime must have one value per agent ({n}), got shape "
+                                         f"{np.shape(eps_prime)}")
+            limit = _per_agent(self.epsilon, _agents(rng, n))
+            if not np.all((rate > 0) & (rate <= limit)):
+                raise ValidationError(f"the rate budget eps' must lie in (0, epsilon] (epsilon {limit.tolist()}), "
+                                      f"got {rate.tolist()}")
+            return rate
+
+        return self._add_gamma_norm(np.asarray(values, dtype=float), rate_of, sensitivity, rng)
 
 
 def objective_perturbation_mechanism(epsilon, *, budget: str = "round", releases: int | None = None,
