@@ -77,8 +77,7 @@ def check_common(alg) -> None:
     if not isinstance(alg.clip, bool):
         raise TypeError(f"clip must be a bool, got {type(alg.clip).__name__}")
     alg._check_budget()
-    if alg.budget == "round" or alg.iterations is not None:
-        alg.mechanism  # noqa: B018 - validates epsilon now (named errors at construction)
+    alg._build_when_known()
 
 
 def check_unit_rows(problem, name: str, bound: float = 1.0) -> None:

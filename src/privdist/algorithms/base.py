@@ -80,6 +80,12 @@ class Budgeted(abc.ABC):
         if horizon is not None:
             check_int(horizon, self.horizon_field, 1)
 
+    def _build_when_known(self) -> None:
+        """Build the mechanism at construction when its horizon is known, so a bad epsilon (or an infeasible
+        calibration) is a named error now rather than at the first round."""
+        if self.budget not in self.total_budgets or getattr(self, self.horizon_field) is not None:
+            self.mechanism  # noqa: B018
+
     def for_rounds(self, rounds: int):
         """The factory to run for ``rounds`` rounds: a total budget with no horizon gets ``rounds`` as its horizon.
 
@@ -130,8 +136,7 @@ class PerIterationGaussian(Budgeted):
         if self.gaussian_constant not in (2.0, 2.1):
             raise ValidationError(f"gaussian_constant must be 2 or 2.1, got {self.gaussian_constant}")
         self._check_budget()
-        if self.budget == "round" or getattr(self, self.horizon_field) is not None:
-            self.mechanism  # noqa: B018 - validates epsilon now (named errors at construction)
+        self._build_when_known()
 
     def unenforced(self) -> str | None:
         """Why the releases are only the paper's claim (``clip=False``: the c1 bound is assumed), else None."""

@@ -141,8 +141,7 @@ class LAADMM(Budgeted, AlgorithmBase):
             if getattr(self, key) not in allowed:
                 raise ValidationError(f"{key} must be one of {allowed}, got {getattr(self, key)!r}")
         self._check_budget()
-        if self.budget == "round" or self.iterations is not None:
-            self.mechanism  # noqa: B018 - validates epsilon now (named errors, CalibrationError, at construction)
+        self._build_when_known()
 
     def _build_mechanism(self):
         """S3(16) (``"total_paper"``), PLD (``"total"``) or per step (``"round"``): a Gaussian mechanism per noisy
