@@ -19,6 +19,7 @@ def test_fit_csv_prints_requested_total_budget(tmp_path, capsys):
     df.to_csv(tmp_path / "mine.csv", index=False)
     out = tmp_path / "out"
     rc = main(["fit", str(tmp_path / "mine.csv"), "--target", "bought", "--onehot", "--agents", "3",
+               "--categories", "city=x,y", "--classes", "no,yes", "--evaluation",
                "--epsilon", "0.8", "--delta", "1e-5", "--rounds", "20", "--curve", "0.8,4", "--out", str(out)])
     assert rc == 0
     text = capsys.readouterr().out
@@ -47,7 +48,7 @@ def test_fit_on_the_shipped_adult_data_beats_the_majority_class(tmp_path, capsys
     assert main(["fit", "adult", "--agents", "10", "--epsilon", "1", "--delta", "1e-5", "--rounds", "30",
                  "--curve", "1", "--seed", "0", "--out", str(out)]) == 0
     assert "guarantee epsilon = 1.0000 (PLD" in capsys.readouterr().out
-    rows = json.loads((out / "results.json").read_text())["test"]
+    rows = json.loads((out / "evaluation.json").read_text())["test"]
     assert rows["private distributed"]["accuracy"] > rows["majority class"]["accuracy"] + 0.03
 
 

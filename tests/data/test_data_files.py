@@ -31,7 +31,7 @@ def test_tables_load_with_target_and_onehot(tmp_path, suffix):
     assert set(ds.y) == {-1.0, 1.0} and ds.extras["classes"] == ["no", "yes"]
     np.testing.assert_array_equal(ds.y, np.where(df["label"] == "yes", 1.0, -1.0))
     assert list(ds.extras["party"]) == list(df["site"])
-    assert ds.extras["preprocessing"][0]["step"] == "onehot"
+    assert ds.extras["preprocessing"][0]["step"] == "onehot_categories_from_data"
 
 
 def test_svmlight_and_numpy(tmp_path):

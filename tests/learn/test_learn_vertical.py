@@ -112,7 +112,8 @@ def test_cli_vertical_csv_end_to_end(tmp_path, capsys):
     df.to_csv(tmp_path / "v.csv", index=False)
     out = tmp_path / "out"
     rc = main(["fit", str(tmp_path / "v.csv"), "--target", "label", "--feature-groups", "age,income;visits,score",
-               "--epsilon", "0.9", "--delta", "1e-5", "--rounds", "10", "--curve", "", "--out", str(out)])
+               "--classes", "no,yes", "--epsilon", "0.9", "--delta", "1e-5", "--rounds", "10", "--curve", "",
+               "--out", str(out)])
     assert rc == 0
     text = capsys.readouterr().out
     assert "guarantee epsilon = 0.9000 (PLD" in text and "labels exposed" in text
@@ -120,7 +121,8 @@ def test_cli_vertical_csv_end_to_end(tmp_path, capsys):
         assert name in text
     results = json.loads((out / "results.json").read_text())
     assert all(abs(a["guarantee_pld"] - 0.9) <= 1e-3 * 0.9 for a in results["privacy"]["per_agent"])
-    model = load_model(out / "model.json")
-    assert model.data["feature_groups"] == [[0, 1], [2, 3]] and model.row_norm is None
+    model = load_model(out / "model.json")  # joins the parties' owner-only blocks (parties/party_<m>.json)
+    assert [p["columns"] for p in model.data["vertical"]["parties"]] == [[0, 1], [2, 3]] and model.row_norm is None
+    assert model.data["coef"] is None and model.coef.shape == (4,)  # the release holds no coefficient block
     assert main(["fit", str(tmp_path / "v.csv"), "--target", "label", "--feature-groups", "age;visits,score",
                  "--epsilon", "1", "--delta", "1e-5"]) == 2  # 'income' in no group: a named error, exit 2

@@ -5,19 +5,21 @@ among 10 parties, holds out a test split, fits the private distributed model (``
 TOTAL budget per party for the whole run) and prints its test accuracy and log loss (RMSE for a numeric target)
 beside the same algorithm without noise, a centralized (pooled, non-private) model and each party's local-only
 model, then the per-party privacy report. ``--vertical N`` / ``--feature-groups SPEC`` instead split the COLUMNS
-among the parties (vertical federated learning on ADMM sharing, :mod:`privdist.cli.fit_vertical`). ``--out`` receives ``model.json`` (:mod:`privdist.learn.model_io`),
-``results.json`` and ``privacy_utility.png``, each written atomically.
+among the parties (vertical federated learning on ADMM sharing, :mod:`privdist.cli.fit_vertical`). ``--out`` receives
+the releases ``model.json`` (:mod:`privdist.learn.model_io`) and ``results.json``, and, with ``--evaluation`` (or
+``--seed``), the owner-only ``evaluation.json`` and ``privacy_utility.png``; what each file is and why is
+:mod:`privdist.cli.fit_release` (issue 24). Every file is written atomically.
 """
 
 from __future__ import annotations
 
-import io
 import os
 
 import numpy as np
 
 from ..errors import EmptyPartyError, ValidationError
 from .fit_common import fit_with_notes, held_out_metrics, majority_score
+from .fit_release import parse_bounds, parse_categories, parse_classes, release_boundary, write_fit
 
 __all__ = ["register", "fit_main"]
 
@@ -52,14 +54,26 @@ def register(sub) -> None:
     p.add_argument("--network", default="complete", help="complete (default), ring, star, ...")
     p.add_argument("--rounds", type=int, help="communication rounds (default 100; 50 with --vertical/--feature-groups)")
     p.add_argument("--task", choices=("auto", "classification", "regression"), default="auto")
-    p.add_argument("--onehot", action="store_true", help="one-hot encode non-numeric feature columns")
-    p.add_argument("--scale", choices=("none", "data"), default="none",
-                   help="none: use features as given (rows clipped to --row-norm); data: min/max scaling read "
-                   "from the training data (NOT private; recorded and warned)")
+    p.add_argument("--onehot", action="store_true", help="one-hot encode non-numeric feature columns (their "
+                   "category lists from --categories are public; lists read from the data make the report "
+                   "guaranteed: false)")
+    p.add_argument("--categories", action="append", metavar="COL=a,b,c|FILE",
+                   help="PUBLIC category list of a text column (repeatable), or a .json/.toml file {col: [values]}")
+    p.add_argument("--bounds", action="append", metavar="COL=LO:HI|FILE",
+                   help="PUBLIC bounds of a numeric column (repeatable), or a .json/.toml file {col: [lo, hi]}; "
+                   "columns are mapped into [-1, 1] (values outside clipped); implies --scale bounds")
+    p.add_argument("--classes", metavar="NEG,POS", help="PUBLIC class names of the target (negative, positive)")
+    p.add_argument("--scale", choices=("none", "bounds", "data"), default=None,
+                   help="none: features as given (rows clipped to --row-norm); bounds: the public --bounds; "
+                   "data: min/max read from the training data (NOT private: the report says guaranteed: false)")
     p.add_argument("--row-norm", type=float, default=1.0, help="public bound: rows clipped to this norm")
     p.add_argument("--test-size", type=float, default=0.2, help="held-out fraction (default 0.2)")
     p.add_argument("--curve", default="0.25,0.5,1,2,4",
-                   help="total epsilons of the privacy-utility plot (comma-separated; empty: no plot)")
+                   help="total epsilons of the privacy-utility plot (comma-separated; empty: no plot); an "
+                   "owner-only evaluation, fitted only when it is written")
+    p.add_argument("--evaluation", action="store_true",
+                   help="write the owner-only evaluation.json and privacy_utility.png (test metrics and refits, "
+                   "not covered by the guarantee); always written with --seed")
     p.add_argument("--seed", type=int, help="research mode: seed the split and the noise (not for release)")
     p.add_argument("--out", help="directory for model.json, results.json and privacy_utility.png")
     p.set_defaults(func=fit_main)
@@ -69,15 +83,14 @@ def _load(args):
     from ..data import column_groups, load_file, load_files
 
     if args.data == ["adult"] and not os.path.exists("adult"):  # the UCI Adult files shipped in the package
-        from ..data import load_adult
+        from ..data.adult import load_adult_public
 
         if args.party_column:
             raise ValidationError("the shipped 'adult' data has no party column: use --agents, --dirichlet, "
                                   "--vertical or --feature-groups")
-        ds = load_adult()
-        ds.extras["task"] = "classification"
-        return ds, None
-    kwargs = {"encode": "onehot" if args.onehot else "none", "task": args.task}
+        return load_adult_public(), None
+    kwargs = {"encode": "onehot" if args.onehot else "none", "task": args.task,
+              "categories": parse_categories(args.categories) or None, "classes": parse_classes(args.classes)}
     if len(args.data) > 1:
         if args.party_column or args.agents or args.dirichlet or args.vertical or args.feature_groups:
             raise ValidationError("several DATA files are one party each: do not combine them with --agents, "
@@ -97,9 +110,26 @@ def _sk_model(task, alpha, n_rows):
     return Ridge(alpha=alpha * n_rows)
 
 
+def _scaling(args, ds, n_features: int):
+    """``(scale, bounds)`` of the fit: public ``--bounds`` (or the shipped Adult's documented bounds) -> "bounds"."""
+    from ..data.bounds import bounds_array
+
+    stated = parse_bounds(args.bounds) or ds.extras.get("public_bounds") or {}
+    scale = args.scale or ("bounds" if stated else "none")
+    if scale == "bounds":
+        if not stated:
+            raise ValidationError("--scale bounds needs public bounds: --bounds COL=LO:HI (or a file)")
+        return scale, bounds_array(stated, ds.feature_names, n_features)
+    if stated and args.bounds:
+        raise ValidationError(f"--bounds conflicts with --scale {scale}: public bounds are used with --scale bounds")
+    return scale, None
+
+
 def fit_main(args) -> int:
     from rich.console import Console
     from rich.table import Table
+
+    from ..learn._base import with_preprocessing
 
     console = Console()
     ds, groups = _load(args)
@@ -110,21 +140,33 @@ def fit_main(args) -> int:
     rng = np.random.default_rng(seed)
     if not 0 < args.test_size < 1:
         raise ValidationError(f"--test-size must be in (0, 1), got {args.test_size}")
+    scale, bounds = _scaling(args, ds, X.shape[1])
     vertical = args.vertical is not None or bool(args.feature_groups)
     if args.rounds is None:
         args.rounds = 50 if vertical else 100
     if vertical:
         from .fit_vertical import fit_vertical
 
-        private, rows, local, refit, notes, yte, Xte, K, n_test = fit_vertical(args, ds, X, y, seed)
+        private, rows, local, refit, notes, yte, Xte, K, n_test = fit_vertical(args, ds, X, y, seed, scale, bounds)
         what = f"{K} parties holding column groups (vertical), admm_sharing"
     else:
-        private, rows, local, refit, notes, yte, Xte, K, n_test = _fit_horizontal(args, ds, X, y, groups, seed, rng)
+        private, rows, local, refit, notes, yte, Xte, K, n_test = _fit_horizontal(args, ds, X, y, groups, seed, rng,
+                                                                                  scale, bounds)
         what = f"{K} parties, {args.algorithm}"
     task = ds.extras["task"]
+    evaluate = args.evaluation or not secure
+    eps_list = [float(e) for e in args.curve.split(",") if e.strip()] if args.curve else []
+    report = dict(private.privacy_report_, per_agent=[dict(a) for a in private.privacy_report_["per_agent"]])
+    with_preprocessing(report, ds.extras.get("preprocessing", []) + private.privacy_report_["preprocessing"])
+    boundary, exposures = release_boundary(vertical=vertical, n_parties=K, evaluation=evaluate and bool(args.out),
+                                           curve=eps_list, epsilon=args.epsilon)
+    report["exposures"] = list(report.get("exposures", [])) + exposures
+    report["release_boundary"] = boundary
+    private.privacy_report_ = report  # the model file carries the report of what it is
+
     keys = list(next(iter(rows.values())).keys())
     table = Table(title=f"{ds.name}: {what}, total epsilon {args.epsilon}, delta {args.delta} per party; test "
-                        f"split {n_test} rows")
+                        f"split {n_test} rows (owner-only evaluation, not covered by the guarantee)")
     table.add_column("model")
     for key in keys:
         table.add_column(key, justify="right")
@@ -134,35 +176,41 @@ def fit_main(args) -> int:
         held = f"{m['rows']} rows" if "rows" in m else f"its {m['columns']} columns, with the labels"
         table.add_row(f"party {m['party']} alone ({held})", *[f"{m.get(k, float('nan')):.4f}" for k in keys])
     console.print(table)
-    _print_privacy(console, private.privacy_report_, args)
+    _print_privacy(console, report, args)
     for text in notes:
         console.print(f"[yellow]warning:[/yellow] {text}")
 
     curve = []
-    eps_list = [float(e) for e in args.curve.split(",") if e.strip()] if args.curve else []
-    for eps in eps_list:
-        est = private if eps == args.epsilon else refit(eps)
-        curve.append({"epsilon": eps, **held_out_metrics(task, yte, est.decision_function(Xte))})
+    if evaluate and args.out:  # the curve refits on the same data: owner-only, computed only when written
+        for eps in eps_list:
+            est = private if eps == args.epsilon else refit(eps)
+            curve.append({"epsilon": eps, **held_out_metrics(task, yte, est.decision_function(Xte))})
     results = {"data": {"files": [str(p) for p in args.data], "rows": int(X.shape[0]), "features": int(X.shape[1]),
                         "task": task, "classes": ds.extras.get("classes"), "parties": K,
-                        "preprocessing": ds.extras.get("preprocessing", [])
-                        + private.privacy_report_["preprocessing"]},
+                        "preprocessing": report["preprocessing"]},
                "settings": {k: v for k, v in vars(args).items() if k != "func"},
-               "test": rows, "local_only": local, "privacy": private.privacy_report_, "privacy_utility": curve,
-               "notes": ["local-only and centralized models are non-private baselines (sklearn on the same "
-                         "preprocessed features)",
-                         "the privacy-utility curve trains one model per epsilon on the same data: it is a "
-                         "diagnostic for the data holder; publishing it spends more than one model's budget"],
-               "noise": private.privacy_report_.get("noise")}
+               "privacy": report, "release_boundary": boundary,
+               "notes": ["model.json and results.json are the release: covered by the printed guarantee (see "
+                         "privacy.guaranteed); the owner-only outputs are listed in release_boundary.owner_only and "
+                         "privacy.exposures"],
+               "noise": report.get("noise")}
+    evaluation = None
+    if evaluate:
+        evaluation = {"owner_only": "NOT A RELEASE: metrics computed without noise from the data (held-out rows, "
+                                    "each party's rows); keep with the data holder",
+                      "test": rows, "local_only": local, "privacy_utility": curve,
+                      "train_score": getattr(private, "train_score_", None),
+                      "clipping": getattr(private, "clipping_", None)}
     if args.out:
-        _write(args.out, private, ds, results, curve, task, rows)
-        console.print(f"wrote {args.out}/model.json, results.json" + (", privacy_utility.png" if curve else ""))
+        names = write_fit(args.out, private, ds, results, evaluation, curve, task, rows)
+        console.print(f"wrote {args.out}: " + ", ".join(names)
+                      + ("" if evaluate else " (owner-only evaluation.json not written: --evaluation)"))
     if not secure:
         console.print("[yellow]research mode (--seed): noise is seeded; not for release[/yellow]")
     return 0
 
 
-def _fit_horizontal(args, ds, X, y, groups, seed, rng):
+def _fit_horizontal(args, ds, X, y, groups, seed, rng, scale, bounds):
     """Rows split among parties: the private and non-private distributed models and the baselines."""
     from sklearn.model_selection import train_test_split
 
@@ -186,7 +234,7 @@ def _fit_horizontal(args, ds, X, y, groups, seed, rng):
     K = int(groups.max()) + 1
     Est = DistributedLogisticRegression if task == "classification" else DistributedRidge
     common = dict(algorithm=args.algorithm, delta=args.delta, network=args.network, rounds=args.rounds,
-                  row_norm=args.row_norm, scale=args.scale, random_state=args.seed, n_agents=K)
+                  row_norm=args.row_norm, scale=scale, bounds=bounds, random_state=args.seed, n_agents=K)
 
     def fit(eps):
         return fit_with_notes(Est(epsilon=eps, **common), Xtr, ytr, groups=gtr)
@@ -234,6 +282,9 @@ def _print_privacy(console, report, args) -> None:
     console.print(t)
     console.print(f"guarantee epsilon = {report['epsilon']:.4f} (PLD, delta {report['delta']}); noise: "
                   f"{(report.get('noise') or {}).get('mode', '?')}")
+    if "messages_epsilon" in report:
+        console.print(f"  [red]not a guarantee:[/red] the messages alone spend {report['messages_epsilon']:.4f}, "
+                      "but preprocessing read the data without DP (below)")
     for text in report["assumptions"]:
         console.print(f"  assumption: {text}")
     for text in report.get("exposures", []):
@@ -242,42 +293,3 @@ def _print_privacy(console, report, args) -> None:
         console.print(f"  scope: {report['scope']}")
     for step in report["preprocessing"]:
         console.print(f"  preprocessing: {step['step']} ({'public' if step['private'] else 'NOT PRIVATE'})")
-
-
-def _write(out, est, ds, results, curve, task, rows) -> None:
-    from pathlib import Path
-
-    from .._io import atomic_write_bytes, write_json
-    from ..learn.model_io import save_model
-
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    save_model(est, out / "model.json", ds.feature_names, meta={"data": results["data"]},
-               classes=ds.extras.get("classes"))
-    write_json(out / "results.json", results)
-    if curve:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        key = "accuracy" if task == "classification" else "rmse"
-        fig, ax = plt.subplots(figsize=(5, 3.5))
-        names = list(rows)  # private, non-private, centralized, baseline (horizontal and vertical alike)
-        ax.plot([c["epsilon"] for c in curve], [c[key] for c in curve], "o-", label=names[0])
-        for name, style in zip(names[1:3], ("--", ":")):
-            ax.axhline(rows[name][key], ls=style, color="gray", label=name)
-        base = rows.get("majority class") or rows.get("mean predictor")
-        ax.axhline(base[key], ls="-.", color="red", label="majority class" if task == "classification" else "mean")
-        ax.set_xscale("log")
-        eps = [c["epsilon"] for c in curve]
-        ax.set_xticks(eps, [f"{e:g}" for e in eps])  # the budgets themselves; no crowded minor labels
-        ax.xaxis.set_minor_formatter(plt.NullFormatter())
-        ax.set_xlabel("total epsilon per party")
-        ax.set_ylabel(f"test {key}")
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=120)
-        plt.close(fig)
-        atomic_write_bytes(out / "privacy_utility.png", buf.getvalue())

@@ -20,7 +20,8 @@ from ..errors import ChecksumError, DataFileNotFoundError, ValidationError
 from .dataset import Dataset
 from .preprocess import normalize_columns_rows
 
-__all__ = ["load_adult", "ADULT_CREDIT", "ADULT_COLUMNS", "ADULT_CATEGORICAL"]
+__all__ = ["load_adult", "load_adult_public", "adult_documented_categories", "ADULT_PUBLIC_BOUNDS", "ADULT_CREDIT",
+           "ADULT_COLUMNS", "ADULT_CATEGORICAL"]
 
 ADULT_CREDIT = "UCI Machine Learning Repository, Adult (Becker & Kohavi, 1996), CC BY 4.0"
 
@@ -149,16 +150,7 @@ def _parse_adult_files(data_path, test_path, checksums: dict[str, str] | None = 
     """
     from sklearn.preprocessing import OneHotEncoder  # lazy: importing scikit-learn takes about a second
 
-    checksums = _SHA256 if checksums is None else checksums
-    train = _parse_rows(_read_verified(data_path, checksums[_FILES[0]]), _FILES[0])
-    test = _parse_rows(_read_verified(test_path, checksums[_FILES[1]]), _FILES[1])
-    table = np.array(train + test, dtype=object)
-
-    labels = np.array([lab.rstrip(".") for lab in table[:, -1]])
-    unknown = sorted(set(labels) - {">50K", "<=50K"})
-    if unknown:
-        raise ValidationError(f"adult: unexpected label(s) {unknown}; expected '>50K' or '<=50K' (optionally with '.')")
-    y = np.where(labels == ">50K", 1.0, -1.0)
+    table, y, n_train = _parse_table(data_path, test_path, checksums)
 
     cat_idx = [ADULT_COLUMNS.index(c) for c in ADULT_CATEGORICAL]
     encoder = OneHotEncoder(
@@ -185,4 +177,72 @@ def _parse_adult_files(data_path, test_path, checksums: dict[str, str] | None = 
                 raise ValidationError(f"adult: column {column!r} is not numeric: {exc}") from None
             names.append(column)
     X = np.ascontiguousarray(np.hstack(blocks))
-    return X, y, tuple(names), len(train)
+    return X, y, tuple(names), n_train
+
+
+def _parse_table(data_path, test_path, checksums=None):
+    """The complete rows of both files as one object table, the labels (+1 = ">50K") and the training count."""
+    checksums = _SHA256 if checksums is None else checksums
+    train = _parse_rows(_read_verified(data_path, checksums[_FILES[0]]), _FILES[0])
+    test = _parse_rows(_read_verified(test_path, checksums[_FILES[1]]), _FILES[1])
+    table = np.array(train + test, dtype=object)
+    labels = np.array([lab.rstrip(".") for lab in table[:, -1]])
+    unknown = sorted(set(labels) - {">50K", "<=50K"})
+    if unknown:
+        raise ValidationError(f"adult: unexpected label(s) {unknown}; expected '>50K' or '<=50K' (optionally with '.')")
+    return table, np.where(labels == ">50K", 1.0, -1.0), len(train)
+
+
+#: PUBLIC bounds of Adult's continuous attributes, stated from the data's documentation, never read from the rows
+#: (issue 24): age > 16 and hours-per-week > 0 are the extraction conditions printed in ``adult.names``; 90 (age)
+#: and 99 (hours) are the Current Population Survey's top codes, 99999 the top code of capital gains; 16 is the
+#: number of documented education levels; fnlwgt (a survey weight) and capital-loss get a-priori ranges chosen here
+#: (values outside a range are clipped to it).
+ADULT_PUBLIC_BOUNDS: dict[str, tuple[float, float]] = {
+    "age": (17.0, 90.0), "fnlwgt": (0.0, 1.5e6), "education-num": (1.0, 16.0), "capital-gain": (0.0, 99999.0),
+    "capital-loss": (0.0, 5000.0), "hours-per-week": (1.0, 99.0),
+}  # fmt: skip
+
+
+def adult_documented_categories() -> dict[str, list[str]]:
+    """The category lists of the 8 categorical attributes as documented in the shipped ``adult.names`` (public)."""
+    text = gzip.decompress((_files() / "adult.names.gz").read_bytes()).decode("utf-8")
+    out = {}
+    for line in text.splitlines():
+        name, sep, rest = line.partition(":")
+        if sep and name.strip() in ADULT_CATEGORICAL and rest.strip() != "continuous.":
+            out[name.strip()] = [v.strip() for v in rest.strip().rstrip(".").split(",")]
+    missing = sorted(set(ADULT_CATEGORICAL) - set(out))
+    if missing:
+        raise ValidationError(f"adult.names: no documented categories for {missing}")
+    return out
+
+
+def load_adult_public() -> Dataset:
+    """UCI Adult with nothing read from the rows beyond the rows themselves (``privdist fit adult``, issue 24).
+
+    The same 45,222 complete rows and labels as :func:`load_adult`, but the one-hot columns are the categories
+    DOCUMENTED in ``adult.names`` (in its order; a documented category absent from the rows is a zero column) and the
+    continuous attributes are left raw, with :data:`ADULT_PUBLIC_BOUNDS` in ``extras["public_bounds"]`` for the
+    estimators' ``scale="bounds"``. ``extras["preprocessing"]`` records the public steps.
+    """
+    folder = _files()
+    table, y, n_train = _parse_table(folder / _FILES[0], folder / _FILES[1])
+    cats = adult_documented_categories()
+    blocks, names = [], []
+    for j, column in enumerate(ADULT_COLUMNS):
+        if column in cats:
+            values = table[:, j].astype(str)
+            blocks.append(np.stack([(values == c) for c in cats[column]], axis=1).astype(float))
+            names.extend(f"{column}={c}" for c in cats[column])
+        else:
+            blocks.append(table[:, j].astype(np.float64)[:, None])
+            names.append(column)
+    steps = [{"step": "onehot_public_categories", "private": True, "columns": list(ADULT_CATEGORICAL),
+              "note": "category lists documented in adult.names"},
+             {"step": "classes_public", "private": True, "note": "classes <=50K and >50K documented in adult.names"}]
+    return Dataset(X=np.ascontiguousarray(np.hstack(blocks)), y=y, name="adult", feature_names=tuple(names),
+                   credit=ADULT_CREDIT,
+                   extras={"n_train": n_train, "n_test": int(y.shape[0]) - n_train, "task": "classification",
+                           "classes": ["<=50K", ">50K"], "public_bounds": dict(ADULT_PUBLIC_BOUNDS),
+                           "preprocessing": steps})

@@ -6,14 +6,19 @@ Every format is read by a library reader (pandas for CSV/TSV, pyarrow through pa
 needs, each failure with a named error:
 
 * a ``target`` (or ``party_column``, ``drop``) name that is not a column: :class:`UnknownColumnError` listing them;
-* non-numeric feature columns: :class:`NonNumericDataError`, unless ``encode="onehot"`` (pandas ``get_dummies``,
-  categories sorted; the category list is read from the data, which is recorded in ``extras["preprocessing"]``);
+* non-numeric feature columns: :class:`NonNumericDataError`, unless ``encode="onehot"`` (pandas ``get_dummies``).
+  The categories are the PUBLIC list given in ``categories`` (values outside it encode as all zeros, so nothing in
+  the encoding depends on the data), else the sorted values read from the data, recorded in
+  ``extras["preprocessing"]`` as a step that is *not private* (the column names, e.g. ``city=<a rare value>``,
+  would publish data verbatim; issue 24: such a fit is reported ``guaranteed: false``);
 * NaN or infinity anywhere: :class:`NonFiniteDataError` (naming the column and row; no silent imputation);
 * an empty file: :class:`EmptyPartyError`.
 
 Labels: a non-numeric target, or one with exactly two distinct values, is a binary classification target mapped
 to -1/+1 in sorted order (``extras["classes"]`` keeps the original values); otherwise the target is a numeric
-response. ``task="regression"`` or ``"classification"`` overrides the guess.
+response. ``task="regression"`` or ``"classification"`` overrides the guess. The class names are public when given
+(``classes=(negative, positive)``) or a canonical encoding (0/1, -1/+1, False/True); otherwise they are read from
+the data and recorded as a non-private step (a model file that names them publishes them).
 
 Nothing is scaled here: scaling and row clipping are :mod:`privdist.data.bounds` (public bounds; any scaling read
 off the data is explicit and recorded as a non-private step).
@@ -75,6 +80,8 @@ def load_file(
     task: str = "auto",
     n_features: int | None = None,
     name: str | None = None,
+    categories: dict | None = None,
+    classes: Sequence | None = None,
 ) -> Dataset:
     """Load a labelled data set from a file.
 
@@ -92,6 +99,12 @@ def load_file(
         task: ``"auto"``, ``"classification"`` (labels mapped to -1/+1; exactly two classes) or ``"regression"``.
         n_features: Column count of an svmlight file (default: the largest index in the file).
         name: Data set name (default: the file name).
+        categories: PUBLIC category lists of non-numeric columns, ``{column: [value, ...]}`` (stated before seeing
+            the data; with ``encode="onehot"`` a listed column gets exactly these columns, in this order, and a value
+            outside the list encodes as all zeros). Unlisted text columns take their categories from the data
+            (a non-private step).
+        classes: PUBLIC ``(negative, positive)`` class values of a classification target (a value outside them is
+            a :class:`ValidationError`; a class absent from the data is allowed).
 
     Returns:
         A dense :class:`Dataset` (CSR for svmlight) with ``feature_names``; ``extras`` holds ``"task"``,
@@ -118,14 +131,15 @@ def load_file(
     label = name or path.name
     extras: dict = {"source": path.name, "format": fmt, "preprocessing": []}
     if fmt in ("csv", "tsv", "parquet"):
-        X, y, names = _from_table(_read_table(path, fmt), target, encode, tuple(drop), party_column, label, extras)
+        X, y, names = _from_table(_read_table(path, fmt), target, encode, tuple(drop), party_column, label, extras,
+                                  categories)
     elif fmt == "svmlight":
         X, y, names = _from_svmlight(path, n_features, label)
     else:
         X, y, names = _from_numpy(path, fmt, target, label)
     if X.shape[0] == 0:
         raise EmptyPartyError(f"{label}: the file has no data rows")
-    y = _labels(y, task, label, extras)
+    y = _labels(y, task, label, extras, classes)
     return Dataset(X=X, y=y, name=label, feature_names=names, credit=f"user data from {path.name}", extras=extras)
 
 
@@ -184,8 +198,8 @@ def _load_files_onehot(paths, target, kwargs):
     table = pd.concat(frames, ignore_index=True)
     extras: dict = {"source": [Path(p).name for p in paths], "format": "tables", "preprocessing": []}
     X, y, names = _from_table(table, target, "onehot", tuple(kwargs.get("drop", ())), kwargs.get("party_column"),
-                              kwargs.get("name") or "files", extras)
-    y = _labels(y, kwargs.get("task", "auto"), "files", extras)
+                              kwargs.get("name") or "files", extras, kwargs.get("categories"))
+    y = _labels(y, kwargs.get("task", "auto"), "files", extras, kwargs.get("classes"))
     ds = Dataset(X=X, y=y, name=kwargs.get("name") or "files", feature_names=names,
                  credit="user data, one file per party", extras=extras)
     return ds, groups
@@ -218,7 +232,7 @@ def _read_table(path: Path, fmt: str):
         raise DataFormatError(f"cannot read {path.name} as {fmt}: {exc}") from None
 
 
-def _from_table(df, target, encode, drop, party_column, label, extras):
+def _from_table(df, target, encode, drop, party_column, label, extras, categories=None):
     import pandas as pd
 
     columns = [str(c) for c in df.columns]
@@ -247,11 +261,23 @@ def _from_table(df, target, encode, drop, party_column, label, extras):
         raise NonNumericDataError(f"{label}: column(s) {text} are not numeric; pass encode='onehot' "
                                   "(CLI: --onehot) to one-hot encode them, or drop them")
     if text:
-        cats = {c: sorted(features[c].astype(str).unique().tolist()) for c in text}
-        features = features.astype({c: pd.CategoricalDtype(cats[c]) for c in text})
+        public = _public_categories(categories, columns, label)
+        cats = {c: public[c] if c in public else sorted(features[c].astype(str).unique().tolist()) for c in text}
+        features = features.astype({c: pd.CategoricalDtype(cats[c]) for c in text})  # unlisted values -> NaN -> 0s
         features = pd.get_dummies(features, columns=text, prefix_sep="=", dtype=float)
-        extras["preprocessing"].append({"step": "onehot", "columns": text, "categories": cats,
-                                        "private": False, "note": "category lists read from the data"})
+        stated = [c for c in text if c in public]
+        if stated:
+            extras["preprocessing"].append({"step": "onehot_public_categories", "columns": stated,
+                                            "categories": {c: cats[c] for c in stated}, "private": True,
+                                            "note": "category lists stated as public; values outside them encode "
+                                                    "as all zeros"})
+        read = [c for c in text if c not in public]
+        if read:
+            extras["preprocessing"].append({"step": "onehot_categories_from_data", "columns": read,
+                                            "private": False,
+                                            "note": "NOT PRIVATE: category lists read from the data become feature "
+                                                    "names (a value held by one record is published verbatim); "
+                                                    "state them as public (categories=..., CLI --categories)"})
     X = features.to_numpy(dtype=float)
     _check_finite(X, list(features.columns), label)
     return X, y.to_numpy(), tuple(str(c) for c in features.columns)
@@ -315,7 +341,32 @@ def _from_numpy(path: Path, fmt: str, target, label):
     return X, y, names
 
 
-def _labels(y, task, label, extras) -> np.ndarray:
+def _public_categories(categories, columns, label) -> dict:
+    """``categories`` checked: ``{column: [str, ...]}`` of existing columns, each list non-empty and unique."""
+    if categories is None:
+        return {}
+    if not isinstance(categories, dict):
+        raise ValidationError(f"{label}: categories must map a column to its list of values, got "
+                              f"{type(categories).__name__}")
+    out = {}
+    for col, values in categories.items():
+        if str(col) not in columns:
+            raise UnknownColumnError(f"{label}: categories name column {col!r}, which is not a column; columns: "
+                                     f"{columns}")
+        if isinstance(values, str) or not isinstance(values, (list, tuple)) or not values:
+            raise ValidationError(f"{label}: categories of {col!r} must be a non-empty list of values, got {values!r}")
+        vals = [str(v) for v in values]
+        if len(set(vals)) != len(vals):
+            raise ValidationError(f"{label}: categories of {col!r} repeat a value: {vals}")
+        out[str(col)] = vals
+    return out
+
+
+#: Label encodings whose class names carry nothing read from the data (issue 24).
+_CANONICAL_CLASSES = ({0, 1}, {-1, 1}, {False, True})
+
+
+def _labels(y, task, label, extras, classes=None) -> np.ndarray:
     import pandas as pd
 
     y = pd.Series(y)
@@ -333,11 +384,37 @@ def _labels(y, task, label, extras) -> np.ndarray:
         out = y.to_numpy(dtype=float)
         _check_finite(out[:, None], ["target"], label)
         return out
+    if classes is not None:
+        return _public_labels(y, classes, label, extras)
     if len(values) != 2:
         raise ValidationError(f"{label}: binary classification needs exactly two classes in the target, found "
                               f"{len(values)}: {values[:10]}")
     extras["classes"] = [v.item() if hasattr(v, "item") else v for v in values]
+    canonical = any(set(extras["classes"]) == c and all(isinstance(v, (bool, int, float)) for v in extras["classes"])
+                    for c in _CANONICAL_CLASSES)
+    extras["preprocessing"].append(
+        {"step": "classes_canonical", "private": True, "note": f"labels {extras['classes']}: a canonical encoding"}
+        if canonical else
+        {"step": "classes_from_data", "private": False,
+         "note": f"NOT PRIVATE: the class names {extras['classes']} were read from the data and a model file names "
+                 "them; state them as public (classes=(negative, positive), CLI --classes NEG,POS)"})
     return np.where(y.to_numpy() == values[1], 1.0, -1.0)
+
+
+def _public_labels(y, classes, label, extras) -> np.ndarray:
+    """Labels mapped by the PUBLIC ``classes = (negative, positive)`` (compared as text)."""
+    if isinstance(classes, str) or len(classes) != 2 or str(classes[0]) == str(classes[1]):
+        raise ValidationError(f"{label}: classes must be two different values (negative, positive), got {classes!r}")
+    text = y.astype(str).to_numpy()
+    names = [str(c) for c in classes]
+    bad = np.flatnonzero(~np.isin(text, names))
+    if bad.size:
+        raise ValidationError(f"{label}: the target holds {bad.size} value(s) outside the stated classes {names}, "
+                              f"first at row {int(bad[0])}")
+    extras["classes"] = [c.item() if hasattr(c, "item") else c for c in classes]
+    extras["preprocessing"].append({"step": "classes_public", "private": True,
+                                    "note": f"class names {names} stated as public"})
+    return np.where(text == names[1], 1.0, -1.0)
 
 
 def file_dataset(path, target=None, *, row_norm: float | None = None, scale: str = "none", bounds=None,

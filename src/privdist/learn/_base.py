@@ -18,7 +18,7 @@ except ImportError:  # pragma: no cover
 from ..errors import ValidationError
 from .budget import NON_PRIVATE_ALGORITHMS, TOTAL_BUDGET_ALGORITHMS, total_budget_params
 
-__all__ = ["DistributedLinearModel", "summarise_privacy", "noise_seed", "UtilityWarning", "ResearchModeWarning", "PrivacyTargetWarning"]
+__all__ = ["DistributedLinearModel", "summarise_privacy", "with_preprocessing", "noise_seed", "UtilityWarning", "ResearchModeWarning", "PrivacyTargetWarning"]
 
 
 class UtilityWarning(UserWarning):
@@ -135,11 +135,35 @@ def summarise_privacy(report, mechanism, preprocessing, noise, *, epsilon, delta
         elif abs(worst - epsilon) > EPSILON_TOLERANCE * epsilon + 1e-9 and worst > epsilon:
             warnings.warn(f"{algorithm}: accounted epsilon {worst:.6g} exceeds the requested "
                           f"{epsilon}", PrivacyTargetWarning, stacklevel=stacklevel)
+    with_preprocessing(out, preprocessing)
     if any(not step["private"] for step in preprocessing):
         warnings.warn("preprocessing read the private data without noise (scale='data'): the guarantee does "
-                      "not cover it; state public bounds instead (scale='bounds')", PrivacyTargetWarning,
-                      stacklevel=stacklevel)
+                      "not cover it, so the model is reported guaranteed: false (epsilon inf); state public "
+                      "bounds instead (scale='bounds')", PrivacyTargetWarning, stacklevel=stacklevel)
     return out
+
+
+def with_preprocessing(report: dict, steps: list) -> dict:
+    """Set ``report["preprocessing"] = steps``; when a step read the data without DP (``private`` false), the
+    report is no longer a guarantee (issue 24): ``guaranteed`` false, ``epsilon`` and every party's guarantee inf,
+    the step named in ``not_guaranteed``; what the messages alone spend given that step stays in
+    ``messages_epsilon`` (and ``messages_pld``/``messages_rdp`` per party)."""
+    report["preprocessing"] = list(steps)
+    leaks = [s for s in steps if not s["private"]]
+    if not leaks:
+        return report
+    if "messages_epsilon" not in report:
+        report["messages_epsilon"] = report["epsilon"]
+    report["guaranteed"] = False
+    report["epsilon"] = math.inf
+    reasons = [f"preprocessing step {s['step']} read the data without DP: {s.get('note', '')}" for s in leaks]
+    report["not_guaranteed"] = [r for r in report.get("not_guaranteed", []) if not r.startswith("preprocessing step")]
+    report["not_guaranteed"] += reasons
+    for a in report["per_agent"]:
+        if "messages_pld" not in a:
+            a["messages_pld"], a["messages_rdp"] = a["guarantee_pld"], a["guarantee_rdp"]
+        a["guaranteed"], a["guarantee_pld"], a["guarantee_rdp"] = False, math.inf, math.inf
+    return report
 
 
 class DistributedLinearModel(BaseEstimator):

@@ -2,11 +2,19 @@
 
 Fields: ``format``, ``kind`` (``"logistic"`` or ``"regression"``), ``coef`` (list, one per feature),
 ``intercept``, ``classes`` (logistic: ``[negative, positive]``), ``feature_names``, ``preprocessing``
-(``bounds``: ``[[lower...], [upper...]]`` or null; ``row_norm``, null = rows not clipped), ``feature_groups``
-(vertical models: the column indices of each party, else absent), ``privacy`` (the privacy report) and ``meta``.
-To predict by hand: map each column with the bounds into [-1, 1] (``2 (x - lower) / (upper - lower) - 1``,
-clipped), scale the row to Euclidean norm <= ``row_norm``, then ``score = row . coef + intercept``; logistic:
-``P(classes[1]) = 1 / (1 + exp(-score))``.
+(``bounds``: ``[[lower...], [upper...]]`` or null; ``row_norm``, null = rows not clipped), ``privacy`` (the privacy
+report: the guarantee of THIS file, ``guaranteed: false`` with the reason when anything in it was read from the data
+without DP) and ``meta``. To predict by hand: map each column with the bounds into [-1, 1]
+(``2 (x - lower) / (upper - lower) - 1``, clipped), scale the row to Euclidean norm <= ``row_norm``, then
+``score = row . coef + intercept``; logistic: ``P(classes[1]) = 1 / (1 + exp(-score))``.
+
+**Release boundary** (issue 24). A model file is a release: everything in it is a function of released (noisy)
+values and public parameters. A horizontal model's ``coef`` is the average of the agents' released models. A
+VERTICAL model (parties hold columns) has no such release: each party's block ``x_m`` is computed without noise from
+its own columns and the transcript, so ``model.json`` holds ``coef: null`` and ``vertical.parties`` (which columns
+each party holds, and the name of its block file), and party ``m``'s block goes to its own file
+``parties/party_<m>.json`` (format ``privdist-party-block/1``), owner-only for party ``m``, never part of the
+release. :func:`load_model` joins the blocks when their files are present (the data holders' combined model).
 """
 
 from __future__ import annotations
@@ -19,9 +27,15 @@ import numpy as np
 from .._io import read_json, write_json
 from ..errors import DataFormatError
 
-__all__ = ["MODEL_FORMAT", "model_to_dict", "save_model", "load_model", "LinearModel"]
+__all__ = ["MODEL_FORMAT", "PARTY_FORMAT", "model_to_dict", "party_block_dicts", "save_model", "load_model",
+           "LinearModel"]
 
 MODEL_FORMAT = "privdist-linear-model/1"
+PARTY_FORMAT = "privdist-party-block/1"
+
+
+def _party_file(m: int) -> str:
+    return f"parties/party_{m}.json"
 
 
 def model_to_dict(est, feature_names=None, meta: dict | None = None, classes=None) -> dict:
@@ -29,26 +43,54 @@ def model_to_dict(est, feature_names=None, meta: dict | None = None, classes=Non
     label values when the estimator was fitted on encoded labels)."""
     pre = est.preprocessor_  # vertical models: row_norm None (per-column maps only)
     kind = "logistic" if hasattr(est, "classes_") else "regression"
+    vertical = hasattr(est, "feature_groups_")
     return {
         "format": MODEL_FORMAT,
         "kind": kind,
-        "coef": [float(c) for c in np.ravel(est.coef_)],
-        "intercept": float(est.intercept_),
+        "coef": None if vertical else [float(c) for c in np.ravel(est.coef_)],
+        "intercept": None if vertical else float(est.intercept_),
         "classes": ([c.item() if hasattr(c, "item") else c for c in (est.classes_ if classes is None else classes)]
                     if kind == "logistic" else None),
         "feature_names": None if feature_names is None else [str(n) for n in feature_names],
         "preprocessing": {"bounds": None if pre.bounds_ is None else pre.bounds_.tolist(),
                           "row_norm": None if pre.row_norm is None else float(pre.row_norm), "steps": pre.record},
-        **({"feature_groups": [[int(j) for j in g] for g in est.feature_groups_]}
-           if hasattr(est, "feature_groups_") else {}),
+        **({"vertical": {"parties": [{"party": m, "columns": [int(j) for j in g], "block_file": _party_file(m)}
+                                     for m, g in enumerate(est.feature_groups_)],
+                         "note": "each party's coefficient block stays with that party (owner-only file "
+                                 "block_file); this file holds no coefficients"}}
+           if vertical else {}),
         "privacy": est.privacy_report_,
         "meta": dict(meta or {}),
     }
 
 
-def save_model(est, path, feature_names=None, meta: dict | None = None, classes=None) -> None:
-    """Write ``est`` to ``path`` as JSON, atomically."""
-    write_json(Path(path), model_to_dict(est, feature_names, meta, classes))
+def party_block_dicts(est) -> list[dict]:
+    """A vertical model's blocks, one JSON-ready dict per party (owner-only for that party; see the module doc)."""
+    out = []
+    for m, g in enumerate(est.feature_groups_):
+        out.append({"format": PARTY_FORMAT, "party": m, "columns": [int(j) for j in g],
+                    "coef": [float(c) for c in np.ravel(est.coef_)[g]],
+                    "intercept": float(est.intercept_) if m == 0 else 0.0,
+                    "owner_only": f"party {m}'s coefficient block, computed without noise from its own columns: it "
+                                  "stays with party {m}; not a release, not covered by the printed guarantee"
+                                  .replace("{m}", str(m))})
+    return out
+
+
+def save_model(est, path, feature_names=None, meta: dict | None = None, classes=None,
+               party_blocks: bool = True) -> list[Path]:
+    """Write ``est`` to ``path`` as JSON, atomically; a vertical model's party blocks go to
+    ``parties/party_<m>.json`` beside it (owner-only; ``party_blocks=False`` leaves them out). Returns the files."""
+    path = Path(path)
+    write_json(path, model_to_dict(est, feature_names, meta, classes))
+    written = [path]
+    if party_blocks and hasattr(est, "feature_groups_"):
+        for m, block in enumerate(party_block_dicts(est)):
+            target = path.parent / _party_file(m)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            write_json(target, block)
+            written.append(target)
+    return written
 
 
 @dataclass(frozen=True)
@@ -90,12 +132,36 @@ def load_model(path) -> LinearModel:
     """Read a ``model.json`` written by :func:`save_model` (or ``privdist fit``).
 
     Raises:
-        DataFormatError: not a privdist model file.
+        DataFormatError: not a privdist model file; a vertical model whose party block files are missing.
     """
-    data = read_json(Path(path))
+    path = Path(path)
+    data = read_json(path)
     if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT:
         raise DataFormatError(f"{path}: not a {MODEL_FORMAT} file")
     pre = data["preprocessing"]
-    return LinearModel(data["kind"], np.asarray(data["coef"], dtype=float), float(data["intercept"]),
+    coef, intercept = data["coef"], data["intercept"]
+    if coef is None:  # vertical: join the parties' owner-only blocks
+        coef, intercept = _join_blocks(path, data)
+    return LinearModel(data["kind"], np.asarray(coef, dtype=float), float(intercept),
                        data.get("classes"), None if pre["bounds"] is None else np.asarray(pre["bounds"]),
                        None if pre["row_norm"] is None else float(pre["row_norm"]), data)
+
+
+def _join_blocks(path: Path, data: dict) -> tuple[np.ndarray, float]:
+    parties = (data.get("vertical") or {}).get("parties")
+    if not parties:
+        raise DataFormatError(f"{path}: a model without coefficients and without vertical parties")
+    n = sum(len(p["columns"]) for p in parties)
+    coef, intercept = np.zeros(n), 0.0
+    for p in parties:
+        block_path = path.parent / p["block_file"]
+        if not block_path.is_file():
+            raise DataFormatError(f"{path}: a vertical model; party {p['party']}'s coefficient block "
+                                  f"{p['block_file']} is not beside it (each party holds its own block; scoring a "
+                                  "row needs all of them)")
+        block = read_json(block_path)
+        if block.get("format") != PARTY_FORMAT or block.get("columns") != p["columns"]:
+            raise DataFormatError(f"{block_path}: not party {p['party']}'s block of this model")
+        coef[p["columns"]] = block["coef"]
+        intercept += float(block["intercept"])
+    return coef, intercept

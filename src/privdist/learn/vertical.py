@@ -39,9 +39,10 @@ __all__ = ["SharedFeatureLogisticRegression", "VERTICAL_SCOPE"]
 #: What the guarantee of a vertical fit does not cover (beside the label exposure the algorithm names).
 VERTICAL_SCOPE = ("shared_feature: the DP guarantee covers each party's shares Q_m (what the coordinator and the "
                   "other parties see) under column-level neighbours (any two blocks of that party's columns); each "
-                  "party's coefficient block x_m is computed from its own columns and stays with it: coef_ gathered "
-                  "in one process is for the data holder(s), and scoring a new row needs each party's D_m x_m "
-                  "(further releases, not covered)")
+                  "party's coefficient block x_m is computed from its own columns and stays with it (a model file "
+                  "holds no block: privdist.learn.save_model writes block m to parties/party_<m>.json, owner-only "
+                  "for party m); coef_ gathered in one process is for the data holder(s), and scoring a new row "
+                  "needs each party's D_m x_m (further releases, not covered)")
 
 
 class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
@@ -74,6 +75,8 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         privacy_report_: Requested budget, PLD guarantee per party (RDP cross-check), the calibration, the
             assumptions enforced, ``exposures`` (the labels), ``scope``, preprocessing, noise mode.
         history_: ``{"objective": ADMM objective of the parties' models per round, ...}``.
+        clipping_: the public clip bounds and, per party, how many rounds were clipped (owner-only: a noise-free
+            function of the data, kept out of ``privacy_report_``).
 
     Raises:
         FeatureGroupError: groups that leave a column out, repeat it, or name one out of range.
@@ -163,7 +166,9 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         rep["requested"]["scope"] = "total per party, whole run"
         rep["label_holder"] = "coordinator (labels exposed to every party, see exposures)"
         rep["scope"] = VERTICAL_SCOPE
-        rep["clipping"] = algo.run_info(states)
+        info = algo.run_info(states)  # the counts of clipped rounds are a noise-free function of the data
+        rep["clipping"] = {k: v for k, v in info.items() if k != "clipped_rounds_per_party"}
+        self.clipping_ = info
         rep["b1"] = float(self.b1) if self.epsilon is not None else None
         self.privacy_report_ = rep
         if self.epsilon is not None:

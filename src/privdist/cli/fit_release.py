@@ -1,0 +1,181 @@
+"""What ``privdist fit`` writes, and which of it is a release (issue 24: the release boundary).
+
+Every output of a fit is one of two kinds:
+
+* **release**, covered by the printed guarantee: ``model.json`` (the private model: for horizontal fits the average
+  of the agents' released models; public preprocessing: bounds, row norm, category lists and class names stated as
+  public) and ``results.json`` (the privacy report, the settings and a description of the data that holds nothing
+  read from it beyond the row and column counts, public under replace-one neighbours). Anything in them read from
+  the data without DP (``--scale data``, category lists or class names taken from the data) makes the report
+  ``guaranteed: false`` with the reason, never just a warning.
+* **owner-only evaluation**, not covered: ``evaluation.json`` (held-out metrics of the private, non-private, pooled
+  and local-only models, training scores, clipping counts: noise-free functions of the data),
+  ``privacy_utility.png`` (the same models refitted at further epsilons on the same data), a vertical party's
+  coefficient block ``parties/party_<m>.json`` (for party ``m`` only; always written, a party needs its block to
+  score a row), and the console table. In secure mode the evaluation files are written only with ``--evaluation``;
+  with ``--seed`` (research mode) always. Each owner-only output is named in the report's ``exposures``.
+
+Public knowledge comes from the command line: ``--bounds col=lo:hi`` or a JSON/TOML file ``{col: [lo, hi]}``,
+``--categories col=a,b,c`` or a file ``{col: [a, b, c]}``, ``--classes NEG,POS``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import DataFileNotFoundError, DataFormatError, ValidationError
+
+__all__ = ["public_mapping", "parse_bounds", "parse_categories", "parse_classes", "release_boundary", "write_fit"]
+
+
+def _read_mapping_file(path: Path, what: str) -> dict:
+    if not path.is_file():
+        raise DataFileNotFoundError(f"{what} file {str(path)!r} not found")
+    text = path.read_text(encoding="utf-8")
+    try:
+        if path.suffix.lower() == ".toml":
+            try:
+                import tomllib
+            except ImportError:  # pragma: no cover - Python 3.10
+                import tomli as tomllib
+            data = tomllib.loads(text)
+        else:
+            data = json.loads(text)
+    except ValueError as exc:
+        raise DataFormatError(f"cannot read {what} file {path.name}: {exc}") from None
+    if not isinstance(data, dict):
+        raise DataFormatError(f"{what} file {path.name} must hold a mapping column -> value(s)")
+    return data
+
+
+def public_mapping(specs, what: str, parse_value) -> dict:
+    """``specs`` (CLI values: ``col=VALUE`` or a .json/.toml file) -> ``{column: parse_value(VALUE)}``."""
+    out: dict = {}
+    for spec in specs or ():
+        if "=" not in spec or Path(spec).suffix.lower() in (".json", ".toml"):
+            for col, value in _read_mapping_file(Path(spec), what).items():
+                out[str(col)] = parse_value(value, str(col))
+            continue
+        col, _, value = spec.partition("=")
+        if not col.strip():
+            raise ValidationError(f"{what} {spec!r}: name the column before '='")
+        out[col.strip()] = parse_value(value, col.strip())
+    return out
+
+
+def _bound_value(value, col: str) -> tuple[float, float]:
+    if isinstance(value, str):
+        parts = value.split(":")
+        if len(parts) != 2:
+            raise ValidationError(f"--bounds {col}={value!r}: write LOW:HIGH, e.g. {col}=0:100")
+        value = parts
+    try:
+        lo, hi = (float(v) for v in value)
+    except (TypeError, ValueError):
+        raise ValidationError(f"bounds of {col!r} must be two numbers (low, high), got {value!r}") from None
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise ValidationError(f"bounds of {col!r} must be finite with low < high, got ({lo}, {hi})")
+    return lo, hi
+
+
+def _category_value(value, col: str) -> list[str]:
+    values = value.split(",") if isinstance(value, str) else value
+    if not isinstance(values, (list, tuple)) or not values:
+        raise ValidationError(f"categories of {col!r} must be a non-empty list, got {value!r}")
+    return [str(v).strip() for v in values]
+
+
+def parse_bounds(specs) -> dict:
+    """``--bounds`` values -> ``{column: (low, high)}`` (public per-column bounds)."""
+    return public_mapping(specs, "--bounds", _bound_value)
+
+
+def parse_categories(specs) -> dict:
+    """``--categories`` values -> ``{column: [value, ...]}`` (public category lists)."""
+    return public_mapping(specs, "--categories", _category_value)
+
+
+def parse_classes(text: str | None):
+    """``--classes NEG,POS`` -> ``("NEG", "POS")`` (or None)."""
+    if text is None:
+        return None
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
+        raise ValidationError(f"--classes needs two different values NEGATIVE,POSITIVE, got {text!r}")
+    return tuple(parts)
+
+
+def release_boundary(*, vertical: bool, n_parties: int, evaluation: bool, curve: list[float],
+                     epsilon: float) -> tuple[dict, list[str]]:
+    """``(boundary, exposures)``: which files are releases, which are owner-only, and one exposure per owner-only
+    output (named whether or not it is written)."""
+    where = "written" if evaluation else "not written (secure mode; --evaluation writes it)"
+    owner = {"evaluation.json": f"held-out metrics of the private, non-private, pooled and local-only models, "
+                                f"training scores{' and clipping counts' if vertical else ''}: computed without "
+                                f"noise from the data ({where})",
+             "console": "the comparison table printed by privdist fit (the same metrics, for the data holder)"}
+    if curve:
+        total = sum(e for e in curve if e != epsilon) + epsilon
+        owner["privacy_utility.png"] = (f"the model refitted at total epsilons {curve} on the same data; publishing "
+                                        f"the curve spends up to {total:g} per party, not {epsilon:g} ({where})")
+    if vertical:
+        owner["parties/party_<m>.json"] = ("party m's coefficient block, computed without noise from its own "
+                                           f"columns; one file per party ({n_parties}), for that party only")
+    boundary = {"release": {"model.json": "the private model and its privacy report (covered by the guarantee)",
+                            "results.json": "privacy report, settings, public data description (covered)"},
+                "owner_only": owner}
+    exposures = [f"owner-only {name}: {text}" for name, text in owner.items()]
+    return boundary, exposures
+
+
+def write_fit(out, est, ds, results: dict, evaluation: dict | None, curve, task: str, rows: dict) -> list[str]:
+    """Write the release files, and the owner-only ones when ``evaluation`` is given; returns their names."""
+    from .._io import atomic_write_bytes, write_json
+    from ..learn.model_io import save_model
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    files = save_model(est, out / "model.json", ds.feature_names, meta={"data": results["data"]},
+                       classes=ds.extras.get("classes"))
+    write_json(out / "results.json", results)
+    names = [str(p.relative_to(out)) for p in files] + ["results.json"]
+    if evaluation is None:
+        return names
+    write_json(out / "evaluation.json", evaluation)
+    names.append("evaluation.json")
+    if curve:
+        atomic_write_bytes(out / "privacy_utility.png", _curve_png(curve, task, rows))
+        names.append("privacy_utility.png")
+    return names
+
+
+def _curve_png(curve, task: str, rows: dict) -> bytes:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    key = "accuracy" if task == "classification" else "rmse"
+    fig, ax = plt.subplots(figsize=(5, 3.5))
+    names = list(rows)  # private, non-private, centralized, baseline (horizontal and vertical alike)
+    ax.plot([c["epsilon"] for c in curve], [c[key] for c in curve], "o-", label=names[0])
+    for name, style in zip(names[1:3], ("--", ":")):
+        ax.axhline(rows[name][key], ls=style, color="gray", label=name)
+    base = rows.get("majority class") or rows.get("mean predictor")
+    ax.axhline(base[key], ls="-.", color="red", label="majority class" if task == "classification" else "mean")
+    ax.set_xscale("log")
+    eps = [c["epsilon"] for c in curve]
+    ax.set_xticks(eps, [f"{e:g}" for e in eps])  # the budgets themselves; no crowded minor labels
+    ax.xaxis.set_minor_formatter(plt.NullFormatter())
+    ax.set_xlabel("total epsilon per party")
+    ax.set_ylabel(f"test {key} (owner-only evaluation)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=120)
+    plt.close(fig)
+    return buf.getvalue()
