@@ -263,7 +263,9 @@ def _from_table(df, target, encode, drop, party_column, label, extras, categorie
     if text:
         public = _public_categories(categories, columns, label)
         cats = {c: public[c] if c in public else sorted(features[c].astype(str).unique().tolist()) for c in text}
-        features = features.astype({c: pd.CategoricalDtype(cats[c]) for c in text})  # unlisted values -> NaN -> 0s
+        for c in text:  # a value outside a public list encodes as all zeros
+            values = features[c].astype(str)
+            features[c] = pd.Categorical(values.where(values.isin(cats[c])), categories=cats[c])
         features = pd.get_dummies(features, columns=text, prefix_sep="=", dtype=float)
         stated = [c for c in text if c in public]
         if stated:
