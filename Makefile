@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/privdist fit adult --agents 10 --epsilon 1 --delta 1e-5 --out results/demo
+	$(BIN)/privdist fit adult --agents 10 --epsilon 1 --delta 1e-5 --evaluation --out results/demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow" -q
