@@ -16,8 +16,11 @@ def test_declares_pure_epsilon_and_composes_uses():
     mech = ObjectivePerturbationMechanism(0.4)
     rel = mech.releases([0, 1])
     assert len(rel) == 2 and rel[0].epsilon == pytest.approx(0.4) and rel[0].delta == 0.0
-    assert rel[0].event.noise_multiplier == pytest.approx(2.5)  # LaplaceDpEvent(1/eps), like Gamma-norm noise
-    assert mech.releases([0], uses=3)[0].epsilon == pytest.approx(1.2)
+    # generic pure DP, like Gamma-norm noise: binary randomized response with ratio e^eps (issue 24)
+    p = rel[0].event.noise_parameter
+    assert rel[0].event.num_buckets == 2 and (2 - p) / p == pytest.approx(math.exp(0.4))
+    three = mech.releases([0], uses=3)[0]
+    assert three.epsilon == pytest.approx(1.2) and three.event.count == 3 and three.event.event == rel[0].event
     per_agent = ObjectivePerturbationMechanism((0.5, 1.0))
     assert [r.epsilon for r in per_agent.releases([1, 0])] == pytest.approx([1.0, 0.5])
 

@@ -1,5 +1,6 @@
 """Party-local data without Ray (issue 17): sources, problem handles, the simulator path, the spec kinds."""
 
+import json
 import os
 
 import numpy as np
@@ -170,7 +171,11 @@ def test_runner_resumes_an_interrupted_party_local_run_from_its_checkpoint(files
         "network": {"kind": "ring", "params": {"n": 3}},
         "problem": {"kind": "party_horizontal", "loss": "squared", "regularizer": "l2", "reg_weight": 1.0},
         "runs": [{"label": "admm", "algorithm": "consensus_admm", "params": {"rho": 1.0}}]})
-    whole = run_experiment(spec, tmp_path / "whole", progress=False)["runs"][0]["metrics"]
+    def owner_metrics(out):  # per-party data are a user's data: metrics are owner-only evaluation (issue 24)
+        return json.loads((out / "owner_only" / "metrics.json").read_text())["runs"][0]["metrics"]
+
+    run_experiment(spec, tmp_path / "whole", progress=False)
+    whole = owner_metrics(tmp_path / "whole")
     monkeypatch.setattr(trials, "PARTY_CHECKPOINT_EVERY", 2)
     calls, real = [], kinds_party.disagreement
 
@@ -185,7 +190,8 @@ def test_runner_resumes_an_interrupted_party_local_run_from_its_checkpoint(files
         run_experiment(spec, tmp_path / "out", progress=False)
     ckpt = tmp_path / "out" / "checkpoints" / "trial_0000_admm.ckpt"
     assert ckpt.exists()
-    got = run_experiment(spec, tmp_path / "out", progress=False, resume=True)["runs"][0]["metrics"]
+    run_experiment(spec, tmp_path / "out", progress=False, resume=True)
+    got = owner_metrics(tmp_path / "out")
     assert len(calls) == 6 + 3  # rounds 5, 6, 7 after the resume, not 8 evaluations from round 0
     assert not ckpt.exists()
     for m in whole:

@@ -228,7 +228,10 @@ def _cli_run(tmp_path, name, text, *extra):
     spec.write_text(text)
     out = tmp_path / name
     assert main(["run", str(spec), "--out", str(out), "--no-progress", *extra]) == 0
-    return json.loads((out / "results.json").read_text())["runs"][0]
+    run = json.loads((out / "results.json").read_text())["runs"][0]
+    # per-party data are a user's data: metrics and run info are owner-only evaluation (issue 24 release boundary)
+    owner = json.loads((out / "owner_only" / "metrics.json").read_text())["runs"][0]
+    return {**run, "metrics": owner["metrics"], "info": owner["info"]}
 
 
 @pytest.mark.parametrize("kind,algorithm,params", [
@@ -317,7 +320,7 @@ def test_served_cluster_keeps_warm_actors_across_drivers_one_run_at_a_time(two_n
         subprocess.run([sys.executable, "-m", "privdist", "run", str(spec), "--backend", "ray", "--address",
                         two_nodes["session"].address, "--out", str(tmp_path / "other"), "--no-progress"],
                        check=True, env=env, timeout=300, capture_output=True)  # another driver process
-        (info,) = json.loads((tmp_path / "other" / "results.json").read_text())["runs"][0]["info"]
+        (info,) = json.loads((tmp_path / "other" / "owner_only" / "metrics.json").read_text())["runs"][0]["info"]
         assert info["ray"]["served"] is True
         pids = [{n: p["pid"] for n, p in placed.items()} for placed in (first.config["ray"]["placement"],
                                                                           info["ray"]["placement"])]

@@ -110,8 +110,9 @@ def noise_assumptions(name: str, noise: str, c1: float, clip: bool = False, budg
            f"{_BUDGET_NOTES.get(budget, budget)}"]
     if noise == "gamma":
         out.append(f"{name}: Gamma-norm noise is pure eps-DP per iteration (basic composition); the rdp/pld "
-                   "accountants compose it as a 1-D Laplace mechanism with the same pure epsilon (dp-accounting "
-                   "has no Gamma-norm event)")
+                   "accountants compose it as generic pure eps-DP through its dominating pair, binary randomized "
+                   "response (Kairouz, Oh & Viswanath 2015, optimal composition; dp-accounting has no Gamma-norm "
+                   "event)")
     else:
         bound = "PLD-calibrated Gaussian mechanism" if budget == "total" else "classical Gaussian-mechanism bound"
         out.append(f"{name}: Gaussian variant (spec §6.3/§6.4, AMB-X2); {bound}")

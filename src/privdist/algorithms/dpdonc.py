@@ -11,9 +11,9 @@ Node ``i`` at time ``t = 1..T`` (spec §5.4, S4 (6)-(7)):
 Runtime mapping: ``init`` releases ``q_1`` (from the public ``x_1``, so it costs no privacy); round ``t`` mixes
 ``q_t`` with ``A(t)``, steps to ``x_{t+1}`` and releases ``q_{t+1}``. Noise (spec §5.6, S4 Lemma 1, Thm 1, AMB-O1):
 l1 sensitivity ``Delta(t) = 2 sqrt(d) alpha_t theta / omega``, ``sigma_t = b Delta(t)`` with the Laplace noise
-multiplier ``b``: ``1/epsilon`` for ``budget="round"`` (S4's pure ``epsilon`` per step, so every release is
-``LaplaceDpEvent(1/epsilon)``, composed by basic composition, ``T epsilon``, S4 Thm 1, and by the RDP/PLD
-accountants), or, for ``budget="total"``, the smallest ``b`` whose ``rounds``-fold composition the PLD accountant
+multiplier ``b``: ``1/epsilon`` for ``budget="round"`` (S4's pure ``epsilon`` per step, composed by basic
+composition, ``T epsilon``, S4 Thm 1, and by the RDP/PLD accountants as generic pure DP: the d-dimensional Laplace
+mechanism is declared through the pure-DP dominating pair, :func:`~privdist.privacy.release.pure_release`), or, for ``budget="total"``, the smallest ``b`` whose ``rounds``-fold composition the PLD accountant
 certifies at each node's total ``(epsilon, delta)`` (``delta`` is used by a total budget only: S4's per-step
 guarantee is pure). Every draw, including the data-free noisy start ``q_1``, goes through one mechanism object,
 ``self.mechanism`` (:class:`~privdist.privacy.LaplaceMechanism`, or :class:`~privdist.privacy.Identity` without DP;

@@ -19,19 +19,20 @@ def _fmt(x) -> str:
 def print_results(results: dict, out_dir, console: Console | None = None) -> None:
     """Print the accuracy/privacy table, per-agent epsilon, claims and where the files are."""
     console = console or Console(width=None if sys.stdout.isatty() else 140)
-    metric = next(iter(results["runs"][0]["metrics"]))
+    metric = next(iter(results["runs"][0].get("metrics", {})), None)  # None: owner-only, not in results.json
     delta = results["runs"][0]["privacy"]["delta"]
     table = Table(title=f"{results['title']}  ({results['trials']} trials)")
     table.add_column("run")
-    table.add_column(f"final {metric} mean ± std", justify="right")
+    table.add_column(f"final {metric} mean ± std" if metric else "metrics", justify="right")
     table.add_column("guarantee eps RDP", justify="right")
     table.add_column("guarantee eps PLD", justify="right")
     table.add_column("paper's claim", justify="right")
     table.add_column("seconds", justify="right")
     for r in results["runs"]:
-        m = r["metrics"][metric]
+        m = r["metrics"][metric] if metric else None
         p = r["privacy"]
-        table.add_row(r["label"], f"{m['final_mean']:.3e} ± {m['final_std']:.1e}", fmt_guarantee(p, "rdp"),
+        cell = f"{m['final_mean']:.3e} ± {m['final_std']:.1e}" if m else "owner-only"
+        table.add_row(r["label"], cell, fmt_guarantee(p, "rdp"),
                       fmt_guarantee(p, "pld"), _fmt(max_epsilon(p, "paper")), f"{r['seconds']:.2f}")
     console.print(table)
     for line in privacy_notes(results):  # the same notes as summary.md (secure noise needs no warning)
@@ -58,4 +59,10 @@ def print_results(results: dict, out_dir, console: Console | None = None) -> Non
         mark = ("[yellow]not evaluated[/yellow]" if c["holds"] is None
                 else "[green]holds[/green]" if c["holds"] else "[red]does not hold[/red]")
         console.print(f"claim {c['id']}: {mark} - {c['text']} ({c['evidence']})")
+    rb = results.get("release_boundary", {})
+    if rb.get("private_data"):
+        console.print(f"release boundary: {rb['note']}", style="yellow", markup=False)
+        console.print(f"results: {out_dir}/results.json (release)"
+                      + (f"; owner-only: {', '.join(rb['owner_only'])}" if rb.get("owner_only") else ""))
+        return
     console.print(f"results: {out_dir}/results.json, summary.md, " + ", ".join(results["figures"]))

@@ -54,14 +54,17 @@ def report_markdown(dirs, metric: str | None = None, claims: bool = True, notes:
     parts = []
     for d in dirs:
         results = _load(Path(d))
-        metrics = list(results["runs"][0]["metrics"])
-        m = metric or metrics[0]
-        if m not in metrics:
+        metrics = list(results["runs"][0].get("metrics", {}))  # empty: owner-only evaluation (release boundary)
+        m = metric or (metrics[0] if metrics else None)
+        if m is not None and m not in metrics and metrics:
             raise ValidationError(f"{d}: no metric {m!r}; this experiment has {metrics}")
         mode = results.get("config", {}).get("mode", "full")
         head = (f"**{results['title']}** (`{results['experiment']}`, {results['trials']} trial(s), seed "
                 f"{results['seed']}{', quick mode' if mode == 'quick' else ''})")
-        parts += [head, "", *results_table(results, m), ""]
+        parts += [head, "", *results_table(results, m if m in metrics else None), ""]
+        rb = results.get("release_boundary", {})
+        if rb.get("private_data"):
+            parts += [f"- release boundary: {rb['note']}", ""]
         for lines in (privacy_notes(results) if notes else [], tuning_lines(results)):
             if lines:
                 parts += [*lines, ""]

@@ -65,6 +65,9 @@ def register(sub) -> None:
     p.add_argument("--set", action="append", default=[], metavar="KEY.PATH=VALUE",
                    help="change one value of the spec, e.g. runs.1.params.epsilon=0.5 (repeatable; validated)")
     p.add_argument("--out", help="results directory (default: results/NAME)")
+    p.add_argument("--owner-metrics", action="store_true",
+                   help="on a user's own data in secure mode, also write the owner-only evaluation (metrics computed "
+                        "noise-free from the data) to OUT/owner_only/, named as exposures (= [output] owner_metrics)")
     add_run_options(p)
     p.set_defaults(func=_main)
 
@@ -96,8 +99,9 @@ def _main(args) -> int:
     spec = load_experiment(args.experiment)
     spec = quick_variant(spec) if args.quick else spec
     spec = spec.with_overrides(trials=args.trials, seed=args.seed, secure=True if args.secure else None)
-    if args.set:
-        spec = spec.with_settings(args.set)
+    settings = list(args.set) + (["output.owner_metrics=true"] if args.owner_metrics else [])
+    if settings:
+        spec = spec.with_settings(settings)
     out = args.out or os.path.join("results", spec.name)
     results = run_experiment(spec, out, jobs=args.jobs, overwrite=args.overwrite, resume=args.resume,
                              progress=not args.no_progress, data_dir=args.data_dir, backend=args.backend,

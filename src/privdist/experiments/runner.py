@@ -22,6 +22,7 @@ from ..runtime import versions
 from ..runtime.run import noise_provenance
 from .claims import check_claims
 from .plots import draw_plots
+from .boundary import OWNER_DIR, boundary, owner_exposures, owner_outputs, private_data, split_trial
 from .ray_parallel import ray_trials
 from .resources import check_resources
 from .spec import ExperimentSpec
@@ -87,8 +88,9 @@ def aggregate(spec: ExperimentSpec, trials: dict[int, dict]) -> tuple[list[dict]
     for rs in spec.runs:
         per_trial = [trials[t]["runs"][rs.label] for t in order]
         metrics = {}
-        for m in spec.metrics:
-            data = np.array([pt["curves"][m] for pt in per_trial], dtype=float)
+        for m in spec.metrics:  # NaN where a trial's curves were withheld (owner-only, issue 24)
+            data = np.array([pt.get("curves", {}).get(m, [np.nan] * (spec.rounds + 1)) for pt in per_trial],
+                            dtype=float)
             traces[f"{rs.label}::{m}"] = data
             metrics[m] = {"final_mean": float(data[:, -1].mean()), "final_std": float(data[:, -1].std()),
                           "curve_mean": data.mean(axis=0), "curve_std": data.std(axis=0)}
@@ -200,14 +202,54 @@ def run_experiment(spec: ExperimentSpec, out_dir, *, jobs: int = 1, overwrite: b
                                     "(continue with --resume)") from None
 
 
+def _release_only(spec, results: dict, exposures: list[str], figures) -> dict:
+    """``results`` as written to results.json (issue 24): on a user's data without metrics, run info and claims (they
+    are owner-only evaluation) and with the owner-only files written named as exposures; always with the
+    ``release_boundary``."""
+    out = {**results, "release_boundary": boundary(spec, figures)}
+    if not private_data(spec):
+        return out
+    runs = []
+    for r in results["runs"]:
+        privacy = {**r["privacy"], "exposures": list(r["privacy"].get("exposures", [])) + exposures}
+        runs.append({k: v for k, v in r.items() if k not in ("metrics", "info")} | {"privacy": privacy})
+    return {**out, "runs": runs, "claims": [], "figures": []}
+
+
+def _save_trial(store, spec, data: dict) -> None:
+    """The trial file (release part only on a user's data) and, where written, its owner-only part."""
+    if not private_data(spec):
+        store.save_trial(data)
+        return
+    release, owner = split_trial(data)
+    store.save_trial(release)
+    if owner_outputs(spec):
+        write_json(store.path / OWNER_DIR / "trials" / f"trial_{int(data['trial']):04d}.json", owner)
+
+
+def _with_owner_parts(store, spec, done: dict) -> dict:
+    """Resume on a user's data: merge the owner-only parts of finished trials back (curves stay NaN without them)."""
+    if not private_data(spec):
+        return done
+    for t, data in done.items():
+        f = store.path / OWNER_DIR / "trials" / f"trial_{t:04d}.json"
+        if f.is_file():
+            owner = read_json(f)
+            for label, extra in owner.get("runs", {}).items():
+                if label in data["runs"]:
+                    data["runs"][label].update(extra)
+    return done
+
+
 def _run_into(store, spec, done, jobs, progress, data_dir, backend, parallel) -> dict:
+    done = _with_owner_parts(store, spec, done)
     todo = [t for t in range(spec.trials) if t not in done]
 
     def finished(data):
-        store.save_trial(data)
+        _save_trial(store, spec, data)
         done[data["trial"]] = data
         runs, _ = aggregate(spec, done)
-        write_json(store.path / "results.json", _results(spec, done, runs, [], False, []))
+        write_json(store.path / "results.json", _release_only(spec, _results(spec, done, runs, [], False, []), [], []))
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -235,12 +277,28 @@ def _run_into(store, spec, done, jobs, progress, data_dir, backend, parallel) ->
                 bar.advance(task)
 
     runs, traces = aggregate(spec, done)
-    store.save_traces(traces)
     claims = check_claims(spec.claims, runs, spec.metrics[0], spec.skipped_claims)
-    figures = draw_plots(spec, runs, traces, Path(store.path))
-    results = _results(spec, done, runs, claims, True, figures)
+    if not private_data(spec):  # public data: the layout of the paper reproductions, unchanged
+        store.save_traces(traces)
+        figures = draw_plots(spec, runs, traces, Path(store.path))
+        results = _release_only(spec, _results(spec, done, runs, claims, True, figures), [], figures)
+        write_json(store.path / "results.json", results)
+        write_summary(spec, results, store.path)
+        return results
+    figures, exposures = [], []
+    if owner_outputs(spec):  # a user's data: owner-only evaluation apart, named as exposures
+        owner = store.path / OWNER_DIR
+        owner.mkdir(exist_ok=True)
+        store.save_traces(traces, owner / "traces.npz")
+        figures = draw_plots(spec, runs, traces, owner)
+        full = _results(spec, done, runs, claims, True, figures)
+        write_json(owner / "metrics.json", {"note": boundary(spec, figures)["note"], "claims": claims,
+                                            "runs": [{"label": r["label"], "metrics": r["metrics"], "info": r["info"]}
+                                                     for r in runs]})
+        write_summary(spec, full, owner)
+        exposures = owner_exposures(spec, figures)
+    results = _release_only(spec, _results(spec, done, runs, claims, True, figures), exposures, figures)
     write_json(store.path / "results.json", results)
-    write_summary(spec, results, store.path)
     return results
 
 

@@ -89,6 +89,15 @@ class PrivacySpec(_Model):
     budget: Optional[Literal["round", "total"]] = None
 
 
+class OutputSpec(_Model):
+    """``[output]``: what a run writes beside its release (issue 24, the release boundary of
+    :mod:`privdist.experiments.boundary`). ``owner_metrics``: write the owner-only evaluation (metric traces,
+    figures, summary, per-trial curves and run diagnostics, computed noise-free from the data) of a run on a user's
+    own data; default (None): written, except in secure mode (``[privacy] secure``, ``--secure``) on a user's data."""
+
+    owner_metrics: Optional[bool] = None
+
+
 class QuickTuning(_Model):
     """``[quick] tuning``: the keys of ``[tuning]`` quick mode replaces."""
 
@@ -178,6 +187,7 @@ class SpecModel(_Model):
     metrics: Optional[Annotated[list[str], Field(min_length=1)]] = None
     runs: Annotated[list[RunEntry], Field(min_length=1)]
     privacy: PrivacySpec = PrivacySpec()
+    output: OutputSpec = OutputSpec()
     plots: list[PlotEntry] = []
     claims: list[ClaimEntry] = []
     tuning: Optional[TuningSpec] = None

@@ -22,7 +22,7 @@ from ..errors import SpecError
 from .papers import PAPER_ALIASES, PAPERS
 
 if typing.TYPE_CHECKING:  # the schema (pydantic) is imported when a spec is parsed (start-up time)
-    from .schema import DataSpec, NetworkSpec, PrivacySpec, RunEntry, SpecModel, TuningSpec
+    from .schema import DataSpec, NetworkSpec, OutputSpec, PrivacySpec, RunEntry, SpecModel, TuningSpec
 
 try:  # Python >= 3.11
     import tomllib
@@ -32,7 +32,7 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
 __all__ = ["ExperimentSpec", "RunSpec", "parse_spec", "load_spec_file", "PAPERS", "PAPER_ALIASES"]
 
 #: Top-level tables a setting may create when the spec does not have them yet (e.g. ``privacy.secure=true``).
-_SECTION_KEYS = frozenset({"data", "network", "problem", "privacy", "quick", "params"})
+_SECTION_KEYS = frozenset({"data", "network", "problem", "privacy", "quick", "params", "output"})
 
 
 @dataclass(frozen=True)
@@ -89,6 +89,7 @@ class ExperimentSpec:
     skipped_claims: tuple[dict[str, Any], ...] = ()
     tuning: TuningSpec | None = None
     tuning_record: dict[str, Any] | None = None
+    output: OutputSpec | None = None  # ``[output]`` (:class:`.schema.OutputSpec`); None: the defaults
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def with_overrides(self, trials: int | None = None, seed: int | None = None,
@@ -333,7 +334,7 @@ def parse_spec(raw: dict[str, Any], source: str = "<spec>") -> ExperimentSpec:
         trials=model.trials, quick_trials=model.quick_trials, seed=model.seed, rounds=model.rounds,
         estimated_seconds=model.estimated_seconds, data=model.data, network=model.network, problem=problem,
         metrics=metrics, runs=runs, privacy=model.privacy, plots=tuple(plots), claims=tuple(claims), mode=mode,
-        skipped_claims=tuple(skipped), tuning=model.tuning, raw=raw)
+        skipped_claims=tuple(skipped), tuning=model.tuning, output=model.output, raw=raw)
     check_semantics(spec, model.runs, source)
     return spec
 

@@ -8,6 +8,8 @@ Layout::
     OUT/results.json           aggregated results (schema in the README), rewritten after every trial
     OUT/traces.npz             per-run, per-metric curves of every trial, shape (trials, rounds + 1)
     OUT/*.png, OUT/*.svg       figures;  OUT/summary.md  human-readable summary
+    OUT/owner_only/            on a user's data: metrics, traces, figures, summary, per-trial curves (owner-only
+                               evaluation, not covered by the guarantee; see privdist.experiments.boundary)
 """
 
 from __future__ import annotations
@@ -218,9 +220,11 @@ class ResultsDir:
     def save_trial(self, data: dict) -> None:
         write_json(self.trial_file(int(data["trial"])), data)
 
-    def save_traces(self, traces: dict[str, np.ndarray]) -> None:
+    def save_traces(self, traces: dict[str, np.ndarray], path: Path | None = None) -> None:
+        """Write ``traces`` to ``traces.npz`` (or ``path``, e.g. the owner-only directory of a run on a user's
+        data, :mod:`privdist.experiments.boundary`)."""
         import io
 
         buf = io.BytesIO()
         np.savez_compressed(buf, **traces)
-        atomic_write_bytes(self.path / "traces.npz", buf.getvalue())
+        atomic_write_bytes(self.path / "traces.npz" if path is None else path, buf.getvalue())

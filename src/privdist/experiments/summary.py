@@ -61,13 +61,14 @@ def privacy_notes(results: dict) -> list[str]:
 def results_table(results: dict, metric: str) -> list[str]:
     """Markdown table of a results dictionary: final ``metric``, guarantee (RDP, PLD), paper's claim, seconds."""
     total = any(requested_epsilon(r) is not None for r in results["runs"])  # a column only where a total was given
-    lines = [f"| run | final {metric} (mean ± std) | {'requested eps (total) | ' if total else ''}guarantee eps (RDP) | "
+    lines = [f"| run | {f'final {metric} (mean ± std)' if metric else 'metrics'} | {'requested eps (total) | ' if total else ''}guarantee eps (RDP) | "
              f"guarantee eps (PLD) | paper's claim | seconds |", "|---|---|---|---|---|---|" + ("---|" if total else "")]
     for r in results["runs"]:
-        fm = r["metrics"][metric]
+        fm = r.get("metrics", {}).get(metric) if metric else None  # None: owner-only evaluation, not written here
         p = r["privacy"]
         req = f"{_fmt(requested_epsilon(r))} | " if total else ""
-        lines.append(f"| {r['label']} | {fm['final_mean']:.4g} ± {fm['final_std']:.2g} | {req}"
+        cell = f"{fm['final_mean']:.4g} ± {fm['final_std']:.2g}" if fm else "owner-only"
+        lines.append(f"| {r['label']} | {cell} | {req}"
                      f"{fmt_guarantee(p, 'rdp')} | {fmt_guarantee(p, 'pld')} | "
                      f"{_fmt(max_epsilon(p, 'paper'))} | {r['seconds']:.2f} |")
     return lines

@@ -21,7 +21,7 @@ from .mechanisms import (GammaNormMechanism, GaussianMechanism, Identity, Laplac
 from .objective_perturbation import ObjectivePerturbationMechanism
 from .paper import PaperBound, advanced_composition, c0, dzoa_epsilon, moments_epsilon, paper_bound
 from .release import (COMPOSITIONS, Release, claimed, gaussian_epsilon, gaussian_release, gaussian_sigma,
-                      laplace_release, non_private_release)
+                      laplace_release, non_private_release, pure_release)
 from .samplers import gamma_norm, gaussian, laplace
 
 __all__ = [
@@ -66,5 +66,6 @@ __all__ = [
     "moments_epsilon",
     "non_private_release",
     "paper_bound",
+    "pure_release",
     "privacy_report",
 ]

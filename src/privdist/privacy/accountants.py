@@ -17,6 +17,11 @@ single Gaussian, the ``pld`` value is computed with dp-accounting's exact Gaussi
 discretization error (they agree to ~1e-8) and takes milliseconds where the discretized PLD of a 1000-fold
 composition takes seconds to minutes.
 
+Pure-DP releases (Gamma-norm, objective perturbation, d-dim Laplace: :func:`~privdist.privacy.release.pure_release`)
+are ``RandomizedResponseDpEvent`` s, the dominating pair of pure DP; they are composed by :mod:`privdist.privacy.pure`
+(``pld``: exactly for one repeated epsilon, Kairouz et al. 2015 Thm 3.3; by PLD otherwise) and by the RDP accountant
+under its ``REPLACE_ONE`` relation (the flipped bit).
+
 Results are cached by identical entry sequences, so 1000 agents with equal releases cost one accounting.
 
 **Guarantee and claim** (DESIGN idea 3, :mod:`privdist.privacy.release`). The ``rdp`` and ``pld`` values of an
@@ -39,6 +44,7 @@ from .._lazy import lazy
 from ..errors import UnknownNameError, UnsupportedEventError
 from .ledger import PrivacyLedger
 from .paper import paper_bound
+from .pure import has_randomized_response, pure_pld_epsilon
 from .release import Release
 
 # dp-accounting is imported on first use (start-up time of the CLI and of non-private runs)
@@ -104,7 +110,12 @@ def composed_event(entries: Sequence[tuple[Release, int]]) -> dp_event.DpEvent |
 def _tight_epsilon(event: dp_event.DpEvent, delta: float, accountant: str) -> float:
     if accountant == "pld" and isinstance(event, dp_event.GaussianDpEvent):
         return float(_gaussian.get_epsilon_gaussian(event.noise_multiplier, delta))
-    acc = _rdp.RdpAccountant() if accountant == "rdp" else _pld.PLDAccountant()
+    if has_randomized_response(event):  # pure-DP releases: the REPLACE_ONE pair (see _pure_pld_epsilon)
+        if accountant == "pld":
+            return pure_pld_epsilon(event, delta)
+        acc = _rdp.RdpAccountant(neighboring_relation=_pa.NeighboringRelation.REPLACE_ONE)
+    else:
+        acc = _rdp.RdpAccountant() if accountant == "rdp" else _pld.PLDAccountant()
     if not acc.supports(event):
         raise UnsupportedEventError(f"the {accountant} accountant cannot compose event {event}")
     try:

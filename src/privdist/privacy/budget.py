@@ -4,7 +4,8 @@ A privacy budget is stated in one of two named ways:
 
 * ``budget="round"``: the papers' parameterisation: ``(epsilon, delta)`` of *one* release. The Gaussian noise
   multiplier is the classical ``z = sqrt(C log(1.25/delta)) / epsilon`` (C = 2.1 in S1's comparison mode, S1(20),
-  AMB-X2; 2 otherwise), Laplace and Gamma-norm noise are pure ``epsilon``-DP per release. The total over a run is
+  AMB-X2; 2 otherwise), Laplace and Gamma-norm noise are pure ``epsilon``-DP per release (declared as generic pure
+  DP, :func:`~privdist.privacy.release.pure_release`). The total over a run is
   whatever the accountants make of the ledger (printed beside it).
 * ``budget="total"``: ``(epsilon, delta)`` of each agent for the *whole run* of ``releases`` releases. The noise
   multiplier is the smallest one whose ``releases``-fold composition the PLD accountant certifies (dp-accounting,
@@ -102,7 +103,8 @@ def gaussian_mechanism(epsilon, delta: float, *, budget: str = "round", releases
 
 def _pure_epsilon(epsilon, budget: str, releases: int | None, delta: float | None, what: str):
     """The pure epsilon of one release: ``epsilon`` itself (``"round"``), or for ``"total"`` the per-release epsilon
-    whose ``releases``-fold composition (as the declared Laplace event) PLD certifies at ``(epsilon, delta)``."""
+    whose ``releases``-fold composition as generic pure DP (randomized response, the declared event) PLD certifies
+    at ``(epsilon, delta)``."""
     _check_releases(budget, releases)
     eps = _values(epsilon)
     if budget != "total":
@@ -110,7 +112,7 @@ def _pure_epsilon(epsilon, budget: str, releases: int | None, delta: float | Non
     if delta is None:
         raise ValidationError(f"a total budget of a {what} mechanism needs delta (the PLD accountant's target)")
     delta = check_probability(delta, "delta")
-    return _map(lambda e: 1.0 / _pld_multiplier("laplace", e, delta, int(releases)), eps)
+    return _map(lambda e: 1.0 / _pld_multiplier("pure", e, delta, int(releases)), eps)
 
 
 def laplace_mechanism(epsilon, *, budget: str = "round", releases: int | None = None, delta: float | None = None,
@@ -126,7 +128,7 @@ def laplace_mechanism(epsilon, *, budget: str = "round", releases: int | None = 
 def gamma_norm_mechanism(epsilon, *, budget: str = "round", releases: int | None = None, delta: float | None = None,
                          reason: str | None = None, clear: str = "values sent without noise") -> Mechanism:
     """The Gamma-norm mechanism of a budget: pure ``epsilon`` per release, or (``"total"``) the per-release epsilon
-    whose ``releases``-fold composition as the declared 1-D Laplace event PLD certifies at ``(epsilon, delta)``."""
+    whose ``releases``-fold composition as generic pure DP (the declared event) PLD certifies at ``(epsilon, delta)``."""
     if epsilon is None:
         return Identity(clear)
     return GammaNormMechanism(_pure_epsilon(epsilon, budget, releases, delta, "Gamma-norm"), "basic", reason)

@@ -18,12 +18,13 @@ from .._lazy import lazy
 from ..errors import CalibrationError, UnknownNameError
 from .accountants import ACCOUNTANTS, agent_epsilon, composed_event
 from .paper import paper_bound
-from .release import COMPOSITIONS, Release, gaussian_release, laplace_release
+from .release import COMPOSITIONS, Release, gaussian_release, laplace_release, pure_release
 
 __all__ = ["MECHANISMS", "calibrate", "mechanism_release", "default_composition"]
 
-#: Mechanisms that can be calibrated.
-MECHANISMS: tuple[str, ...] = ("gaussian", "laplace")
+#: Mechanisms that can be calibrated: ``"laplace"`` is the 1-D Laplace mechanism (``LaplaceDpEvent``), ``"pure"`` any
+#: pure-DP mechanism (noise multiplier ``1/epsilon``, declared as randomized response, :func:`pure_release`).
+MECHANISMS: tuple[str, ...] = ("gaussian", "laplace", "pure")
 
 # imported on first use (start-up time)
 mc = lazy("dp_accounting.mechanism_calibration")
@@ -34,7 +35,7 @@ _gaussian = lazy("dp_accounting.gaussian_mechanism")  # dp-accounting >= 0.4.4 (
 
 
 def default_composition(mechanism: str) -> str:
-    """The paper formula used for ``composition="auto"``: ``"moments"`` for Gaussian, ``"basic"`` for Laplace."""
+    """The paper formula used for ``composition="auto"``: ``"moments"`` for Gaussian, ``"basic"`` for pure DP."""
     _check_mechanism(mechanism)
     return "moments" if mechanism == "gaussian" else "basic"
 
@@ -50,7 +51,8 @@ def mechanism_release(mechanism: str, noise_multiplier: float, delta: float, com
 
     Gaussian: ``gaussian_release(z, delta=delta, composition=...)``, whose per-release epsilon is
     ``gaussian_epsilon(z, delta, constant)`` with constant 2.1 for ``"dzoa"`` (S1(20)) and 2 otherwise. Laplace:
-    ``laplace_release(z, composition=...)`` (pure ``1/z``-DP).
+    ``laplace_release(z, composition=...)`` (pure ``1/z``-DP, the 1-D Laplace pair). Pure:
+    ``pure_release(1/z, composition=...)`` (any pure ``1/z``-DP mechanism, e.g. Gamma-norm or d-dim Laplace).
 
     Raises:
         UnknownNameError: unknown mechanism or composition.
@@ -63,6 +65,8 @@ def mechanism_release(mechanism: str, noise_multiplier: float, delta: float, com
         raise UnknownNameError("composition", str(composition), (*COMPOSITIONS, "auto"))
     if mechanism == "gaussian":
         return gaussian_release(noise_multiplier, delta=delta, composition=composition)
+    if mechanism == "pure":
+        return pure_release(1.0 / check_positive(noise_multiplier, "noise_multiplier"), composition=composition)
     return laplace_release(noise_multiplier, composition=composition)
 
 
@@ -79,7 +83,7 @@ def _epsilon(mechanism, z, delta, count, accountant, composition, delta_prime) -
 def _paper_guess(mechanism, target, delta, count, composition, delta_prime) -> float:
     """Closed-form inversion of the paper formula (spec §1.3) for the noise multiplier."""
     if composition in ("dzoa", "moments"):
-        if mechanism == "laplace":
+        if mechanism != "gaussian":
             raise CalibrationError(f"the paper formula {composition!r} applies to Gaussian releases only")
         divisor = 1.05 if composition == "dzoa" else 1.0
         eps1 = target / math.sqrt(count * math.log(1 / delta) / (divisor * math.log(1.25 / delta)))
@@ -95,14 +99,14 @@ def _paper_guess(mechanism, target, delta, count, composition, delta_prime) -> f
         while gap(hi) < 0:
             hi *= 2
         eps1 = optimize.brentq(gap, 0.0, hi, xtol=1e-15, rtol=1e-14)
-    if mechanism == "laplace":
+    if mechanism != "gaussian":
         return 1.0 / eps1
     constant = 2.1 if composition == "dzoa" else 2.0
     return math.sqrt(constant * math.log(1.25 / delta)) / eps1
 
 
 def _tight_guess(mechanism, target, delta, count) -> float:
-    if mechanism == "laplace":
+    if mechanism != "gaussian":
         return count / target  # basic composition; RDP and PLD are never worse
     return math.sqrt(2 * count * math.log(1 / delta)) / target
 
@@ -141,7 +145,8 @@ def calibrate(
         delta: Target delta of ``rdp``/``pld``; for ``paper`` the per-release delta of the Gaussian mechanism
             (which is also the total delta of ``"dzoa"``/``"moments"``), in (0, 1).
         count: Number of releases (>= 1).
-        mechanism: ``"gaussian"`` (returns sigma / l2 sensitivity) or ``"laplace"`` (scale / l1 sensitivity).
+        mechanism: ``"gaussian"`` (returns sigma / l2 sensitivity), ``"laplace"`` (scale / l1 sensitivity of the
+            1-D Laplace mechanism) or ``"pure"`` (``1/epsilon`` of one pure-DP release, :func:`pure_release`).
         accountant: ``"paper"``, ``"rdp"`` or ``"pld"``.
         composition: Paper formula for ``accountant="paper"`` (one of ``COMPOSITIONS`` or ``"auto"``); ignored
             by ``rdp`` and ``pld``.
@@ -178,6 +183,9 @@ def calibrate(
     elif accountant == "pld" and mechanism == "gaussian":
         # The pld value of a pure Gaussian composition is dp-accounting's exact Gaussian conversion.
         z = float(_gaussian.get_sigma_gaussian(target, delta)) * math.sqrt(count)
+    elif mechanism == "pure":  # dp-accounting's accountants mis-compose randomized response (accountants.py):
+        lo, hi = _bracket(eps_of, target, _tight_guess(mechanism, target, delta, count))  # solve on our path
+        z = optimize.brentq(lambda x: eps_of(x) - target, lo, hi, xtol=hi * 1e-9, rtol=1e-12)
     else:
         lo, hi = _bracket(eps_of, target, _tight_guess(mechanism, target, delta, count))
 

@@ -20,8 +20,8 @@ eps'_p)``, uniform direction). The log-determinant term pays ``epsilon - eps'_p`
 :class:`ObjectivePerturbationMechanism` holds ``epsilon`` and nothing else: :meth:`~ObjectivePerturbationMechanism.
 constants` turns it into ``(eps'_p, Phi_p)`` for a block of agents, :meth:`~ObjectivePerturbationMechanism.privatize`
 draws ``b`` at a rate it checks is at most its own ``epsilon``, and :meth:`~ObjectivePerturbationMechanism.releases`
-declares pure ``epsilon`` per release (``LaplaceDpEvent(1/epsilon)``: dp-accounting has no objective-perturbation
-event; the same 1-D Laplace stand-in as :class:`~privdist.privacy.mechanisms.GammaNormMechanism`). So the budget
+declares pure ``epsilon`` per release (dp-accounting has no objective-perturbation event: generic pure DP, binary
+randomized response, as :class:`~privdist.privacy.mechanisms.GammaNormMechanism`, Kairouz et al. 2015). So the budget
 declared and the rate drawn come from one object. :func:`objective_perturbation_mechanism` builds it from a budget
 through :func:`~privdist.privacy.budget.gamma_norm_mechanism` (the per-release epsilon of a total budget is that of
 the Gamma-norm mechanism: same declared event).

@@ -34,6 +34,8 @@ __all__ = [
     "non_private_release",
     "gaussian_release",
     "laplace_release",
+    "pure_release",
+    "randomized_response_parameter",
     "gaussian_sigma",
     "gaussian_epsilon",
 ]
@@ -120,6 +122,9 @@ class Release:
                 z = getattr(sub, "noise_multiplier", None)
                 if z is not None:
                     check_nonnegative(z, f"{type(sub).__name__}.noise_multiplier")
+                p = getattr(sub, "noise_parameter", None)
+                if p is not None and not (check_nonnegative(p, f"{type(sub).__name__}.noise_parameter") <= 1):
+                    raise ValidationError(f"{type(sub).__name__}.noise_parameter must be in [0, 1], got {p}")
         eps = None if self.epsilon is None else _fast(_positive, self.epsilon, "release epsilon")
         delta = self.delta
         if delta is not None:
@@ -308,6 +313,66 @@ def laplace_release(noise_multiplier: float, composition: str | None = "basic", 
     """
     z = check_positive(noise_multiplier, "noise_multiplier")
     return Release(dp_event.LaplaceDpEvent(z), 1.0 / z, 0.0, composition, reason is None, reason)
+
+
+def randomized_response_parameter(epsilon: float) -> float:
+    """The noise parameter ``p = 2 / (1 + e^epsilon)`` of binary randomized response with ratio exactly ``e^epsilon``.
+
+    dp-accounting's ``RandomizedResponseDpEvent(p, 2)`` outputs the input bit with probability ``1 - p/2`` and
+    the other with ``p/2``: the pair ``([1 - p/2, p/2], [p/2, 1 - p/2])``, whose likelihood ratio is
+    ``(2 - p) / p = e^epsilon``. Computed as ``2 e^-eps / (1 + e^-eps)`` (no overflow for a large epsilon).
+
+    Raises:
+        ValidationError: ``epsilon <= 0`` or not finite.
+    """
+    eps = check_positive(epsilon, "epsilon")
+    return 2.0 * math.exp(-eps) / (1.0 + math.exp(-eps))
+
+
+def pure_release(epsilon: float, composition: str | None = "basic", *, uses: int = 1,
+                 reason: str | None = None) -> Release:
+    """A release of any pure ``epsilon``-DP mechanism, declared through the dominating pair of pure DP.
+
+    Every ``epsilon``-DP mechanism is post-processing-dominated by binary randomized response with ratio
+    ``e^epsilon`` (Kairouz, Oh & Viswanath 2015, "The composition theorem for differential privacy", Thm 2.4 and the
+    optimal composition Thm 3.3): composing these pairs is the worst case of composing ``epsilon``-DP releases, so
+    the accountants' value is a proven bound for the Gamma-norm mechanism, objective perturbation and the
+    d-dimensional Laplace mechanism (whose 1-D Laplace stand-in was an unproven assumption, issue 24). The event is
+    ``RandomizedResponseDpEvent(randomized_response_parameter(epsilon), 2)``; ``uses > 1`` composes ``uses`` such
+    releases into one message as ``SelfComposedDpEvent(..., uses)`` (never one event of ``uses * epsilon``).
+
+    Args:
+        epsilon: The pure epsilon of one use (> 0).
+        composition: Paper formula that composes the release (default ``"basic"``, spec §1.3-4).
+        uses: Number of ``epsilon``-DP uses composed into this message (>= 1).
+        reason: Set when privdist does not enforce the release's assumptions (a claim, not a guarantee).
+
+    Returns:
+        The release, with per-release (paper) epsilon ``uses * epsilon`` (basic composition of the uses) and delta 0.
+
+    Raises:
+        ValidationError: ``epsilon <= 0``, ``uses < 1``.
+        UnknownNameError: unknown composition name.
+
+    References:
+        Spec §1.2-§1.3; Kairouz, Oh & Viswanath (ICML 2015 / IEEE T-IT 2017).
+    """
+    args = (epsilon, composition, uses, reason)
+    try:
+        return _pure_release(*args)
+    except TypeError:  # an unhashable argument: validated uncached, for its named error
+        return _pure_release.__wrapped__(*args)
+
+
+@functools.lru_cache(maxsize=4096, typed=True)
+def _pure_release(epsilon, composition, uses, reason) -> Release:
+    eps = _fast(_positive, epsilon, "epsilon")
+    if type(uses) is not int or uses < 1:
+        raise ValidationError(f"uses must be an int >= 1, got {uses!r}")
+    event = dp_event.RandomizedResponseDpEvent(randomized_response_parameter(eps), 2)
+    if uses > 1:
+        event = dp_event.SelfComposedDpEvent(event, uses)
+    return Release(event, eps * uses, 0.0, composition, reason is None, reason)
 
 
 def non_private_release(reason: str) -> Release:
