@@ -24,7 +24,7 @@ layout is unchanged (metrics in ``results.json``, ``traces.npz``, figures, ``sum
 from __future__ import annotations
 
 __all__ = ["PRIVATE_DATA_KINDS", "OWNER_DIR", "private_data", "owner_outputs", "split_trial", "boundary",
-           "owner_exposures"]
+           "owner_exposures", "without_guarantee"]
 
 #: ``[data] kind`` values that are a user's own data (everything else is synthetic or a public benchmark).
 PRIVATE_DATA_KINDS: tuple[str, ...] = ("file", "per_party")
@@ -98,3 +98,19 @@ def boundary(spec, figures) -> dict:
                      "named exposure)" if written else
                      "owner-only evaluation not written (secure mode on a user's data; ask with [output] "
                      "owner_metrics = true or --owner-metrics)")}
+
+
+def without_guarantee(report: dict, steps) -> dict:
+    """``report`` (of :func:`privdist.privacy.privacy_report`) with every agent's guarantee (``rdp``, ``pld``) inf
+    and the reasons in ``not_guaranteed`` when a data step in ``steps`` read the data without DP (``private``
+    false); unchanged otherwise. The claims (``paper``, ``claimed``) stay: they describe the messages."""
+    leaks = [s for s in steps if not s.get("private", True)]
+    if not leaks:
+        return report
+    inf = float("inf")
+    for a in report["per_agent"]:
+        a["guaranteed"] = False
+        a["epsilon"] = {k: (inf if k in ("rdp", "pld") else v) for k, v in a["epsilon"].items()}
+    report["not_guaranteed"] = list(report.get("not_guaranteed", [])) + [
+        f"data preprocessing {s['step']} read the data without DP: {s.get('note', '')}" for s in leaks]
+    return report

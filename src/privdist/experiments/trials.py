@@ -18,6 +18,7 @@ from ..algorithms import make_algorithm
 from ..errors import DivergenceError
 from ..privacy import privacy_report
 from ..runtime import run as run_algorithm
+from .boundary import without_guarantee
 from .build import build_trial
 from .spec import ExperimentSpec
 
@@ -89,7 +90,7 @@ def run_trial(spec: ExperimentSpec, trial: int, data_dir=None, backend="simulate
             res = exc
         if ckpt is not None and not isinstance(res, BaseException):
             ckpt.unlink(missing_ok=True)
-        runs[rs.label] = _entry(spec, rs, algorithm, res, time.perf_counter() - t0)
+        runs[rs.label] = _entry(spec, rs, algorithm, res, time.perf_counter() - t0, _data_steps(built))
     return {"trial": trial, "runs": runs}
 
 
@@ -126,16 +127,24 @@ def run_trials(spec: ExperimentSpec, trials, data_dir=None, backend="simulate") 
         results = run_many(algorithm, [b.problem for b in built], [b.network for b in built], spec.rounds,
                            seed=spec.seed, trials=trials, metrics=metrics, secure=secure)
         seconds = (time.perf_counter() - t0) / len(trials)
-        for entry, res in zip(out, results):
+        for entry, res, b in zip(out, results, built):
             if isinstance(res, BaseException) and not isinstance(res, _STOPS):
                 raise res
-            entry["runs"][rs.label] = _entry(spec, rs, algorithm, res, seconds)
+            entry["runs"][rs.label] = _entry(spec, rs, algorithm, res, seconds, _data_steps(b))
     return out
 
 
-def _entry(spec, rs, algorithm, res, seconds) -> dict:
+def _data_steps(built) -> list:
+    """The preprocessing steps recorded by the trial's data set (a user's file: category lists, scaling, ...)."""
+    dataset = built.extras.get("dataset") if isinstance(getattr(built, "extras", None), dict) else None
+    return list(getattr(dataset, "extras", {}).get("preprocessing", [])) if dataset is not None else []
+
+
+def _entry(spec, rs, algorithm, res, seconds, data_steps=()) -> dict:
     """One run's entry of a trial: curves, privacy report, run info and digest, or the diverged entry when
-    ``res`` is the exception that stopped it."""
+    ``res`` is the exception that stopped it. A data step that read the data without DP (``data_steps`` with
+    ``private`` false: ``scale = "data"``, category lists or class names taken from a file) makes every agent's
+    guarantee inf with the step named (issue 24: never only a warning)."""
     delta, accountants = spec.privacy.delta, tuple(spec.privacy.accountants)
     if isinstance(res, BaseException):
         return _diverged(spec, rs, res, seconds, delta, accountants)
@@ -145,7 +154,8 @@ def _entry(spec, rs, algorithm, res, seconds) -> dict:
     # party-local runs (issue 17): where the data were resolved, where each metric was computed, Ray placement
     info = {**info, **{k: res.config[k] for k in ("data", "metrics_where", "ray") if k in res.config}}
     return {"info": info, "curves": {m: res.curves[m].tolist() for m in spec.metrics},
-            "privacy": privacy_report(res.ledger, delta, accountants), "seconds": seconds,
+            "privacy": without_guarantee(privacy_report(res.ledger, delta, accountants), data_steps),
+            "seconds": seconds,
             "transcript_digest": res.transcript.digest}
 
 
