@@ -56,7 +56,7 @@ def gdp_mu_from_rates(fpr, fnr):
     fpr = np.clip(np.asarray(fpr, dtype=float), 0.0, 1.0)
     fnr = np.clip(np.asarray(fnr, dtype=float), 0.0, 1.0)
     out = norm.isf(fpr) - norm.ppf(fnr)
-    out = np.nan_to_num(out, nan=-np.inf)  # inf - inf: a rate of 0 and one of 1
+    out = np.nan_to_num(out, nan=-np.inf, posinf=np.inf, neginf=-np.inf)  # inf - inf: a rate of 0 and one of 1
     return float(out) if out.ndim == 0 else out
 
 
@@ -105,6 +105,16 @@ def _pld_deltas(event) -> tuple:
     return tuple(float(acc.get_delta(float(e))) for e in _EPS_GRID)
 
 
+def _in_the_clear(event) -> bool:
+    if isinstance(event, dp_event.NonPrivateDpEvent):
+        return True
+    if isinstance(event, dp_event.SelfComposedDpEvent):
+        return _in_the_clear(event.event)
+    if isinstance(event, dp_event.ComposedDpEvent):
+        return any(_in_the_clear(e) for e in event.events)
+    return False
+
+
 @dataclass(frozen=True)
 class ClaimCurve:
     """A claimed trade-off curve, to check an audited point ``(FPR_ub, FNR_ub)`` against.
@@ -130,6 +140,8 @@ class ClaimCurve:
         """
         if event is None:
             return cls("gdp", 0.0, label="nothing released")
+        if _in_the_clear(event):
+            return cls("gdp", math.inf, label="released in the clear")
         if isinstance(event, dp_event.GaussianDpEvent):
             z = float(event.noise_multiplier)
             return cls("gdp", math.inf if z <= 0 else 1.0 / z, label=f"Gaussian, noise multiplier {z:.6g}")
