@@ -96,11 +96,11 @@ def test_whole_view_of_three_rounds_is_consistent_on_the_real_code():
 
 
 def test_non_gaussian_claim_is_checked_against_its_pld_curve():
-    """A Laplace ledger (l-AADMM's output perturbation is Gaussian; PVP's default noise is Laplace) has no mu:
-    the verdict uses the claim's PLD curve."""
+    """PVP's default Gamma-norm noise is declared as a Laplace event (pure DP): no mu, the verdict checks the
+    point against the claim's PLD curve."""
     res = audit(make_algorithm("pvp", epsilon=1.0, budget="total"), releases=2000, seed=SEED)
     d = res.to_dict()["tradeoff"]
-    assert d["mu_claim"] is None and d["claim_curve"]["kind"] in ("pld", "gdp")
+    assert d["mu_claim"] is None and d["claim_curve"]["kind"] == "pld"
     assert res.verdict == "consistent"
 
 
