@@ -3,12 +3,26 @@
 1. Neighbouring datasets ``D, D'`` from a canary (:mod:`.neighbours`) on a small problem of the kind the
    algorithm accepts (found by trying its ``init``, never by its name).
 2. ``n`` releases of each through :func:`privdist.runtime.run` (:mod:`.releases`).
-3. A threshold test chosen on one half and evaluated on the other, with Clopper-Pearson bounds
-   (:mod:`privdist.privacy.audit_stats`), gives ``epsilon_lb`` at the audited delta.
+3. Two tests, each chosen on one half of the releases and evaluated once on the other:
+
+   * the **threshold test** at one delta (:mod:`privdist.privacy.audit_stats`): Clopper-Pearson bounds give
+     ``epsilon_lb`` at the audited delta, a lower bound on the epsilon of any ``(epsilon, delta)`` claim
+     (Jagielski, Ullman and Oprea 2020);
+   * the **trade-off test** (:mod:`privdist.privacy.audit_tradeoff`, Dong, Roth and Su 2019; Nasr et al. 2023):
+     ``mu_lb`` refutes every ``mu``-GDP claim with ``mu < mu_lb``, reported as ``epsilon_lb_gdp`` (the epsilon of
+     ``mu_lb``-GDP at delta; a lower bound on a *Gaussian* claim's epsilon). The verdict checks the evaluated
+     point against the claimed trade-off curve itself: ``mu``-GDP for a Gaussian ledger (exact: composed Gaussian
+     releases of total multiplier ``z`` are ``1/z``-GDP), dp-accounting's PLD curve of the composed event otherwise,
+     the ``(epsilon, delta)`` region for the paper's claim.
 4. The claims: the same run's ledger through :func:`privdist.privacy.privacy_report`, for the target agent and
    the same number of rounds: the guarantee (PLD; inf when not guaranteed), the paper's claim and the tight
    ``claimed`` composition of the declared events.
-5. Verdict: ``refuted`` when ``epsilon_lb`` exceeds the audited claim (``claim="guarantee"`` or ``"paper"``).
+5. Verdict: ``refuted`` when EITHER test refutes the audited claim (``claim="guarantee"`` or ``"paper"``). Each
+   test holds at ``confidence``; by the union bound a correct claim is reported refuted with probability at most
+   ``2 (1 - confidence)``.
+
+With more than one round the audited release is, by default, the target's whole transcript (``view="all"``):
+that is what the composed guarantee is about; ``view="last"`` audits the final round's outbox only.
 """
 
 from __future__ import annotations
@@ -24,9 +38,10 @@ from .._checks import check_int, check_probability
 from ..errors import PrivdistError, UnknownNameError, ValidationError
 from ..privacy import privacy_report
 from ..privacy.audit_stats import threshold_audit
+from ..privacy.audit_tradeoff import ClaimCurve, TradeoffTest, tradeoff_audit
 from ..runtime import AgentBlock, AgentStreams, run
 from .neighbours import KINDS, neighbours, problem_kind
-from .releases import collect_releases
+from .releases import collect_releases, default_view
 
 __all__ = ["CLAIMS", "AuditResult", "audit", "small_problem", "problem_for"]
 
@@ -108,6 +123,10 @@ class AuditResult:
     claim: str
     claims: dict
     test: Any = field(repr=False)
+    tradeoff: TradeoffTest | None = field(default=None, repr=False)
+    curve: ClaimCurve | None = field(default=None, repr=False)
+    view: str = "last"
+    refuted_by: list = field(default_factory=list)
     epsilon_lb: float = 0.0
     epsilon_lb_paper: float | None = None
     verdict: str = "consistent"
@@ -120,8 +139,19 @@ class AuditResult:
     def audited_claim(self) -> float | None:
         return self.claims["paper"] if self.claim == "paper" else self.claims["guarantee"]
 
+    @property
+    def epsilon_lb_gdp(self) -> float | None:
+        """The epsilon of ``mu_lb``-GDP at the audited delta (a lower bound on a Gaussian claim's epsilon)."""
+        return None if self.tradeoff is None else self.tradeoff.epsilon_lb_gdp(self.delta)
+
     def to_dict(self) -> dict:
         t = self.test
+        audited = self.audited_claim
+        gdp = self.epsilon_lb_gdp
+        tradeoff = None if self.tradeoff is None else self.tradeoff.to_dict(self.delta, self.curve)
+        if tradeoff is not None:
+            ok = audited is not None and math.isfinite(audited) and audited > 0
+            tradeoff["ratio_to_claim"] = gdp / audited if ok else None
         return {
             "algorithm": self.algorithm, "params": _jsonable(self.params), "problem_kind": self.kind,
             "canary": self.canary, "rounds": self.rounds, "releases_per_dataset": self.releases,
@@ -133,6 +163,7 @@ class AuditResult:
                      "n_select": list(t.n_select), "n_eval": list(t.n_eval),
                      "bounds": {str(d): b for d, b in t.bounds.items()}, "selection": t.selection,
                      "hockey_stick_estimate": t.hockey_stick},
+            "tradeoff": tradeoff, "view": self.view, "refuted_by": list(self.refuted_by),
             "mode": self.mode, "seconds": self.seconds, "not_guaranteed": self.reasons,
         }
 
@@ -149,20 +180,39 @@ def _jsonable(params: dict) -> dict:
     return out
 
 
-def _claims(algorithm, problem, network, rounds: int, delta: float, target: int) -> tuple[dict, list]:
+def _claims(algorithm, problem, network, rounds: int, delta: float, target: int) -> tuple[dict, list, dict]:
     res = run(algorithm, problem, network, rounds, seed=0, transcript="none")
     rep = privacy_report(res.ledger, delta)
     a = rep["per_agent"][target]
     claims = {"guaranteed": a["guaranteed"], "guarantee": a["epsilon"].get("pld"), "guarantee_rdp": a["epsilon"].get("rdp"),
               "paper": a["epsilon"].get("paper"), "paper_delta": rep["paper_delta"],
               "claimed": a["claimed"].get("pld"), "releases": a["releases"], "paper_note": a["paper_note"]}
-    return claims, rep["not_guaranteed"]
+    entries = res.ledger.entries(target)
+    curves = {"declared": _curve(entries)}
+    curves["guarantee"] = curves["declared"] if a["guaranteed"] else None
+    pd, paper = claims["paper_delta"], claims["paper"]
+    ok = paper is not None and math.isfinite(paper) and pd is not None and 0 <= pd < 1
+    curves["paper"] = ClaimCurve.from_epsilon(paper, pd) if ok else None
+    return claims, rep["not_guaranteed"], curves
+
+
+def _curve(entries) -> ClaimCurve | None:
+    """The claimed trade-off curve of a target's ledger entries as declared (None: a release in the clear, or an
+    event the PLD accountant cannot compose, so no curve to check)."""
+    from ..errors import UnsupportedEventError
+    from ..privacy.accountants import composed_event
+
+    try:
+        return ClaimCurve.from_event(composed_event(entries))
+    except UnsupportedEventError:
+        return None
 
 
 def audit(algorithm, problem=None, network=None, *, releases: int = 1000, rounds: int = 1, canary: str = "worst",
           pair=None, delta: float | None = None, claim: str = "guarantee", target: int = 0, seed: int = 0,
           jobs: int = 1, secure: bool = False, vectorise="auto", confidence: float = 0.95,
-          n_agents: int = 2, parallel: str = "process", address: str | None = None) -> AuditResult:
+          n_agents: int = 2, parallel: str = "process", address: str | None = None,
+          view: str | None = None) -> AuditResult:
     """Audit ``algorithm`` on neighbouring datasets: epsilon lower bound, claims, verdict.
 
     Args:
@@ -170,8 +220,10 @@ def audit(algorithm, problem=None, network=None, *, releases: int = 1000, rounds
         problem, network: the data and network (default: :func:`problem_for` with ``n_agents`` agents); with
             ``canary="pair"`` the network only (the problems come in ``pair``).
         releases: releases per dataset (half choose the test, half evaluate it).
-        rounds: rounds per run; the audited release is the target's outbox of the last round (1: one round;
-            more: the final released model), and the claims compose the same ``rounds`` rounds.
+        rounds: rounds per run; the claims compose the same ``rounds`` rounds.
+        view: what is audited: ``"last"`` (the target's outbox of the last round: one round's release, or the
+            final released model) or ``"all"`` (its outboxes of all rounds concatenated: the whole transcript the
+            composed guarantee is about). Default: ``"last"`` for one round, ``"all"`` for more.
         canary: ``"worst"``, ``"extreme"`` or ``"pair"`` (:mod:`.neighbours`).
         pair: ``(D, D')`` for ``canary="pair"``.
         delta: delta of the bound and of the guarantee (default: the algorithm's ``delta`` parameter, else 1e-5).
@@ -181,7 +233,7 @@ def audit(algorithm, problem=None, network=None, *, releases: int = 1000, rounds
         jobs: worker processes for the releases.
         secure: fresh OS-entropy noise in every replicate.
         vectorise: ``"auto"``, ``True`` or ``False`` (see :mod:`.releases`).
-        confidence: joint Clopper-Pearson confidence.
+        confidence: joint Clopper-Pearson confidence of each test (the verdict: ``1 - 2 (1 - confidence)``).
         n_agents: agents of the default problem (2: one edge, the cheapest network on which every registered
             algorithm runs; the per-agent claims do not depend on it, the cost per release does).
         parallel: ``"process"`` (``jobs`` worker processes) or ``"ray"`` (replicate batches as Ray tasks).
@@ -196,6 +248,7 @@ def audit(algorithm, problem=None, network=None, *, releases: int = 1000, rounds
     t0 = time.perf_counter()
     releases = check_int(releases, "releases", 8)
     rounds = check_int(rounds, "rounds", 1)
+    view = default_view(view, rounds)
     if hasattr(algorithm, "for_rounds"):  # a total budget (issue 23) is spread over the audited run's rounds
         algorithm = algorithm.for_rounds(rounds)
     jobs = check_int(jobs, "jobs", 1)
@@ -219,22 +272,30 @@ def audit(algorithm, problem=None, network=None, *, releases: int = 1000, rounds
             raise ValidationError("a problem needs its network")
         d0, d1 = neighbours(problem, canary, target)
     kind = problem_kind(d0)
-    claims, reasons = _claims(algorithm, d0, network, rounds, delta, target)
+    claims, reasons, curves = _claims(algorithm, d0, network, rounds, delta, target)
     x0, x1, info = collect_releases(algorithm, d0, d1, network, rounds, releases, target=target, seed=seed,
                                     jobs=jobs, secure=secure, vectorise=vectorise, parallel=parallel,
-                                    address=address)
+                                    address=address, view=view)
     pd = claims["paper_delta"]
     deltas = [delta] + ([pd] if pd is not None and 0 <= pd < 1 and pd != delta else [])
     test = threshold_audit(x0, x1, deltas, confidence=confidence)
+    tradeoff = tradeoff_audit(x0, x1, confidence=confidence)
     lb = test.epsilon_lb(delta)
     lb_paper = test.epsilon_lb(deltas[-1]) if len(deltas) > 1 else lb
     audited = claims["paper"] if claim == "paper" else claims["guarantee"]
+    curve = curves[claim]
+    refuted_by = []
     if audited is None or not math.isfinite(audited):
         verdict = "no claim" if audited is None else "not guaranteed" if claim == "guarantee" else "no claim"
     else:
-        verdict = "refuted" if (lb_paper if claim == "paper" else lb) > audited else "consistent"
+        if (lb_paper if claim == "paper" else lb) > audited:
+            refuted_by.append("threshold")
+        if tradeoff.refutes(curve):
+            refuted_by.append("tradeoff")
+        verdict = "refuted" if refuted_by else "consistent"
     declared = claims["claimed"]
+    declared_refuted = bool(declared is not None and math.isfinite(declared)
+                            and (lb > declared or tradeoff.refutes(curves["declared"])))
     return AuditResult(algorithm.name, algorithm.params(), kind, canary, rounds, releases, delta, claim, claims,
-                       test, lb, lb_paper, verdict,
-                       bool(declared is not None and math.isfinite(declared) and lb > declared),
+                       test, tradeoff, curve, view, refuted_by, lb, lb_paper, verdict, declared_refuted,
                        info["mode"], time.perf_counter() - t0, reasons)

@@ -2,8 +2,9 @@
 
 ``privdist audit dpsgd --releases 20000`` audits DPSGD's first release on the worst-case canary of its small
 default problem; ``privdist audit s1_fig1 --run DZOA`` audits one run of a catalog experiment on that
-experiment's own problem and network. Prints the claims (guarantee, paper, tight claimed), the lower bound with
-its confidence and the verdict; ``--json`` and ``--plot`` write them to files.
+experiment's own problem and network. Prints the claims (guarantee, paper, tight claimed), both lower bounds (the
+threshold test at one delta and the trade-off / Gaussian-DP bound) with their confidence and the verdict;
+``--json`` and ``--plot`` write them to files.
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ def register(sub) -> None:
     p.add_argument("--params", nargs="*", default=[], metavar="K=V", help="algorithm parameters (TOML values)")
     p.add_argument("--run", help="label of the spec's run to audit (default: its first private run)")
     p.add_argument("--releases", type=int, default=1000, help="releases per dataset (default 1000)")
-    p.add_argument("--rounds", type=int, default=1, help="rounds per run; the last round's release is audited")
+    p.add_argument("--rounds", type=int, default=1, help="rounds per run (the claims compose the same rounds)")
+    p.add_argument("--view", default=None,
+                   help="what is audited: the target's last-round outbox (last) or its outboxes of all rounds "
+                        "(all: the whole transcript the guarantee covers); default last for 1 round, all for more")
     p.add_argument("--canary", default="worst", help="worst | extreme (pair: Python API only)")
     p.add_argument("--agents", type=int, default=2,
                    help="agents of the default small problem (default 2; ignored for a SPEC)")
@@ -112,13 +116,15 @@ AUDIT_DEFAULTS = {"dzoa": {"R": "oracle"}}
 
 def _main(args) -> int:
     from ..algorithms import ALGORITHMS, make_algorithm
-    from ..audit import CANARIES, CLAIMS, audit, plot_privacy_region
+    from ..audit import CANARIES, CLAIMS, VIEWS, audit, plot_privacy_region
 
     if args.canary not in CANARIES:
         raise ValidationError(f"--canary must be one of {list(CANARIES)}, got {args.canary!r}")
     if args.canary == "pair":
         raise ValidationError("--canary pair needs the Python API: privdist.audit.audit(algo, canary='pair', "
                               "pair=(D, D_prime), network=...)")
+    if args.view is not None and args.view not in VIEWS:
+        raise ValidationError(f"--view must be one of {list(VIEWS)}, got {args.view!r}")
     if args.claim not in CLAIMS:
         raise ValidationError(f"--claim must be one of {list(CLAIMS)}, got {args.claim!r}")
     for name, low in (("releases", 8), ("rounds", 1), ("jobs", 1), ("agents", 2)):
@@ -138,21 +144,29 @@ def _main(args) -> int:
     res = audit(algo, problem, network, releases=args.releases, rounds=args.rounds, canary=args.canary,
                 delta=args.delta, claim=args.claim, target=args.target_agent, seed=args.seed, jobs=args.jobs,
                 parallel=args.backend, address=args.ray_address,
-                secure=args.secure, n_agents=args.agents)
+                secure=args.secure, n_agents=args.agents, view=args.view)
     d = res.to_dict()
     c = res.claims
     b = d["test"]["bounds"][str(res.delta)]
     print(f"audit {res.algorithm} ({res.kind} problem, {res.canary} canary, {res.rounds} round(s), "
-          f"{res.releases} releases per dataset, {res.mode}, {res.seconds:.1f} s)")
+          f"{res.releases} releases per dataset, view {res.view}, {res.mode}, {res.seconds:.1f} s)")
     pd = c["paper_delta"]
     at = "" if pd is None or pd == res.delta else f" (at its delta {pd:g})"
     print(f"  claimed epsilon at delta={res.delta:g}: guarantee {_fmt(c['guarantee'])}, paper {_fmt(c['paper'])}{at}, "
           f"claimed (tight, declared events) {_fmt(c['claimed'])}")
     print(f"  lower bound: epsilon >= {res.epsilon_lb:.4g} with {b['confidence']:.0%} confidence "
           f"({d['test']['statistic']}; FPR {b['fpr']:.4f} <= {b['fpr_ub']:.4f}, FNR {b['fnr']:.4f} <= {b['fnr_ub']:.4f})")
+    t = d["tradeoff"]
+    if t is not None:
+        claim_mu = f" against the claim's {_fmt(t['mu_claim'])}" if t["mu_claim"] is not None else ""
+        ratio = f", {t['ratio_to_claim']:.1%} of the audited claim" if t.get("ratio_to_claim") is not None else ""
+        print(f"  trade-off (Gaussian DP): mu >= {t['mu_lb']:.4g}{claim_mu} with {t['confidence']:.0%} confidence "
+              f"(FPR <= {t['fpr_ub']:.4f}, FNR <= {t['fnr_ub']:.4f}); as a Gaussian claim: epsilon >= "
+              f"{_fmt(t['epsilon_lb_gdp'])}{ratio}")
     if res.claim == "paper" and res.epsilon_lb_paper != res.epsilon_lb:
         print(f"  lower bound at the paper's delta: {res.epsilon_lb_paper:.4g}")
-    print(f"  verdict ({res.claim}): {res.verdict}"
+    by = f" (by the {' and the '.join(res.refuted_by)} test)" if res.refuted_by else ""
+    print(f"  verdict ({res.claim}): {res.verdict}{by}"
           + ("; the declared events themselves are refuted" if res.declared_refuted else ""))
     for why in res.reasons:
         print(f"  not guaranteed: {why}")
