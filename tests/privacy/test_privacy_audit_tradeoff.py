@@ -70,3 +70,18 @@ def test_tradeoff_audit_on_gaussians_is_below_and_near_the_truth():
         tradeoff_audit(x0[:10], x1[:10, :2])
     with pytest.raises(ValidationError):
         tradeoff_audit(x0[:100], x1[:100], split=1.0)
+
+
+def test_pure_dp_claim_curve_composes_the_counts():
+    """A claim of 100 pure 0.5-DP releases (Gamma-norm noise, declared as randomized response) is the optimal
+    composition's curve: delta(31.17) ~ 1e-5 (dp-accounting's PLDAccountant would compose the event once)."""
+    from dp_accounting import dp_event as de
+
+    from privdist.privacy import pure_release
+    from privdist.privacy.audit_tradeoff import ClaimCurve
+
+    curve = ClaimCurve.from_event(de.SelfComposedDpEvent(pure_release(0.5).event, 100))
+    eps, deltas = np.asarray(curve.eps), np.asarray(curve.deltas)
+    assert curve.kind == "pld"
+    assert np.interp(31.17, eps, deltas) == pytest.approx(1e-5, rel=0.05)
+    assert np.interp(10.0, eps, deltas) > 0.1

@@ -100,6 +100,11 @@ _EPS_GRID = np.unique(np.concatenate([np.linspace(0.0, 4.0, 401), np.linspace(4.
 
 @functools.lru_cache(maxsize=256)
 def _pld_deltas(event) -> tuple:
+    from .pure import has_randomized_response, pure_pld
+
+    if has_randomized_response(event):  # pure-DP releases: dp-accounting's PLDAccountant drops their counts
+        total = pure_pld(event)
+        return tuple(float(total.get_delta_for_epsilon(float(e))) for e in _EPS_GRID)
     acc = _pld.PLDAccountant()
     acc.compose(event)
     return tuple(float(acc.get_delta(float(e))) for e in _EPS_GRID)
@@ -145,7 +150,9 @@ class ClaimCurve:
         if isinstance(event, dp_event.GaussianDpEvent):
             z = float(event.noise_multiplier)
             return cls("gdp", math.inf if z <= 0 else 1.0 / z, label=f"Gaussian, noise multiplier {z:.6g}")
-        if not _pld.PLDAccountant().supports(event):
+        from .pure import has_randomized_response
+
+        if not has_randomized_response(event) and not _pld.PLDAccountant().supports(event):
             from ..errors import UnsupportedEventError
 
             raise UnsupportedEventError(f"the PLD accountant cannot compose event {event}")

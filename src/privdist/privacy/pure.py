@@ -41,7 +41,7 @@ _pld = lazy("dp_accounting.pld")
 _optimize = lazy("scipy.optimize")
 _special = lazy("scipy.special")
 
-__all__ = ["has_randomized_response", "pure_composition_epsilon", "pure_pld_epsilon"]
+__all__ = ["has_randomized_response", "pure_composition_epsilon", "pure_pld_epsilon", "pure_pld"]
 
 
 def has_randomized_response(event) -> bool:
@@ -108,6 +108,21 @@ def pure_pld_epsilon(event, delta: float) -> float:
     single = _single_pure(event)
     if single is not None:
         return pure_composition_epsilon(single[0], single[1], delta)
+    total = pure_pld(event)
+    if total is None:
+        return math.inf
+    return 0.0 if total == 0 else max(0.0, float(total.get_epsilon_for_delta(delta)))
+
+
+def pure_pld(event):
+    """The dp-accounting privacy loss distribution of a composition holding randomized-response events, built from
+    dp-accounting's PLD constructors with the counts applied (module docstring); ``None`` when a part is released
+    without noise, ``0`` when nothing is released.
+
+    Raises:
+        UnsupportedEventError: an event other than randomized response, Gaussian, Laplace, no-op or their
+            compositions.
+    """
     pld = _pld.privacy_loss_distribution
     replace_one = _pa.NeighboringRelation.REPLACE_ONE
     parts = []
@@ -135,10 +150,10 @@ def pure_pld_epsilon(event, delta: float) -> float:
 
     walk(event, 1)
     if any(p is None for p in parts):
-        return math.inf
+        return None
     if not parts:
-        return 0.0
+        return 0
     total = parts[0]
     for part in parts[1:]:
         total = total.compose(part)
-    return max(0.0, float(total.get_epsilon_for_delta(delta)))
+    return total
