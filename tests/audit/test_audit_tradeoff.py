@@ -29,16 +29,20 @@ def _algo(name):
     return make_algorithm(name, epsilon=EPS, delta=DELTA, budget="total")
 
 
-@pytest.fixture
-def half_sigma(monkeypatch):
-    """Planted bug: the Gaussian mechanism draws half the noise it declares (the ledger is unchanged)."""
+def _scale_drawn_noise(monkeypatch, factor: float) -> None:
+    """Planted bug: the Gaussian mechanism draws ``factor`` times the noise it declares (the ledger is unchanged)."""
     honest = GaussianMechanism.privatize
 
-    def halved(self, values, sensitivity, rng):
+    def scaled(self, values, sensitivity, rng):
         v = np.asarray(values, dtype=float)
-        return v + 0.5 * (honest(self, v, sensitivity, rng) - v)
+        return v + factor * (honest(self, v, sensitivity, rng) - v)
 
-    monkeypatch.setattr(GaussianMechanism, "privatize", halved)
+    monkeypatch.setattr(GaussianMechanism, "privatize", scaled)
+
+
+@pytest.fixture
+def half_sigma(monkeypatch):
+    _scale_drawn_noise(monkeypatch, 0.5)
 
 
 @pytest.fixture
@@ -163,13 +167,7 @@ def test_estimator_output_is_consistent_with_its_printed_epsilon():
 
 def test_estimator_audit_catches_a_tenth_of_the_noise(monkeypatch):
     """The same end-to-end harness has the power to refute: with a tenth of the declared noise it does."""
-    honest = GaussianMechanism.privatize
-
-    def tenth(self, values, sensitivity, rng):
-        v = np.asarray(values, dtype=float)
-        return v + 0.1 * (honest(self, v, sensitivity, rng) - v)
-
-    monkeypatch.setattr(GaussianMechanism, "privatize", tenth)
+    _scale_drawn_noise(monkeypatch, 0.1)
     res = _estimator_audit(800)
     assert res.verdict == "refuted" and "tradeoff" in res.refuted_by
 

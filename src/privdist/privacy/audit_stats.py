@@ -161,19 +161,30 @@ def fit_statistic(name: str, x0, x1):
     return STATISTICS[name](_as_releases(x0, "x0"), _as_releases(x1, "x1"))
 
 
+def candidate_thresholds(s0: np.ndarray, s1: np.ndarray, n_candidates: int) -> np.ndarray:
+    """``n_candidates`` quantiles of the pooled scores (unique): the thresholds a test chooses from."""
+    return np.unique(np.quantile(np.concatenate([s0, s1]), np.linspace(0.0, 1.0, n_candidates)))
+
+
+def threshold_rate_bounds(s0: np.ndarray, s1: np.ndarray, qs: np.ndarray, alpha: float):
+    """For both orientations (``sign = 1``: say ``D'`` when the score is > the threshold, ``-1``: when it is <):
+    yields ``(sign, thresholds, FPR_ub, FNR_ub)``, the one-sided Clopper-Pearson upper bounds at ``alpha`` of the
+    rates of every threshold ``qs`` (``thresholds`` in the oriented scale: ``threshold = thresholds[j] * sign``)."""
+    for sign in (1, -1):
+        a, b = np.sort(sign * s0), np.sort(sign * s1)
+        th = np.sort(sign * qs)
+        fp = len(a) - np.searchsorted(a, th, side="right")  # D releases the test calls D'
+        fn = np.searchsorted(b, th, side="right")  # D' releases it calls D
+        yield sign, th, _cp_upper(fp, len(a), alpha), _cp_upper(fn, len(b), alpha)
+
+
 def _best_threshold(s0: np.ndarray, s1: np.ndarray, delta: float, alpha: float, n_candidates: int = 256):
     """The threshold (test: say ``D'`` when the score is > it, or < it with ``sign = -1``) whose
     Clopper-Pearson epsilon bound on these scores is largest. Returns ``(eps, threshold, sign)``."""
-    both = np.concatenate([s0, s1])
-    qs = np.unique(np.quantile(both, np.linspace(0.0, 1.0, n_candidates)))
-    s0s, s1s = np.sort(s0), np.sort(s1)
+    qs = candidate_thresholds(s0, s1, n_candidates)
     best = (-1.0, float(qs[0]), 1)
-    for sign in (1, -1):
-        a, b = (s0s, s1s) if sign == 1 else (np.sort(-s0), np.sort(-s1))
-        th = qs if sign == 1 else np.sort(-qs)
-        fp = len(a) - np.searchsorted(a, th, side="right")  # D releases scored above the threshold
-        fn = np.searchsorted(b, th, side="right")  # D' releases at or below it
-        eps = epsilon_from_rates(_cp_upper(fp, len(a), alpha), _cp_upper(fn, len(b), alpha), delta)
+    for sign, th, fpr_ub, fnr_ub in threshold_rate_bounds(s0, s1, qs, alpha):
+        eps = epsilon_from_rates(fpr_ub, fnr_ub, delta)
         j = int(np.argmax(eps))
         if eps[j] > best[0]:
             best = (float(eps[j]), float(th[j] * sign), sign)

@@ -42,7 +42,8 @@ from scipy.stats import norm
 from .._checks import check_probability
 from .._lazy import lazy
 from ..errors import ShapeMismatchError, ValidationError
-from .audit_stats import STATISTICS, _as_releases, _cp_upper, epsilon_from_rates, fit_statistic
+from .audit_stats import (STATISTICS, _as_releases, _cp_upper, candidate_thresholds, epsilon_from_rates,
+                          fit_statistic, threshold_rate_bounds)
 
 dp_event = lazy("dp_accounting.dp_event")
 _pld = lazy("dp_accounting.pld")
@@ -186,15 +187,11 @@ def _best_mu_threshold(s0: np.ndarray, s1: np.ndarray, alpha: float, n_candidate
     estimates favours the tails, where few releases fall and the estimate is most optimistic; the stricter bound
     penalises them by their real uncertainty, so the chosen threshold holds up on the evaluation part. (Only the
     choice uses it: the evaluation bound is at ``alpha``.)"""
-    qs = np.unique(np.quantile(np.concatenate([s0, s1]), np.linspace(0.0, 1.0, n_candidates)))
+    qs = candidate_thresholds(s0, s1, n_candidates)
     alpha = alpha / len(qs)
     best = (-math.inf, float(qs[0]), 1)
-    for sign in (1, -1):
-        a, b = np.sort(sign * s0), np.sort(sign * s1)
-        th = np.sort(sign * qs)
-        fp = len(a) - np.searchsorted(a, th, side="right")  # D releases the test calls D'
-        fn = np.searchsorted(b, th, side="right")  # D' releases it calls D
-        mu = gdp_mu_from_rates(_cp_upper(fp, len(a), alpha), _cp_upper(fn, len(b), alpha))
+    for sign, th, fpr_ub, fnr_ub in threshold_rate_bounds(s0, s1, qs, alpha):
+        mu = gdp_mu_from_rates(fpr_ub, fnr_ub)
         j = int(np.argmax(mu))
         if mu[j] > best[0]:
             best = (float(mu[j]), float(th[j] * sign), sign)
