@@ -163,3 +163,23 @@ params = { epsilon = 1.0, rho = 0.5 }
     assert (out / "traces.npz").exists() and (out / "summary.md").exists() and not (out / "owner_only").exists()
     assert "metrics" in results["runs"][0] and not results["release_boundary"]["private_data"]
     assert "traces.npz" in results["release_boundary"]["owner_only"]
+
+
+@pytest.mark.parametrize("params, guaranteed", [
+    ('scale = "data"', False),
+    ('scale = "bounds", bounds = { a = [-3, 3], b = [-3, 3], c = [-3, 3] }', True),
+])
+def test_data_steps_read_without_dp_void_the_guarantee(tmp_path, params, guaranteed):
+    """[data] scale = "data" reads min/max off the file: every agent's guarantee is inf with the step named; public
+    bounds keep it (issue 24: never only a warning)."""
+    from privdist._io import read_json
+
+    d, _ = _datasets()
+    d.to_csv(tmp_path / "d.csv", index=False)
+    text = SPEC.format(path=(tmp_path / "d.csv").as_posix()).replace("row_norm = 1.0", params)
+    (tmp_path / "s.toml").write_text(text)
+    assert main(["run", str(tmp_path / "s.toml"), "--out", str(tmp_path / "o"), "--no-progress", "--secure"]) == 0
+    for run in read_json(tmp_path / "o" / "results.json")["runs"]:
+        agent = run["privacy"]["per_agent"][0]
+        assert agent["guaranteed"] is guaranteed and (agent["epsilon"]["pld"] < 10) is guaranteed
+        assert any("scale_by_data_min_max" in r for r in run["privacy"]["not_guaranteed"]) is not guaranteed
