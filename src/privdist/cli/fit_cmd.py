@@ -184,7 +184,7 @@ def fit_main(args) -> int:
     if evaluate and args.out:  # the curve refits on the same data: owner-only, computed only when written
         for eps in eps_list:
             est = private if eps == args.epsilon else refit(eps)
-            curve.append({"epsilon": eps, **held_out_metrics(task, yte, est.decision_function(Xte))})
+            curve.append({"epsilon": eps, **held_out_metrics(task, yte, _score(est, Xte))})
     results = {"data": {"files": [str(p) for p in args.data], "rows": int(X.shape[0]), "features": int(X.shape[1]),
                         "task": task, "classes": ds.extras.get("classes"), "parties": K,
                         "preprocessing": report["preprocessing"]},
@@ -243,8 +243,8 @@ def _fit_horizontal(args, ds, X, y, groups, seed, rng, scale, bounds):
     nonpriv, _ = fit(None)
     pre = private.preprocessor_
     Ztr, Zte = pre.transform(Xtr), pre.transform(Xte)
-    rows = {"private distributed": held_out_metrics(task, yte, private.decision_function(Xte)),
-            "non-private distributed": held_out_metrics(task, yte, nonpriv.decision_function(Xte))}
+    rows = {"private distributed": held_out_metrics(task, yte, _score(private, Xte)),
+            "non-private distributed": held_out_metrics(task, yte, _score(nonpriv, Xte))}
     central = _sk_model(task, 1e-4, Ztr.shape[0]).fit(Ztr, ytr)
     rows["centralized (pooled, non-private)"] = held_out_metrics(task, yte, _score(central, Zte))
     local = []
