@@ -24,7 +24,8 @@ import scipy.sparse as sp
 from .._checks import check_positive
 from ..errors import ShapeMismatchError, UnknownColumnError, ValidationError
 
-__all__ = ["clip_rows", "scale_by_bounds", "data_bounds", "bounds_array", "Preprocessor", "SCALES"]
+__all__ = ["clip_rows", "scale_by_bounds", "data_bounds", "bounds_array", "Preprocessor", "SCALES",
+           "non_private_reasons"]
 
 #: ``"none"``: features used as given (only row clipping); ``"bounds"``: public per-column bounds;
 #: ``"data"``: per-column min/max of the training data (NOT private, recorded).
@@ -88,6 +89,13 @@ def data_bounds(X) -> np.ndarray:
     lo, hi = X.min(axis=0), X.max(axis=0)
     hi = np.where(hi > lo, hi, lo + 1.0)
     return np.vstack([lo, hi])
+
+
+def non_private_reasons(steps) -> list[str]:
+    """One reason per recorded preprocessing step that read the data without DP (``private`` false): what voids a
+    guarantee (issue 24: reported as ``guaranteed: false``, never only a warning)."""
+    return [f"preprocessing step {s['step']} read the data without DP: {s.get('note', '')}"
+            for s in steps if not s.get("private", True)]
 
 
 @dataclass

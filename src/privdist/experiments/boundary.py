@@ -104,13 +104,14 @@ def without_guarantee(report: dict, steps) -> dict:
     """``report`` (of :func:`privdist.privacy.privacy_report`) with every agent's guarantee (``rdp``, ``pld``) inf
     and the reasons in ``not_guaranteed`` when a data step in ``steps`` read the data without DP (``private``
     false); unchanged otherwise. The claims (``paper``, ``claimed``) stay: they describe the messages."""
-    leaks = [s for s in steps if not s.get("private", True)]
-    if not leaks:
+    from ..data.bounds import non_private_reasons
+
+    reasons = non_private_reasons(steps)
+    if not reasons:
         return report
     inf = float("inf")
     for a in report["per_agent"]:
         a["guaranteed"] = False
         a["epsilon"] = {k: (inf if k in ("rdp", "pld") else v) for k, v in a["epsilon"].items()}
-    report["not_guaranteed"] = list(report.get("not_guaranteed", [])) + [
-        f"data preprocessing {s['step']} read the data without DP: {s.get('note', '')}" for s in leaks]
+    report["not_guaranteed"] = list(report.get("not_guaranteed", [])) + reasons
     return report

@@ -148,15 +148,16 @@ def with_preprocessing(report: dict, steps: list) -> dict:
     report is no longer a guarantee (issue 24): ``guaranteed`` false, ``epsilon`` and every party's guarantee inf,
     the step named in ``not_guaranteed``; what the messages alone spend given that step stays in
     ``messages_epsilon`` (and ``messages_pld``/``messages_rdp`` per party)."""
+    from ..data.bounds import non_private_reasons
+
     report["preprocessing"] = list(steps)
-    leaks = [s for s in steps if not s["private"]]
-    if not leaks:
+    reasons = non_private_reasons(steps)
+    if not reasons:
         return report
     if "messages_epsilon" not in report:
         report["messages_epsilon"] = report["epsilon"]
     report["guaranteed"] = False
     report["epsilon"] = math.inf
-    reasons = [f"preprocessing step {s['step']} read the data without DP: {s.get('note', '')}" for s in leaks]
     report["not_guaranteed"] = [r for r in report.get("not_guaranteed", []) if not r.startswith("preprocessing step")]
     report["not_guaranteed"] += reasons
     for a in report["per_agent"]:

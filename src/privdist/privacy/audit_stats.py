@@ -178,17 +178,23 @@ def threshold_rate_bounds(s0: np.ndarray, s1: np.ndarray, qs: np.ndarray, alpha:
         yield sign, th, _cp_upper(fp, len(a), alpha), _cp_upper(fn, len(b), alpha)
 
 
+def best_threshold(s0: np.ndarray, s1: np.ndarray, qs: np.ndarray, alpha: float, bound) -> tuple:
+    """The threshold of ``qs`` and orientation whose ``bound(FPR_ub, FNR_ub)`` (vectorised, e.g. an epsilon or a
+    ``mu`` lower bound) is largest on these scores: ``(value, threshold, sign)``."""
+    best = (-math.inf, float(qs[0]), 1)
+    for sign, th, fpr_ub, fnr_ub in threshold_rate_bounds(s0, s1, qs, alpha):
+        value = bound(fpr_ub, fnr_ub)
+        j = int(np.argmax(value))
+        if value[j] > best[0]:
+            best = (float(value[j]), float(th[j] * sign), sign)
+    return best
+
+
 def _best_threshold(s0: np.ndarray, s1: np.ndarray, delta: float, alpha: float, n_candidates: int = 256):
     """The threshold (test: say ``D'`` when the score is > it, or < it with ``sign = -1``) whose
     Clopper-Pearson epsilon bound on these scores is largest. Returns ``(eps, threshold, sign)``."""
-    qs = candidate_thresholds(s0, s1, n_candidates)
-    best = (-1.0, float(qs[0]), 1)
-    for sign, th, fpr_ub, fnr_ub in threshold_rate_bounds(s0, s1, qs, alpha):
-        eps = epsilon_from_rates(fpr_ub, fnr_ub, delta)
-        j = int(np.argmax(eps))
-        if eps[j] > best[0]:
-            best = (float(eps[j]), float(th[j] * sign), sign)
-    return best
+    return best_threshold(s0, s1, candidate_thresholds(s0, s1, n_candidates), alpha,
+                          lambda fpr, fnr: epsilon_from_rates(fpr, fnr, delta))
 
 
 @dataclass

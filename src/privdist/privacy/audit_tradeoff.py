@@ -42,8 +42,8 @@ from scipy.stats import norm
 from .._checks import check_probability
 from .._lazy import lazy
 from ..errors import ShapeMismatchError, ValidationError
-from .audit_stats import (STATISTICS, _as_releases, _cp_upper, candidate_thresholds, epsilon_from_rates,
-                          fit_statistic, threshold_rate_bounds)
+from .audit_stats import (STATISTICS, _as_releases, _cp_upper, best_threshold, candidate_thresholds,
+                          epsilon_from_rates, fit_statistic)
 
 dp_event = lazy("dp_accounting.dp_event")
 _pld = lazy("dp_accounting.pld")
@@ -188,14 +188,7 @@ def _best_mu_threshold(s0: np.ndarray, s1: np.ndarray, alpha: float, n_candidate
     penalises them by their real uncertainty, so the chosen threshold holds up on the evaluation part. (Only the
     choice uses it: the evaluation bound is at ``alpha``.)"""
     qs = candidate_thresholds(s0, s1, n_candidates)
-    alpha = alpha / len(qs)
-    best = (-math.inf, float(qs[0]), 1)
-    for sign, th, fpr_ub, fnr_ub in threshold_rate_bounds(s0, s1, qs, alpha):
-        mu = gdp_mu_from_rates(fpr_ub, fnr_ub)
-        j = int(np.argmax(mu))
-        if mu[j] > best[0]:
-            best = (float(mu[j]), float(th[j] * sign), sign)
-    return best
+    return best_threshold(s0, s1, qs, alpha / len(qs), gdp_mu_from_rates)
 
 
 @dataclass
