@@ -12,6 +12,7 @@ from .base import Budgeted
 from .consensus_admm import ConsensusADMM
 from .dpadmm import DPADMM
 from .dpdonc import DPDONC
+from .dpmm import DPMM
 from .dpsgd import DPSGD
 from .dvp import DVP
 from .dzoa import DZOA
@@ -33,6 +34,7 @@ ALGORITHMS: dict[str, type] = {
     "admm_sharing": ADMMSharing, "fdml_sgd": FDMLSGD,
     "laadmm": LAADMM, "radmm": RADMM,
     "dpdonc": DPDONC,
+    "dpmm": DPMM,
 }
 
 def make_algorithm(name: str, **params):

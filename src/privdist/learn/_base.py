@@ -182,6 +182,8 @@ class DistributedLinearModel(BaseEstimator):
         r2 = row_norm**2 + (1.0 if self.fit_intercept else 0.0)
         curvature = 0.25 if self._loss == "logistic" else 2.0
         lipschitz = math.sqrt(r2) * (1.0 if self._loss == "logistic" else 1.0)
+        if algorithm == "dpmm":
+            return {"row_bound": math.sqrt(r2)}
         if algorithm == "dpsgd":
             return {"alpha0": _DPSGD_STEP_LOGISTIC * 0.25 * 2.0 / (curvature * r2), "c1": 1.0, "clip": True}
         if algorithm == "dpadmm":

@@ -60,6 +60,10 @@ class Router:
             agg = spec.aggregation
             if agg in (Aggregation.NEIGHBOR_SUM, Aggregation.MIX):
                 out = np.asarray(agent_out[name])
+                if not out.any():  # a message of zeros sums to zeros (exactly): skip the product
+                    n = out.shape[0] if rows is None else len(rows)
+                    inbox[name] = np.zeros((n,) + out.shape[1:])
+                    continue
                 M = self._adjacency if agg == Aggregation.NEIGHBOR_SUM else self.mixing(t)
                 if rows is not None:
                     M = M[rows]

@@ -1,0 +1,241 @@
+"""DPMM: federated majorize-minimize with noisy sufficient statistics (issue 25: the estimators' default).
+
+Not one of the five papers' algorithms: privdist's default optimiser for its estimators, chosen because it reaches
+the pooled optimum without tuning (measured in ``benchmarks/bench_utility.py`` and the README).
+
+**Objective.** The pooled ERM over all parties' rows, ``F(w) = (1/n) sum_i l(x_i^T w, y_i) + lam R(w)`` with
+``n = sum_k N_k`` and ``lam = reg_weight / K`` (equal to the network objective ``sum_k f_k`` of
+:class:`~privdist.problems.HorizontalERM` divided by ``K`` when the parties are of equal size). Every party's rows
+count with weight ``1/n``: a party of 30 rows contributes in proportion to its rows, never as much as one of 30,000.
+
+**Majorizer.** The loss curvature is bounded, ``l'' <= L`` (1/4 logistic, 2 squared), so
+``B = (L/n) sum_i x_i x_i^T`` bounds the Hessian of the data term everywhere (Böhning & Lindsay 1988, "Monotonicity
+of quadratic-approximation algorithms"; Böhning 1992 for the logistic model). The MM iteration
+
+    w_{t+1} = argmin_v  g_t^T (v - w_t) + 1/2 (v - w_t)^T B (v - w_t) + lam R(v),   g_t = grad of the data term at w_t,
+
+decreases ``F`` monotonically without a step size; for the squared loss ``B`` is the exact Hessian and one step
+from 0 is the exact ridge solution (sufficient-statistics perturbation, Vu & Slavkovic 2009; Wang 2018 for
+linear regression). Nothing is tuned on data: ``L`` is the loss's public curvature bound.
+
+**Privacy (replace-one neighbours, per party).** Party ``k`` releases, each with Gaussian noise:
+
+* once (round 1), its Gram sum ``S_k = sum_j x_j x_j^T`` (upper triangle), rows clipped to ``||x|| <= row_bound``
+  here (enforced): ``||x x^T - x' x'^T||_F <= sqrt(2) row_bound^2``;
+* in rounds ``1 .. T-1``, its gradient sum ``G_k(w_t) = sum_j clip_c1(l'(x_j^T w_t) x_j)``, every per-sample
+  gradient clipped to ``c1`` (enforced): replace-one sensitivity ``2 c1``.
+
+One mechanism (a total budget, PLD-calibrated) draws every noise: the gradient releases use its multiplier ``z``,
+the Gram release ``z / sqrt(gram_uses)``, i.e. ``gram_uses`` uses of it, so each party's ledger composes ``T - 1 +
+gram_uses`` uses of a Gaussian of multiplier ``z`` (exactly a Gaussian of ``z / sqrt(T - 1 + gram_uses)``): the Gram
+takes the share ``gram_uses / (T - 1 + gram_uses)`` of the budget's ``mu^2``. The party count ``N_k`` is sent in the
+clear (public under replace-one neighbours). Round ``T`` releases nothing: it only applies the last update.
+
+**Aggregation.** Every party hears every other (``network`` complete): the sums ``S = sum_k S_k``, ``G = sum_k
+G_k`` are post-processing of the releases, so every party computes the same ``w_t``. The noisy Gram's eigenvalues are
+floored at ``2 sigma_S sqrt(P)`` (``sigma_S`` the std of a summed entry: public), the spectral size of its noise,
+so ``B`` stays positive definite and directions the noise swamps get a conservative step.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import ClassVar
+
+import numpy as np
+
+from .._checks import check_int, check_positive
+from ..contract import Aggregation, MessageSpec
+from ..errors import ValidationError
+from .base import AlgorithmBase, Budgeted, check_problem_network
+
+__all__ = ["DPMM", "DPMMState"]
+
+
+@dataclass(frozen=True)
+class DPMMState:
+    """``w`` (P,) the common model, ``own_g``/``own_h`` this block's last messages (K_b, ...), ``precond`` the
+    factorised majorizer (after round 2), ``n_total`` the summed row count, ``X``/``y``/``mask`` the block's rows."""
+
+    w: np.ndarray
+    w_sum: np.ndarray
+    n_avg: int
+    own_g: np.ndarray
+    own_h: np.ndarray
+    precond: object
+    n_total: float
+    X: np.ndarray
+    y: np.ndarray
+    mask: np.ndarray
+    problem: object
+
+
+@dataclass(frozen=True)
+class DPMM(Budgeted, AlgorithmBase):
+    """Factory: ``DPMM(epsilon=1.0, delta=1e-5, rounds=20)``.
+
+    Args:
+        epsilon, delta: each party's TOTAL budget for the whole run (``budget="total"``, PLD); ``None``: no noise.
+        row_bound: public bound on a row's norm (rows clipped to it), intercept column included.
+        c1: per-sample gradient clipping norm (default: ``curvature-free`` bound ``|l'| row_bound``, with
+            ``|l'| <= 1`` logistic; set it for the squared loss).
+        gram_uses: the Gram release costs this many gradient releases (its budget share, see module docstring).
+        budget: ``"total"`` only.
+        rounds: rounds the budget covers (``None``: the run's).
+    """
+
+    epsilon: float | None = 1.0
+    delta: float = 1e-5
+    row_bound: float = math.sqrt(2.0)
+    c1: float | None = None
+    gram_uses: int = 4
+    floor: float = 2.0
+    average_from: float = 0.5
+    budget: str = "total"
+    rounds: int | None = None
+    name: ClassVar[str] = "dpmm"
+    budgets: ClassVar[tuple[str, ...]] = ("total",)
+
+    def __post_init__(self):
+        check_positive(self.row_bound, "row_bound")
+        if self.c1 is not None:
+            check_positive(self.c1, "c1")
+        check_int(self.gram_uses, "gram_uses", 1)
+        if self.rounds is not None and self.rounds < 2:
+            raise ValidationError(f"dpmm needs rounds >= 2 (round 1 releases the statistics, round 2 applies the "
+                                  f"first update), got {self.rounds}")
+        self._check_budget()
+        self._build_when_known()
+
+    # ------------------------------------------------------------------ privacy
+    def release_count(self, rounds: int) -> int:
+        return max(int(rounds) - 1, 1) + self.gram_uses
+
+    def _build_mechanism(self):
+        from ..privacy import gaussian_mechanism
+
+        return gaussian_mechanism(self.epsilon, self.delta, budget="total",
+                                  releases=self.release_count(self.rounds or 2),
+                                  clear="dpmm: statistics sent without noise (not private)")
+
+    def _clip(self, loss) -> float:
+        return self.c1 if self.c1 is not None else self.row_bound * (1.0 if loss.curvature_bound <= 0.25 else 2.0)
+
+    def dp_events(self, state, t):
+        agents = state.problem.agent_ids
+        if t >= self.rounds:
+            return [None] * len(agents)
+        return self.mechanism.releases(agents, uses=1 + self.gram_uses if t == 1 else 1)
+
+    def assumptions(self):
+        if not self.mechanism.private:
+            return []
+        return [f"dpmm: rows clipped to norm {self.row_bound:g} and per-sample gradients to {self._c1_text()}; "
+                "Gram sensitivity sqrt(2) row_bound^2 and gradient sensitivity 2 c1 are a-priori; row counts public"]
+
+    def _c1_text(self) -> str:
+        return f"c1={self.c1:g}" if self.c1 is not None else "c1 = row_bound (logistic) / 2 row_bound (squared)"
+
+    # ------------------------------------------------------------------ protocol
+    def messages(self, problem, network):
+        P = problem.n_features
+        return (MessageSpec("g", (P + 1,), Aggregation.NEIGHBOR_SUM),
+                MessageSpec("h", (P * (P + 1) // 2,), Aggregation.NEIGHBOR_SUM))
+
+    def init(self, problem, network, block, rng):
+        check_problem_network(problem, network)
+        K = network.n_agents
+        if K > 1 and np.any(np.asarray(network.degrees) != K - 1):
+            raise ValidationError("dpmm needs every party to hear every other (network='complete'); its sums are "
+                                  "not gossiped over other graphs (use dpsgd or dpadmm there)")
+        if self.rounds is None or self.rounds < 2:
+            raise ValidationError(f"dpmm needs rounds >= 2, got {self.rounds}")
+        local = problem.subset(block.agents) if block.size != problem.n_agents else problem
+        X = np.array(local.X, dtype=float)
+        norms = np.linalg.norm(X, axis=2)
+        X /= np.maximum(1.0, norms / self.row_bound)[:, :, None]
+        P = problem.n_features
+        zeros_g, zeros_h = np.zeros((block.size, P + 1)), np.zeros((block.size, P * (P + 1) // 2))
+        state = DPMMState(np.zeros(P), np.zeros(P), 0, zeros_g, zeros_h, None, 0.0, X, np.asarray(local.y, dtype=float),
+                          np.asarray(local.w > 0, dtype=float), local)
+        return state, {"g": zeros_g.copy(), "h": zeros_h.copy()}
+
+    def _gradient_sums(self, state, w, rng, noise: bool = True):
+        """Noisy clipped gradient sums of the block's agents at ``w``, with each agent's row count appended."""
+        loss = state.problem.loss
+        z = state.X @ w
+        d = loss.dz(z, state.y) * state.mask
+        norms = np.linalg.norm(state.X, axis=2)
+        c1 = self._clip(loss)
+        d = d * np.minimum(1.0, c1 / np.maximum(np.abs(d) * norms, 1e-300))
+        G = np.einsum("kn,knp->kp", d, state.X)
+        G = self.mechanism.privatize(G, 2.0 * c1, rng)
+        return np.hstack([G, state.mask.sum(axis=1)[:, None]])
+
+    def step(self, state, inbox, t, rng):
+        P = state.w.shape[0]
+        if t == 1:
+            iu = np.triu_indices(P)
+            S = np.einsum("knp,knq->kpq", state.X, state.X)[:, iu[0], iu[1]]
+            root = math.sqrt(self.gram_uses)  # gram_uses uses of multiplier z = one of z / sqrt(gram_uses)
+            H = self.mechanism.privatize(S, math.sqrt(2.0) * self.row_bound**2 / root, rng)
+            g = self._gradient_sums(state, state.w, rng)
+            return replace(state, own_g=g, own_h=H), {"g": g, "h": H}
+        total_g = inbox["g"][0] + state.own_g[0]  # every agent of the block computes the same sums
+        precond, n_total = state.precond, state.n_total
+        if t == 2:
+            n_total = float(total_g[-1])
+            precond = self._majorizer(inbox["h"][0] + state.own_h[0], P, n_total, state.problem)
+        w = self._update(state.w, total_g[:P] / n_total, precond, state.problem)
+        if t > self.average_from * self.rounds:  # Polyak averaging of the later iterates (post-processing)
+            state = replace(state, w_sum=state.w_sum + w, n_avg=state.n_avg + 1)
+        zeros_h = np.zeros_like(state.own_h)
+        if t >= self.rounds:
+            zeros_g = np.zeros_like(state.own_g)
+            return replace(state, w=w, precond=precond, n_total=n_total, own_g=zeros_g), {"g": zeros_g, "h": zeros_h}
+        g = self._gradient_sums(state, w, rng)
+        return replace(state, w=w, precond=precond, n_total=n_total, own_g=g), {"g": g, "h": zeros_h}
+
+    def _majorizer(self, h_sum, P, n_total, problem):
+        """``B = (L / n) S`` from the summed noisy Gram (eigenvalues floored at the noise's spectral size), plus
+        the l2 penalty's curvature; returned as its eigen-decomposition."""
+        S = np.zeros((P, P))
+        S[np.triu_indices(P)] = h_sum
+        S = S + np.triu(S, 1).T
+        evals, evecs = np.linalg.eigh(S)
+        floor = 0.0
+        if self.mechanism.private:
+            z = float(np.max(np.atleast_1d(self.mechanism.noise_multiplier)))
+            sigma = z * math.sqrt(2.0) * self.row_bound**2 / math.sqrt(self.gram_uses)
+            floor = self.floor * sigma * math.sqrt(problem.n_agents_total) * math.sqrt(P)
+        floor = max(floor, 1e-9 * max(float(evals.max()), 1.0))
+        evals = np.maximum(evals, floor) * problem.loss.curvature_bound / n_total
+        return evals, evecs
+
+    def _update(self, w, grad, precond, problem):
+        """The MM step: minimise the quadratic majorizer plus ``lam R`` (closed form for l2, FISTA otherwise)."""
+        evals, evecs = precond
+        lam = problem.reg_weight / problem.n_agents_total
+        reg = problem.regularizer.name
+        if reg in ("l2", "none") or lam == 0:
+            c = 2.0 * lam if reg == "l2" else 0.0  # R = ||w||^2 has curvature 2
+            rhs = evals * (evecs.T @ w) - evecs.T @ grad
+            return evecs @ (rhs / (evals + c))
+        B = (evecs * evals) @ evecs.T
+        step = 1.0 / float(evals.max())
+        v = y = w.copy()
+        s = 1.0
+        for _ in range(500):
+            v_new = problem.regularizer.prox((y - step * (grad + B @ (y - w)))[None, :], step * lam)[0]
+            s_new = (1.0 + math.sqrt(1.0 + 4.0 * s * s)) / 2.0
+            y = v_new + ((s - 1.0) / s_new) * (v_new - v)
+            v, s = v_new, s_new
+        return v
+
+    def estimate(self, state):
+        w = state.w_sum / state.n_avg if state.n_avg else state.w
+        return np.broadcast_to(w, (state.own_g.shape[0], w.shape[0])).copy()
+
+    def run_info(self, states):
+        return {"gram_uses": self.gram_uses, "row_bound": self.row_bound}
