@@ -115,8 +115,8 @@ class _RegressorDefaults:
         self.target_bounds = target_bounds
 
 
-_TARGET_DOC = """        target_bounds: Public ``(lo, hi)`` of the target: it is mapped into [-1, 1] (clipped) for training and
-            the model mapped back, so ``predict``, ``coef_`` and ``intercept_`` are in the target's units. Without
+_TARGET_DOC = """        target_bounds: Public ``(lo, hi)`` of the target: it is mapped into [-1, 1] (clipped) for training
+            and the model mapped back, so ``predict``, ``coef_`` and ``intercept_`` are in the target's units. Without
             it, ``scale="dp"`` adds the target as one more column of the DP range step (``target_bounds_`` holds
             the bounds used; None: target unscaled, e.g. with ``scale="none"``).
 """

@@ -162,8 +162,8 @@ def fit_ranges(pre, X, parties: list[np.ndarray], *, epsilon, delta: float, shar
                                    "basic: epsilon and delta split linearly (training not Gaussian); the accountant "
                                    "reports at most the total"),
                       note=f"one Gaussian release per party spending {share:g} of its budget; the bounds are DP "
-                           "outputs (post-processing); fallback columns get (-1, 1) (a fallback target stays unscaled): "
-                           "state public bounds for them")
+                           "outputs (post-processing); fallback columns get (-1, 1) (a fallback target stays "
+                           "unscaled): state public bounds for them")
         step = RangeStep(budget.train_epsilon, budget.train_delta, {k: z for k, z in enumerate(zs)},
                          budget.range_delta, target, record)
     if cols.size:

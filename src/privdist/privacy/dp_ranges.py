@@ -15,10 +15,12 @@ bounds instead, with the Gaussian mechanism and post-processing only:
    the budget (:func:`privdist.privacy.calibrate`, PLD). That is one ``GaussianDpEvent(z_k)`` in party ``k``'s
    ledger; it composes exactly with the training's Gaussian releases (:mod:`privdist.privacy.split`).
 3. **Post-processing** (no further privacy cost). The parties' noisy histograms are summed (per-bin noise std
-   ``s = sqrt(sum_k sigma_k^2)``, public). A bin is *occupied* when its noisy count exceeds the public threshold
-   ``tau = s Phi^-1(1 - beta / B)`` (``B`` bins, ``beta`` = :data:`FALSE_BIN_RATE`: an empty bin of a column passes
-   with probability ``<= beta``), as in the stability-based histograms of Bun, Nissim, Stemmer (2016) and the
-   thresholded Gaussian histograms of Wilkins, Kifer, Zhang, Karrer (2024). Within the span of occupied bins the
+   ``s = sqrt(sum_k sigma_k^2)``, public). A dyadic block of ``w`` adjacent bins is *occupied* when its noisy sum
+   exceeds the public threshold ``tau_w = s sqrt(w) Phi^-1(1 - beta / (2 B))`` (``B`` bins, ``beta`` =
+   :data:`FALSE_BIN_RATE`: no empty block of any width passes, with probability ``>= 1 - beta``); single bins
+   (``w = 1``) are tried first, wider blocks (:data:`WIDTHS`, up to 32) only when none passes, so a column spread
+   thin over many bins is still found, at a coarser resolution. This is as in the stability-based histograms of Bun, Nissim, Stemmer (2016) and the
+   thresholded Gaussian histograms of Wilkins, Kifer, Zhang, Karrer (2024). Within the span of occupied blocks the
    noisy counts (negatives set to 0) form a monotone CDF, whose ``q`` and ``1 - q`` quantiles (default 1 % and
    99 %) are snapped outward to grid points: ``lo`` = the left edge of the ``q`` bin, ``hi`` = the right edge of
    the ``1 - q`` bin (so ``hi > lo`` always). Restricting the CDF to the occupied span keeps the noise of the
@@ -26,7 +28,7 @@ bounds instead, with the Gaussian mechanism and post-processing only:
    quantile-from-histogram approach of Smith (2011) and the DP quantile survey of Gillenwater, Joseph, Kulesza
    (2021)).
 4. **Fallback, from public quantities only.** When the total row count ``N`` (public under replace-one neighbours)
-   is below ``2 tau`` the noise swamps every possible count: no column is estimated. A column with no occupied bin
+   is below ``2 tau_1`` the noise swamps every possible count: no column is estimated. A column with no occupied bin
    falls back too. A fallback column gets :data:`FALLBACK_BOUNDS` ``(-1, 1)``: it is assumed already in range
    (values outside are clipped), exactly what ``scale="bounds"`` assumes of an unnamed column; the record names
    the fallback columns so that the user can state public bounds for them.
@@ -52,8 +54,8 @@ import numpy as np
 from .._checks import check_probability
 from ..errors import ValidationError
 
-__all__ = ["GRID", "FALLBACK_BOUNDS", "FALSE_BIN_RATE", "GAUSSIAN_ALGORITHMS", "range_grid", "bin_counts",
-           "noisy_counts", "ranges_from_counts", "RangeBudget", "range_budget", "RangeRelease", "dp_ranges"]
+__all__ = ["GRID", "FALLBACK_BOUNDS", "FALSE_BIN_RATE", "WIDTHS", "occupied_threshold", "GAUSSIAN_ALGORITHMS", "range_grid", "bin_counts",
+           "noisy_counts", "party_release", "ranges_from_counts", "RangeBudget", "range_budget", "RangeRelease", "dp_ranges"]
 
 #: Bounds of a column whose range could not be estimated (assumed already in [-1, 1]; values outside clipped).
 FALLBACK_BOUNDS = (-1.0, 1.0)
@@ -102,12 +104,38 @@ def noisy_counts(counts: np.ndarray, sigma: float, rng: np.random.Generator) -> 
     return counts + sigma * rng.standard_normal(counts.shape)
 
 
-def occupied_threshold(noise_std: float, n_bins: int, false_rate: float = FALSE_BIN_RATE) -> float:
-    """``tau = noise_std Phi^-1(1 - false_rate / n_bins)``: an empty bin of a column exceeds it with probability
-    ``<= false_rate`` (0 without noise, where a bin is occupied iff its count is positive)."""
+#: Block widths (in bins) of the occupancy tests, finest first: a column spread thin is found by a wider block.
+WIDTHS = (1, 2, 4, 8, 16, 32)
+
+
+def occupied_threshold(noise_std: float, n_bins: int, false_rate: float = FALSE_BIN_RATE, width: int = 1) -> float:
+    """``tau_w = noise_std sqrt(w) Phi^-1(1 - false_rate / (2 n_bins))``: a block of ``w`` empty bins of a column
+    exceeds it with probability ``<= false_rate / (2 n_bins)``; the dyadic blocks of all widths number fewer than
+    ``2 n_bins``, so no empty block passes with probability ``>= 1 - false_rate`` (union bound). 0 without noise."""
     from scipy.stats import norm
 
-    return 0.0 if noise_std == 0 else float(noise_std * norm.isf(false_rate / n_bins))
+    if noise_std == 0:
+        return 0.0
+    return float(noise_std * math.sqrt(width) * norm.isf(false_rate / (2 * n_bins)))
+
+
+def _occupied_span(row: np.ndarray, noise_std: float) -> tuple[int, int] | None:
+    """First and last bin of the occupied blocks at the finest width (:data:`WIDTHS`, dyadic blocks ``[i w,
+    (i + 1) w)``) that has one; wider blocks are tried only when no narrower one passes (a column spread thin)."""
+    n_bins = row.size
+    if noise_std == 0:
+        busy = np.flatnonzero(row > 0)
+        return (int(busy[0]), int(busy[-1])) if busy.size else None
+    csum = np.concatenate([[0.0], np.cumsum(row)])
+    for w in WIDTHS:
+        starts = np.arange(0, n_bins, w)
+        ends = np.minimum(starts + w, n_bins)
+        sums = csum[ends] - csum[starts]
+        taus = np.array([occupied_threshold(noise_std, n_bins, width=int(e - b)) for b, e in zip(starts, ends)])
+        hit = np.flatnonzero(sums > taus)
+        if hit.size:
+            return int(starts[hit[0]]), int(ends[hit[-1]]) - 1
+    return None
 
 
 def ranges_from_counts(total: np.ndarray, n_rows: int, noise_std: float, quantile: float = 0.01,
@@ -129,18 +157,18 @@ def ranges_from_counts(total: np.ndarray, n_rows: int, noise_std: float, quantil
         raise ValidationError(f"quantile must be in [0, 0.5), got {quantile}")
     total = np.atleast_2d(np.asarray(total, dtype=float))
     d, n_bins = total.shape
-    tau = occupied_threshold(noise_std, n_bins)
     bounds = np.tile(np.array(FALLBACK_BOUNDS, dtype=float)[:, None], (1, d))
     fallback = np.ones(d, dtype=bool)
-    if noise_std > 0 and n_rows < 2 * tau:  # public decision: the noise swamps any count; nothing to read
+    if noise_std > 0 and n_rows < 2 * occupied_threshold(noise_std, n_bins):  # public: the noise swamps any count
         return bounds, fallback
-    eps = 1e-12
     for j in range(d):
-        busy = np.flatnonzero(total[j] > tau + (eps if noise_std == 0 else 0.0))
-        if busy.size == 0:
+        span = _occupied_span(total[j], noise_std)
+        if span is None:
             continue
-        first, last = int(busy[0]), int(busy[-1])
+        first, last = span
         w = np.maximum(total[j, first:last + 1], 0.0)
+        if not w.sum() > 0:
+            continue
         cdf = np.cumsum(w) / w.sum()
         # the q quantile lies in the first bin whose CDF reaches q (snapped outward: the bin's left/right edge)
         i_lo = first + int(np.searchsorted(cdf, quantile - 1e-9, side="left")) if quantile > 0 else first
@@ -205,6 +233,13 @@ def range_budget(epsilon, delta: float, share: float, exact: bool) -> RangeBudge
                        shape([p[1] for p in pairs]), d_train, shape(zs))
 
 
+def party_release(block, noise_multiplier: float, rng: np.random.Generator, grid: np.ndarray = GRID) -> np.ndarray:
+    """What one party releases: the per-column bin counts of its rows ``block`` (n_k, d) plus Gaussian noise of
+    std ``noise_multiplier sqrt(2 d)`` (L2 sensitivity ``sqrt(2 d)`` under replace-one), shape (d, bins)."""
+    counts = bin_counts(block, grid)
+    return noisy_counts(counts, float(noise_multiplier) * math.sqrt(2.0 * counts.shape[0]), rng)
+
+
 @dataclass(frozen=True)
 class RangeRelease:
     """Outcome of :func:`dp_ranges`: ``bounds`` (2, d), the ``fallback`` mask, each party's noise ``sigmas``
@@ -233,11 +268,10 @@ def dp_ranges(blocks: Sequence, noise_multipliers: Sequence[float] | None, rngs:
     if noise_multipliers is not None and (len(noise_multipliers) != len(blocks) or rngs is None
                                           or len(rngs) != len(blocks)):
         raise ValidationError("dp_ranges needs one noise multiplier and one generator per party")
-    sens = math.sqrt(2.0 * d)
-    sigmas = tuple(0.0 for _ in blocks) if noise_multipliers is None else tuple(float(z) * sens
+    sigmas = tuple(0.0 for _ in blocks) if noise_multipliers is None else tuple(float(z) * math.sqrt(2.0 * d)
                                                                               for z in noise_multipliers)
-    total = sum(noisy_counts(bin_counts(b, grid), s, rngs[k] if s else None) for k, (b, s) in
-                enumerate(zip(blocks, sigmas)))
+    total = sum(party_release(b, z, rngs[k], grid) if noise_multipliers is not None else bin_counts(b, grid)
+                for k, (b, z) in enumerate(zip(blocks, noise_multipliers or [0.0] * len(blocks))))
     noise_std = math.sqrt(sum(s * s for s in sigmas))
     n_rows = sum(b.shape[0] for b in blocks)
     bounds, fallback = ranges_from_counts(total, n_rows, noise_std, quantile, grid)
