@@ -135,6 +135,8 @@ def fit_ranges(pre, X, parties: list[np.ndarray], *, epsilon, delta: float, shar
     else:
         budget = range_budget(epsilon, delta, share, _exact(algorithm, algorithm_params))
         zs = [budget.z(k) for k in range(len(parties))]
+        if _swamped(zs, m, sum(len(p) for p in parties)):
+            return _skipped(pre, X, names, cols, epsilon, delta, share, target_bounds, target)
         rel = dp_ranges(blocks, zs, [step_generator(seed, "ranges", k, secure) for k in range(len(parties))])
     col_names = [names[j] if names else f"x{j}" for j in cols]
     if dp_target and not rel.fallback[-1]:  # a target without an estimated range stays unscaled
@@ -174,6 +176,34 @@ def fit_ranges(pre, X, parties: list[np.ndarray], *, epsilon, delta: float, shar
     return _public_target(pre, step, target_bounds)
 
 
+def _swamped(zs, m: int, n_rows: int) -> bool:
+    """Public, before any release: would the noise of the step swamp every possible count (``N < 2 tau_1``, as in
+    :func:`privdist.privacy.dp_ranges.ranges_from_counts`)? Then the step is not run and spends nothing."""
+    from ..privacy.dp_ranges import GRID, occupied_threshold
+
+    noise_std = math.sqrt(sum((float(z) * math.sqrt(2.0 * m)) ** 2 for z in zs))
+    return n_rows < 2 * occupied_threshold(noise_std, GRID.size - 1)
+
+
+def _skipped(pre, X, names, cols, epsilon, delta, share, target_bounds, target) -> RangeStep:
+    from ..privacy.dp_ranges import FALLBACK_BOUNDS
+
+    col_names = [names[j] if names else f"x{j}" for j in cols]
+    record = {"step": "scale_by_dp_ranges", "private": True, "share": 0.0, "requested_share": float(share),
+              "epsilon": None, "columns": col_names, "fallback": col_names,
+              "bounds": {n: list(FALLBACK_BOUNDS) for n in col_names},
+              "note": "NOT RUN, nothing spent: at this budget, row count and number of parties the step's noise "
+                      "would swamp every count (decided from public quantities before any release); the columns "
+                      "are kept in [-1, 1] (values outside clipped) and training gets the whole budget: state "
+                      "public bounds for them"}
+    if cols.size:
+        pre.fit(X, names, dp_bounds=np.tile(np.array(FALLBACK_BOUNDS)[:, None], (1, cols.size)), dp_record=record)
+    else:
+        pre.fit(X, names)
+        pre.record.insert(0, record)
+    return _public_target(pre, RangeStep(epsilon, float(delta), target=target), target_bounds)
+
+
 def _public_target(pre, step: RangeStep, target_bounds) -> RangeStep:
     if target_bounds is not None:
         pre.record.insert(0, {"step": "scale_target_by_public_bounds", "private": True,
@@ -193,7 +223,7 @@ def fit_ranges_vertical(pre, X, groups: list[np.ndarray], *, epsilon, delta: flo
     Neighbours: the range release is DP for one row's values changing in the party's columns (row-level); the
     training messages also hold for any two column blocks of the party, the composition for row-level neighbours.
     """
-    from ..privacy.dp_ranges import dp_ranges, range_budget
+    from ..privacy.dp_ranges import FALLBACK_BOUNDS, dp_ranges, range_budget
     from ..runtime.rng import step_generator
 
     if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
@@ -219,6 +249,13 @@ def fit_ranges_vertical(pre, X, groups: list[np.ndarray], *, epsilon, delta: flo
             continue
         if budget is None:
             rel = dp_ranges([dense[:, own]], None, None)
+        elif _swamped([budget.z(m)], len(own), dense.shape[0]):  # public: nothing spent, kept in [-1, 1]
+            train.append(eps_m)
+            idx = [where[j] for j in own]
+            bounds[:, idx], fallback[idx] = np.array(FALLBACK_BOUNDS)[:, None], True
+            parties.append({"party": m, "columns": [names[j] if names else f"x{j}" for j in own],
+                            "noise_multiplier": None, "note": "not run: the noise would swamp every count"})
+            continue
         else:
             zs[m] = budget.z(m)
             rel = dp_ranges([dense[:, own]], [zs[m]], [step_generator(seed, "ranges", m, secure)])
