@@ -61,11 +61,16 @@ def register(sub) -> None:
                    help="PUBLIC category list of a text column (repeatable), or a .json/.toml file {col: [values]}")
     p.add_argument("--bounds", action="append", metavar="COL=LO:HI|FILE",
                    help="PUBLIC bounds of a numeric column (repeatable), or a .json/.toml file {col: [lo, hi]}; "
-                   "columns are mapped into [-1, 1] (values outside clipped); implies --scale bounds")
+                   "columns are mapped into [-1, 1] (values outside clipped) without spending budget")
     p.add_argument("--classes", metavar="NEG,POS", help="PUBLIC class names of the target (negative, positive)")
-    p.add_argument("--scale", choices=("none", "bounds", "data"), default=None,
-                   help="none: features as given (rows clipped to --row-norm); bounds: the public --bounds; "
-                   "data: min/max read from the training data (NOT private: the report says guaranteed: false)")
+    p.add_argument("--scale", choices=("dp", "none", "bounds", "data"), default=None,
+                   help="dp (default): columns without public --bounds (one-hot columns of public categories and "
+                   "the shipped Adult's documented bounds are public) get bounds from a DP range step spending "
+                   "--range-share of the budget; a numeric target too; none: features as given (rows clipped to "
+                   "--row-norm); bounds: the public --bounds only (other columns assumed in [-1, 1]); data: min/max "
+                   "read from the training data (NOT private: the report says guaranteed: false)")
+    p.add_argument("--range-share", type=float, default=0.1,
+                   help="share of each party's total budget spent by the DP range step of --scale dp (default 0.1)")
     p.add_argument("--row-norm", type=float, default=1.0, help="public bound: rows clipped to this norm")
     p.add_argument("--test-size", type=float, default=0.2, help="held-out fraction (default 0.2)")
     p.add_argument("--curve", default="0.25,0.5,1,2,4",
@@ -110,12 +115,25 @@ def _sk_model(task, alpha, n_rows):
     return Ridge(alpha=alpha * n_rows)
 
 
+def _onehot_bounds(ds) -> dict:
+    """``{one-hot column: (-1, 1)}``: columns ``"name=value"`` of a one-hot encoded attribute are in {0, 1} by
+    construction (public whatever the category list; a list read from the data is reported on its own), so they
+    are kept as they are and spend no budget."""
+    attrs = {str(c) for s in ds.extras.get("preprocessing", []) if str(s.get("step", "")).startswith("onehot")
+             for c in s.get("columns", [])}
+    return {n: (-1.0, 1.0) for n in (ds.feature_names or ()) if str(n).partition("=")[0] in attrs and "=" in str(n)}
+
+
 def _scaling(args, ds, n_features: int):
-    """``(scale, bounds)`` of the fit: public ``--bounds`` (or the shipped Adult's documented bounds) -> "bounds"."""
-    from ..data.bounds import bounds_array
+    """``(scale, bounds)`` of the fit. Default ``"dp"``: public ``--bounds`` (or the shipped Adult's documented
+    bounds) and one-hot columns are mapped without budget, every other column (and a numeric target) by the DP range
+    step (bounds: a (2, d) array, NaN = no public bound); nothing to estimate = no step, nothing spent."""
+    from ..data.bounds import bounds_array, partial_bounds
 
     stated = parse_bounds(args.bounds) or ds.extras.get("public_bounds") or {}
-    scale = args.scale or ("bounds" if stated else "none")
+    scale = args.scale or "dp"
+    if scale == "dp":
+        return scale, partial_bounds({**_onehot_bounds(ds), **stated}, ds.feature_names, n_features)
     if scale == "bounds":
         if not stated:
             raise ValidationError("--scale bounds needs public bounds: --bounds COL=LO:HI (or a file)")
@@ -234,7 +252,8 @@ def _fit_horizontal(args, ds, X, y, groups, seed, rng, scale, bounds):
     K = int(groups.max()) + 1
     Est = DistributedLogisticRegression if task == "classification" else DistributedRidge
     common = dict(algorithm=args.algorithm, delta=args.delta, network=args.network, rounds=args.rounds,
-                  row_norm=args.row_norm, scale=scale, bounds=bounds, random_state=args.seed, n_agents=K)
+                  row_norm=args.row_norm, scale=scale, bounds=bounds, random_state=args.seed, n_agents=K,
+                  range_share=args.range_share)
 
     def fit(eps):
         return fit_with_notes(Est(epsilon=eps, **common), Xtr, ytr, groups=gtr)
@@ -292,4 +311,9 @@ def _print_privacy(console, report, args) -> None:
     if report.get("scope"):
         console.print(f"  scope: {report['scope']}")
     for step in report["preprocessing"]:
-        console.print(f"  preprocessing: {step['step']} ({'public' if step['private'] else 'NOT PRIVATE'})")
+        kind = "public" if step["private"] else "NOT PRIVATE"
+        if "share" in step:  # the DP range step: a release inside the guarantee
+            kind = (f"DP release, share {step['share']:g} of the budget" if step.get("epsilon") is not None
+                    else "no noise (non-private fit)") + (f"; no range estimated for {len(step['fallback'])} "
+                                                          "column(s), kept in [-1, 1]" if step["fallback"] else "")
+        console.print(f"  preprocessing: {step['step']} ({kind})")

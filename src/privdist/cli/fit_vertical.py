@@ -28,7 +28,7 @@ def parse_feature_groups(spec: str) -> list[list]:
     return groups
 
 
-def fit_vertical(args, ds, X, y, seed: int, scale: str = "none", bounds=None) -> tuple:
+def fit_vertical(args, ds, X, y, seed: int, scale: str = "dp", bounds=None) -> tuple:
     """Fit and compare; returns ``(private estimator, rows, local rows, curve fit function, warnings, test labels,
     X_test, n_parties, test size)`` for the shared printing and writing of :mod:`privdist.cli.fit_cmd`."""
     from sklearn.linear_model import LogisticRegression
@@ -49,7 +49,7 @@ def fit_vertical(args, ds, X, y, seed: int, scale: str = "none", bounds=None) ->
     if len(np.unique(ytr)) < 2:
         raise ValidationError("the training split holds one class only")
     common = dict(delta=args.delta, feature_groups=[g.tolist() for g in groups], rounds=args.rounds,
-                  scale=scale, bounds=bounds, random_state=args.seed)
+                  scale=scale, bounds=bounds, random_state=args.seed, range_share=getattr(args, "range_share", 0.1))
 
     def fit(eps):
         return fit_with_notes(SharedFeatureLogisticRegression(epsilon=eps, **common), Xtr, ytr)

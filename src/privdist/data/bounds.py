@@ -10,7 +10,11 @@ never done silently:
   that cannot reveal another row;
 * :func:`data_bounds` reads per-column min/max from the data. It is **not private**: callers that use it (the
   estimators' ``scale="data"``, ``privdist fit --scale data``) must record it as a non-private step, which
-  :class:`Preprocessor` does in its ``record``.
+  :class:`Preprocessor` does in its ``record``;
+* ``scale="dp"`` (the estimators' default): columns with public bounds are mapped by them, every other column by
+  bounds a differentially private range step released (:mod:`privdist.privacy.dp_ranges`, run by
+  :mod:`privdist.learn.ranges`, which spends a share of the budget and records the release); this module only
+  says which columns need the step (:meth:`Preprocessor.dp_columns`) and applies the bounds it returns.
 """
 
 from __future__ import annotations
@@ -24,12 +28,13 @@ import scipy.sparse as sp
 from .._checks import check_positive
 from ..errors import ShapeMismatchError, UnknownColumnError, ValidationError
 
-__all__ = ["clip_rows", "scale_by_bounds", "data_bounds", "bounds_array", "Preprocessor", "SCALES",
+__all__ = ["clip_rows", "scale_by_bounds", "data_bounds", "bounds_array", "partial_bounds", "Preprocessor", "SCALES",
            "non_private_reasons"]
 
 #: ``"none"``: features used as given (only row clipping); ``"bounds"``: public per-column bounds;
-#: ``"data"``: per-column min/max of the training data (NOT private, recorded).
-SCALES = ("none", "bounds", "data")
+#: ``"data"``: per-column min/max of the training data (NOT private, recorded); ``"dp"``: public bounds where
+#: stated, bounds from a DP range step for every other column.
+SCALES = ("none", "bounds", "data", "dp")
 
 
 def clip_rows(X, max_norm: float = 1.0):
@@ -76,6 +81,38 @@ def bounds_array(bounds, feature_names: Sequence[str] | None, n_features: int) -
     return out
 
 
+def partial_bounds(bounds, feature_names: Sequence[str] | None, n_features: int) -> np.ndarray:
+    """Public bounds of SOME columns as a ``(2, n_features)`` array, NaN where a column has none (``scale="dp"``).
+
+    ``bounds`` is None (no public bounds), a mapping ``column name -> (lower, upper)``, or a ``(2, d)`` array with
+    NaN in the columns without public bounds.
+
+    Raises:
+        UnknownColumnError: a mapping key that is not a column. ValidationError: a lower bound not below its upper.
+    """
+    out = np.full((2, n_features), np.nan)
+    if bounds is None:
+        return out
+    if isinstance(bounds, Mapping):
+        names = [str(n) for n in (feature_names or [f"x{j}" for j in range(n_features)])]
+        where = {n: j for j, n in enumerate(names)}
+        for key, (lo, hi) in bounds.items():
+            if str(key) not in where:
+                raise UnknownColumnError(f"bounds name column {key!r}, which is not a feature; features: {names}")
+            out[:, where[str(key)]] = (lo, hi)
+    else:
+        arr = np.asarray(bounds, dtype=float)
+        if arr.shape != (2, n_features):
+            raise ShapeMismatchError(f"bounds must have shape (2, {n_features}) (lower, upper; NaN = none), "
+                                     f"got {arr.shape}")
+        out = arr.copy()
+    known = ~np.isnan(out).any(axis=0)
+    if not np.all(np.isfinite(out[:, known])) or np.any(out[0, known] >= out[1, known]):
+        j = int(np.flatnonzero(known & ~(out[0] < out[1]))[0]) if np.any(known & ~(out[0] < out[1])) else 0
+        raise ValidationError(f"bounds must be finite with lower < upper, column {j} has {tuple(out[:, j])}")
+    return out
+
+
 def scale_by_bounds(X, bounds: np.ndarray):
     """Map each column from ``[lower, upper]`` into [-1, 1], clipping values outside (dense output)."""
     X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
@@ -100,14 +137,20 @@ def non_private_reasons(steps) -> list[str]:
 
 @dataclass
 class Preprocessor:
-    """Scale (``"none"``, ``"bounds"`` or ``"data"``) then clip rows to ``row_norm``; fit once, apply to any split.
+    """Scale (``"none"``, ``"bounds"``, ``"data"`` or ``"dp"``) then clip rows to ``row_norm``; fit once, apply to
+    any split.
+
+    ``scale="dp"``: ``bounds`` (optional) are the public bounds of some columns (:func:`partial_bounds`); the other
+    columns (:meth:`dp_columns`) need bounds from the DP range step, passed to :meth:`fit` as ``dp_bounds`` with
+    the step's ``dp_record`` (what :mod:`privdist.learn.ranges` does). No such column: no step, nothing spent.
 
     ``row_norm=None`` leaves rows unclipped: per-column maps only, e.g. for vertical parties (each party maps its own
     columns; no party sees a whole row).
 
     Attributes:
         scale: one of :data:`SCALES`.
-        bounds: public bounds (with ``scale="bounds"``), see :func:`bounds_array`.
+        bounds: public bounds (with ``scale="bounds"``, see :func:`bounds_array`; with ``scale="dp"`` of some
+            columns, see :func:`partial_bounds`).
         row_norm: public row-norm bound (rows are clipped to it), or None (no row clipping).
         bounds_: the fitted ``(2, d)`` bounds (``None`` with ``scale="none"``).
         record: the steps, each with ``private`` (True = uses no private data) and a note.
@@ -119,7 +162,16 @@ class Preprocessor:
     bounds_: np.ndarray | None = None
     record: list = field(default_factory=list)
 
-    def fit(self, X, feature_names=None) -> "Preprocessor":
+    def dp_columns(self, n_features: int, feature_names=None) -> np.ndarray:
+        """Indices of the columns a ``scale="dp"`` fit estimates with the DP range step (those without public
+        bounds); empty for every other scale."""
+        if self.scale != "dp":
+            return np.zeros(0, dtype=int)
+        return np.flatnonzero(np.isnan(partial_bounds(self.bounds, feature_names, n_features)).any(axis=0))
+
+    def fit(self, X, feature_names=None, dp_bounds=None, dp_record: dict | None = None) -> "Preprocessor":
+        """Fit the maps; with ``scale="dp"``, ``dp_bounds`` (2, m) are the released bounds of the
+        :meth:`dp_columns` (in that order) and ``dp_record`` the step's record (``private`` true: a DP release)."""
         if self.scale not in SCALES:
             raise ValidationError(f"scale must be one of {SCALES}, got {self.scale!r}")
         if self.row_norm is not None:
@@ -138,6 +190,24 @@ class Preprocessor:
                                 "note": "NOT PRIVATE: per-column min/max read from the training data and used "
                                         "without noise; the DP guarantee covers the training messages given these "
                                         "bounds, not the bounds themselves (state public bounds instead)"})
+        elif self.scale == "dp":
+            names = None if feature_names is None else [str(n) for n in feature_names]
+            out = partial_bounds(self.bounds, names, X.shape[1])
+            cols = np.flatnonzero(np.isnan(out).any(axis=0))
+            if cols.size < X.shape[1]:
+                self.record.append({"step": "scale_by_public_bounds", "private": True,
+                                    "columns": [names[j] if names else f"x{j}"
+                                                for j in np.flatnonzero(~np.isnan(out).any(axis=0))],
+                                    "note": "columns mapped into [-1, 1] by bounds stated as public; values "
+                                            "outside are clipped"})
+            if cols.size:
+                if dp_bounds is None or np.shape(dp_bounds) != (2, cols.size):
+                    raise ValidationError(f"scale='dp' needs the DP range step's bounds of the {cols.size} column(s) "
+                                          "without public bounds (privdist.learn runs the step; or pass "
+                                          "bounds for every column)")
+                out[:, cols] = dp_bounds
+                self.record.append(dict(dp_record or {"step": "scale_by_dp_ranges", "private": True}))
+            self.bounds_ = out
         else:
             self.bounds_ = None
         if self.row_norm is not None:

@@ -215,27 +215,33 @@ class DistributedLinearModel(BaseEstimator):
         from ..algorithms.registry import make_algorithm
         from ..privacy import privacy_report
         from ..runtime import run
+        from .ranges import fit_ranges
 
         self._check_params()
         seed, secure = noise_seed(self.random_state, self.secure, stacklevel=4)
         rng = np.random.default_rng(seed)
 
-        pre = Preprocessor(scale=self.scale, bounds=self.bounds, row_norm=self.row_norm)
-        pre.fit(X, getattr(self, "feature_names_in_", None))
-        self.preprocessor_ = pre
-        Z = self._design(pre.transform(X))
         if groups is None:
-            groups = random_groups(Z.shape[0], self.n_agents, rng)
+            groups = random_groups(X.shape[0], self.n_agents, rng)
             n_parties = self.n_agents
         else:
-            groups, n_parties = check_groups(groups, Z.shape[0])
-        parts = split_rows(Z, y_pm, groups, n_parties)
+            groups, n_parties = check_groups(groups, X.shape[0])
+        # scale="dp": a DP range step on each party's own rows spends range_share of the budget (issue 25)
+        pre = Preprocessor(scale=self.scale, bounds=self.bounds, row_norm=self.row_norm)
+        ranges = fit_ranges(pre, X, [np.flatnonzero(groups == k) for k in range(n_parties)], epsilon=self.epsilon,
+                            delta=self.delta, share=self.range_share, algorithm=self.algorithm,
+                            algorithm_params=self.algorithm_params, seed=seed, secure=secure,
+                            feature_names=getattr(self, "feature_names_in_", None), y=y_pm,
+                            target_bounds=getattr(self, "target_bounds", None), scale_target=self._loss == "squared")
+        self.preprocessor_, self.target_bounds_ = pre, ranges.target
+        Z = self._design(pre.transform(X))
+        parts = split_rows(Z, ranges.scale_target(y_pm), groups, n_parties)
         self.n_agents_ = n_parties
         problem = HorizontalERM(parts, make_loss(self._loss), make_regularizer(self._regularizer), float(self.alpha))
         network = self.network if not isinstance(self.network, str) else make_network(
             self.network, rng=rng, n=n_parties)
         params = {**self._default_algorithm_params(self.algorithm, float(self.row_norm)),
-                  **total_budget_params(self.algorithm, self.epsilon, self.delta, self.rounds),
+                  **total_budget_params(self.algorithm, ranges.epsilon, ranges.delta, self.rounds),
                   **dict(self.algorithm_params or {})}
         algo = make_algorithm(self.algorithm, **params)
         problem_objective = problem.objective
@@ -243,12 +249,13 @@ class DistributedLinearModel(BaseEstimator):
                      metrics={"objective": lambda est: problem_objective(est.mean(axis=0))})
         est = np.asarray(result.estimates)
         coef = est.mean(axis=0)
-        self.agent_coefs_, self.agent_intercepts_ = self._split(est)
-        self.coef_, self.intercept_ = self._split(coef[None, :])
+        self.agent_coefs_, self.agent_intercepts_ = ranges.unscale(*self._split(est))
+        self.coef_, self.intercept_ = ranges.unscale(*self._split(coef[None, :]))
         self.coef_, self.intercept_ = self.coef_[0], float(self.intercept_[0])
         self.history_ = {"objective": np.asarray(result.curves["objective"]), "rounds": int(self.rounds),
                          "note": "training objective of the agents' average model, for the data holder only "
                                  "(computed on private data; not a release)"}
+        ranges.record_releases(result.ledger)  # the range release composes with training in the report
         report = privacy_report(result.ledger, float(self.delta))
         self.privacy_report_ = self._summarise(report, algo, pre.record, result.config.get("noise"))
         self.algorithm_params_ = algo.params()

@@ -25,9 +25,17 @@ _DOC_PARAMS = """
         alpha: Regularisation weight of the whole network objective.
         fit_intercept: Fit an intercept (a constant feature 1 appended after row clipping).
         row_norm: Public bound: every row is clipped to this Euclidean norm before training.
-        scale: ``"none"`` (default), ``"bounds"`` (public ``bounds``) or ``"data"`` (min/max of the training data;
-            NOT private; recorded in ``privacy_report_["preprocessing"]`` and warned about).
-        bounds: Public per-column bounds for ``scale="bounds"`` ((2, d) array, a pair, or ``{column: (lo, hi)}``).
+        scale: ``"dp"`` (default): every column without public ``bounds`` is mapped into [-1, 1] by bounds from a
+            differentially private range step (noisy histograms on a public grid, 1%/99% quantiles;
+            :mod:`privdist.privacy.dp_ranges`) that spends ``range_share`` of each agent's total budget (the
+            printed guarantee is the composition, equal to the request for Gaussian algorithms); no such column:
+            no step, nothing spent. ``"bounds"`` (public ``bounds``; unnamed columns assumed in [-1, 1]),
+            ``"none"`` (features as given, only row clipping) or ``"data"`` (min/max of the training data; NOT
+            private; recorded in ``privacy_report_["preprocessing"]`` and warned about).
+        bounds: Public per-column bounds ((2, d) array, a pair, or ``{column: (lo, hi)}``): all columns for
+            ``scale="bounds"``; with ``scale="dp"`` the columns they name (or non-NaN columns of a (2, d) array)
+            spend no budget.
+        range_share: Share of each agent's total budget spent by the DP range step (``scale="dp"``), in (0, 1).
         algorithm_params: Overrides of the algorithm's hyperparameters (e.g. ``{"alpha0": 32}``).
         secure: Draw the noise from fresh OS entropy (never recorded). Default True: what a release needs.
         random_state: Research reproducibility: seeds the partition and the noise; switches ``secure`` off and
@@ -45,8 +53,8 @@ _DOC_PARAMS = """
 
 class _Defaults:
     def __init__(self, algorithm="dpsgd", epsilon=1.0, delta=1e-5, n_agents=10, network="complete", rounds=100,
-                 alpha=1e-4, fit_intercept=True, row_norm=1.0, scale="none", bounds=None, algorithm_params=None,
-                 secure=True, random_state=None):
+                 alpha=1e-4, fit_intercept=True, row_norm=1.0, scale="dp", bounds=None, range_share=0.1,
+                 algorithm_params=None, secure=True, random_state=None):
         self.algorithm = algorithm
         self.epsilon = epsilon
         self.delta = delta
@@ -58,6 +66,7 @@ class _Defaults:
         self.row_norm = row_norm
         self.scale = scale
         self.bounds = bounds
+        self.range_share = range_share
         self.algorithm_params = algorithm_params
         self.secure = secure
         self.random_state = random_state
@@ -97,6 +106,22 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
         return self.classes_[(score > 0).astype(int)]
 
 
+class _RegressorDefaults:
+    def __init__(self, algorithm="dpsgd", epsilon=1.0, delta=1e-5, n_agents=10, network="complete", rounds=100,
+                 alpha=1e-4, fit_intercept=True, row_norm=1.0, scale="dp", bounds=None, range_share=0.1,
+                 target_bounds=None, algorithm_params=None, secure=True, random_state=None):
+        _Defaults.__init__(self, algorithm, epsilon, delta, n_agents, network, rounds, alpha, fit_intercept,
+                           row_norm, scale, bounds, range_share, algorithm_params, secure, random_state)
+        self.target_bounds = target_bounds
+
+
+_TARGET_DOC = """        target_bounds: Public ``(lo, hi)`` of the target: it is mapped into [-1, 1] (clipped) for training
+            and the model mapped back, so ``predict``, ``coef_`` and ``intercept_`` are in the target's units. Without
+            it, ``scale="dp"`` adds the target as one more column of the DP range step (``target_bounds_`` holds
+            the bounds used; None: target unscaled, e.g. with ``scale="none"``).
+"""
+
+
 class _DistributedRegressor(RegressorMixin, DistributedLinearModel):
     _loss = "squared"
 
@@ -126,13 +151,15 @@ class _DistributedRegressor(RegressorMixin, DistributedLinearModel):
 
 
 class DistributedRidge(_DistributedRegressor):
-    __doc__ = "Ridge regression (squared loss + alpha ||w||^2) fitted by a (private) distributed algorithm." + _DOC_PARAMS
-    __init__ = _Defaults.__init__
+    __doc__ = ("Ridge regression (squared loss + alpha ||w||^2) fitted by a (private) distributed algorithm."
+               + _DOC_PARAMS.replace("        algorithm_params:", _TARGET_DOC + "        algorithm_params:", 1))
+    __init__ = _RegressorDefaults.__init__
     _regularizer = "l2"
 
 
 class DistributedLasso(_DistributedRegressor):
-    __doc__ = "Lasso (squared loss + alpha ||w||_1) fitted by a (private) distributed algorithm." + _DOC_PARAMS
-    __init__ = _Defaults.__init__
+    __doc__ = ("Lasso (squared loss + alpha ||w||_1) fitted by a (private) distributed algorithm."
+               + _DOC_PARAMS.replace("        algorithm_params:", _TARGET_DOC + "        algorithm_params:", 1))
+    __init__ = _RegressorDefaults.__init__
     _regularizer = "l1"
 

@@ -44,6 +44,10 @@ VERTICAL_SCOPE = ("shared_feature: the DP guarantee covers each party's shares Q
                   "for party m); coef_ gathered in one process is for the data holder(s), and scoring a new row "
                   "needs each party's D_m x_m (further releases, not covered)")
 
+#: Added to the scope when a DP range step ran (its neighbours are row-level, see fit_ranges_vertical).
+RANGE_SCOPE = ("; the DP range step (scale='dp') is DP for row-level neighbours (one row's values in a party's "
+               "columns), so the composed guarantee is for row-level neighbours")
+
 
 class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
     """Binary logistic regression over parties holding COLUMN groups, fitted by DP ADMM sharing (S2).
@@ -61,9 +65,14 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
             ``||v_m|| <= M b1`` in the party step; the noise scales with it.
         alpha: ``lambda`` of ``sum_i log(1 + exp(-y_i h_i)) + lambda ||beta||^2`` (S2 objective, sum loss).
         fit_intercept: Give party 0 a constant column (regularised like the others [CODE]).
-        scale: ``"none"`` (default), ``"bounds"`` (public ``bounds``) or ``"data"`` (min/max of the training data;
+        scale: ``"dp"`` (default): each party maps its columns without public ``bounds`` into [-1, 1] by bounds
+            from a DP range step on its own columns (all rows) that spends ``range_share`` of its total budget
+            (:func:`privdist.learn.ranges.fit_ranges_vertical`; the composition is the request, for row-level
+            neighbours); ``"bounds"`` (public ``bounds``), ``"none"`` or ``"data"`` (min/max of the training data;
             NOT private; recorded and warned). Per-column maps: each is done by the column's own party.
-        bounds: Public per-column bounds for ``scale="bounds"`` (see :func:`privdist.data.bounds.bounds_array`).
+        bounds: Public per-column bounds (see :func:`privdist.data.bounds.bounds_array`; with ``scale="dp"`` the
+            columns they name spend no budget).
+        range_share: Share of each party's total budget spent by the DP range step, in (0, 1).
         secure: Draw the noise from fresh OS entropy (never recorded). Default True.
         random_state: Research reproducibility: seeds the noise; switches ``secure`` off and warns.
 
@@ -85,7 +94,8 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, epsilon=1.0, delta=1e-5, n_parties=3, feature_groups=None, rounds=50, rho=1.0, b1=1.0,
-                 alpha=1e-3, fit_intercept=True, scale="none", bounds=None, secure=True, random_state=None):
+                 alpha=1e-3, fit_intercept=True, scale="dp", bounds=None, range_share=0.1, secure=True,
+                 random_state=None):
         self.epsilon = epsilon
         self.delta = delta
         self.n_parties = n_parties
@@ -97,6 +107,7 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         self.fit_intercept = fit_intercept
         self.scale = scale
         self.bounds = bounds
+        self.range_share = range_share
         self.secure = secure
         self.random_state = random_state
 
@@ -125,6 +136,7 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         from ..problems.vertical import VerticalProblem
         from ..runtime import run
         from .budget import total_budget_params
+        from .ranges import fit_ranges_vertical
 
         X, y = _validate_data(self, X, y, accept_sparse="csr")
         y_pm = binary_labels(self, y)
@@ -134,11 +146,14 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         seed, secure = noise_seed(self.random_state, self.secure, stacklevel=3)
         # per-column maps only (each column's own party applies them); rows are not clipped (no party holds one)
         self.preprocessor_ = Preprocessor(scale=self.scale, bounds=self.bounds, row_norm=None)
-        Z = self.preprocessor_.fit(X, getattr(self, "feature_names_in_", None)).transform(X)
+        ranges = fit_ranges_vertical(self.preprocessor_, X, groups, epsilon=self.epsilon, delta=self.delta,
+                                     share=self.range_share, seed=seed, secure=secure,
+                                     feature_names=getattr(self, "feature_names_in_", None))
+        Z = self.preprocessor_.transform(X)
         problem = VerticalProblem([Z[:, g] for g in groups], y_pm, float(self.alpha), "sum",
                                   bias=bool(self.fit_intercept))
         M = len(groups)
-        params = total_budget_params("admm_sharing", self.epsilon, self.delta, int(self.rounds))
+        params = total_budget_params("admm_sharing", ranges.epsilon, ranges.delta, int(self.rounds))
         if self.epsilon is not None:
             params["b1"] = float(self.b1)
         algo = ADMMSharing(rho=float(self.rho), **params)
@@ -158,6 +173,7 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
                          "note": "ADMM objective of the parties' models, for the data holders only (computed on "
                                  "private data; not a release)"}
         states = result.final_state if isinstance(result.final_state, list) else [result.final_state]
+        ranges.record_releases(result.ledger)  # the range releases compose with the shares in the report
         report = privacy_report(result.ledger, float(self.delta))
         rep = summarise_privacy(report, algo.mechanism_info(), self.preprocessor_.record, result.config.get("noise"),
                                 epsilon=self.epsilon, delta=self.delta, rounds=int(self.rounds),
@@ -165,7 +181,7 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
                                 else "admm_sharing (no noise)", stacklevel=3)
         rep["requested"]["scope"] = "total per party, whole run"
         rep["label_holder"] = "coordinator (labels exposed to every party, see exposures)"
-        rep["scope"] = VERTICAL_SCOPE
+        rep["scope"] = VERTICAL_SCOPE + (RANGE_SCOPE if ranges.noise_multipliers else "")
         info = algo.run_info(states)  # the counts of clipped rounds are a noise-free function of the data
         rep["clipping"] = {k: v for k, v in info.items() if k != "clipped_rounds_per_party"}
         self.clipping_ = info

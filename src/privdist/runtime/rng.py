@@ -22,10 +22,12 @@ import numpy as np
 from .._checks import check_int
 from ._seeding import pcg64_generators
 
-__all__ = ["stream", "data_rng", "AgentStreams", "party_keys", "DATA", "AGENT_DOMAIN", "COORDINATOR_DOMAIN",
-           "KEY_BITS"]
+__all__ = ["stream", "data_rng", "AgentStreams", "party_keys", "step_generator", "DATA", "AGENT_DOMAIN",
+           "COORDINATOR_DOMAIN", "STEP_DOMAIN", "KEY_BITS"]
 
 DATA, AGENT_DOMAIN, COORDINATOR_DOMAIN = 0, 1, 2
+#: Domain of a party's noise in a step before the run (e.g. the DP range step of :mod:`privdist.learn.ranges`).
+STEP_DOMAIN = 3
 KEY_BITS = 128
 
 
@@ -40,6 +42,18 @@ def party_keys(n: int) -> list[int]:
 def stream(seed: int, trial: int, domain: int, agent: int = 0, round_: int = 0) -> np.random.Generator:
     """The generator of one (seed, trial, domain, agent, round) stream."""
     return np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, trial, domain, agent, round_])))
+
+
+def step_generator(seed: int, step: str, party: int, secure: bool) -> np.random.Generator:
+    """Party ``party``'s noise generator for the named pre-run ``step`` (e.g. ``"ranges"``).
+
+    Research mode (``secure=False``): ``SeedSequence([seed, 0, STEP_DOMAIN, party, tag(step)])``, a stream of its
+    own, distinct from every run stream of the same seed (those have domain 0-2). Secure mode: rooted at a fresh
+    ``KEY_BITS``-bit key from OS entropy drawn here for this party and step, used once and never returned or
+    recorded (DESIGN idea 4); ``seed`` takes no part."""
+    tag = int.from_bytes(str(step).encode(), "big")
+    root = secrets.randbits(KEY_BITS) if secure else int(seed)
+    return np.random.Generator(np.random.PCG64(np.random.SeedSequence([root, 0, STEP_DOMAIN, int(party), tag])))
 
 
 def data_rng(seed: int, trial: int) -> np.random.Generator:

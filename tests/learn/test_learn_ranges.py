@@ -1,0 +1,115 @@
+"""Issue 25: scale="dp" (the default) in the estimators and in privdist fit: the printed epsilon is the requested
+total with the range release in the ledger, raw features learn, a regression target is mapped back."""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer, load_diabetes
+from sklearn.model_selection import train_test_split
+
+from privdist.learn import DistributedLogisticRegression, DistributedRidge, SharedFeatureLogisticRegression
+
+
+def _quiet(est, X, y, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return est.fit(X, y, **kw)
+
+
+def test_dp_scale_reports_the_requested_total_and_records_the_range_release():
+    rng = np.random.default_rng(0)
+    X = np.column_stack([rng.normal(size=4000) * 300 + 1000, rng.normal(size=4000)])
+    y = (X[:, 0] > 1000).astype(int)
+    m = _quiet(DistributedLogisticRegression(epsilon=1.0, n_agents=4, rounds=20, bounds={"x1": (-3, 3)},
+                                             random_state=0), X, y)
+    rep = m.privacy_report_
+    assert rep["guaranteed"] and rep["epsilon"] == pytest.approx(1.0, rel=1e-3)
+    step = next(s for s in rep["preprocessing"] if s["step"] == "scale_by_dp_ranges")
+    assert step["private"] and step["columns"] == ["x0"] and step["share"] == 0.1 and not step["fallback"]
+    lo, hi = step["bounds"]["x0"]
+    assert lo < 500 and hi > 1500 and np.allclose(m.preprocessor_.bounds_[:, 0], (lo, hi))
+    assert np.allclose(m.preprocessor_.bounds_[:, 1], (-3, 3))  # public: no budget
+    assert m.score(X, y) > 0.8
+    # the ledger holds one more release per agent than training alone: the range step's
+    plain = _quiet(DistributedLogisticRegression(epsilon=1.0, n_agents=4, rounds=20, scale="bounds",
+                                                 bounds=[[0, -3], [2000, 3]], random_state=0), X, y)
+    assert plain.privacy_report_["epsilon"] == pytest.approx(1.0, rel=1e-3)
+    assert step["epsilon"] < 1.0 and step["noise_multiplier"] > 1
+
+
+def test_all_columns_public_spends_nothing():
+    X = np.random.default_rng(0).uniform(-1, 1, size=(200, 2))
+    y = (X[:, 0] > 0).astype(int)
+    m = _quiet(DistributedLogisticRegression(epsilon=1.0, n_agents=2, rounds=5, bounds=[[-1, -1], [1, 1]],
+                                             random_state=0), X, y)
+    assert [s["step"] for s in m.preprocessor_.record] == ["scale_by_public_bounds", "clip_rows"]
+    assert m.privacy_report_["epsilon"] == pytest.approx(1.0, rel=1e-3)
+
+
+def test_breast_cancer_raw_features_learn_with_dp_scale():
+    """Non-private fits (epsilon None) on raw breast-cancer features, 10 parties: the default scale='dp' (exact grid
+    quantiles) learns; scale='none' collapses (rows clipped to norm 1 are dominated by the columns in the hundreds)."""
+    X, y = load_breast_cancer(return_X_y=True)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.2, random_state=0, stratify=y)
+    dp = _quiet(DistributedLogisticRegression(epsilon=None, n_agents=10, random_state=0), Xtr, ytr).score(Xte, yte)
+    none = _quiet(DistributedLogisticRegression(epsilon=None, n_agents=10, scale="none", random_state=0),
+                  Xtr, ytr).score(Xte, yte)
+    assert dp > 0.93 and dp > none + 0.2, (dp, none)
+
+
+def test_ridge_target_is_scaled_and_mapped_back():
+    X, y = load_diabetes(return_X_y=True)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.2, random_state=0)
+    m = _quiet(DistributedRidge(epsilon=None, n_agents=5, random_state=0), Xtr, ytr)
+    lo, hi = m.target_bounds_
+    assert lo <= np.quantile(ytr, 0.01) and hi >= np.quantile(ytr, 0.99)
+    pred = m.predict(Xte)
+    assert 50 < pred.mean() < 300  # original units
+    rmse = float(np.sqrt(np.mean((pred - yte) ** 2)))
+    assert rmse < 0.9 * float(np.std(yte)), rmse
+    step = next(s for s in m.privacy_report_["preprocessing"] if s["step"] == "scale_by_dp_ranges")
+    assert step["columns"][-1] == "<target>" and step["target_bounds"] == [lo, hi]
+    pub = _quiet(DistributedRidge(epsilon=None, n_agents=5, target_bounds=(0, 400), random_state=0), Xtr, ytr)
+    assert pub.target_bounds_ == (0.0, 400.0) and 50 < pub.predict(Xte).mean() < 300
+    # private: the composition is the requested total
+    priv = _quiet(DistributedRidge(epsilon=1.0, n_agents=5, random_state=0), Xtr, ytr)
+    assert priv.privacy_report_["epsilon"] == pytest.approx(1.0, rel=1e-3)
+
+
+def test_vertical_dp_scale_is_the_requested_total():
+    X, y = load_breast_cancer(return_X_y=True)
+    m = _quiet(SharedFeatureLogisticRegression(epsilon=1.0, n_parties=3, rounds=10,
+                                               bounds={f"x{j}": (0, 50) for j in range(10)}, random_state=0), X, y)
+    rep = m.privacy_report_
+    for a in rep["per_agent"]:
+        assert a["guarantee_pld"] == pytest.approx(1.0, rel=1e-3)  # party 0 (public bounds) trains on its whole budget
+    step = next(s for s in rep["preprocessing"] if s["step"] == "scale_by_dp_ranges")
+    assert [p["party"] for p in step["parties"]] == [1, 2] and "row-level" in rep["scope"]
+
+
+def test_cli_fit_default_is_dp_and_writes_the_bounds(tmp_path, capsys):
+    import pandas as pd
+
+    from privdist.cli.main import main
+
+    rng = np.random.default_rng(0)
+    n = 2000
+    df = pd.DataFrame({"a": rng.normal(size=n) * 300 + 1000, "b": rng.normal(size=n)})
+    df["y"] = (df["a"] - 1000 + 100 * rng.normal(size=n) > 0).astype(int)
+    df.to_csv(tmp_path / "d.csv", index=False)
+    base = ["fit", str(tmp_path / "d.csv"), "--target", "y", "--epsilon", "1", "--delta", "1e-5", "--agents", "2",
+            "--rounds", "10", "--curve", ""]
+    assert main(base + ["--out", str(tmp_path / "o1")]) == 0
+    model = json.loads((tmp_path / "o1" / "model.json").read_text())
+    step = next(s for s in model["preprocessing"]["steps"] if s["step"] == "scale_by_dp_ranges")
+    assert step["share"] == 0.1 and step["columns"] == ["x0", "x1"]
+    assert model["preprocessing"]["bounds"][0][0] == step["bounds"]["x0"][0]
+    assert model["privacy"]["epsilon"] == pytest.approx(1.0, rel=1e-3)
+    assert main(base + ["--scale", "dp", "--range-share", "0.05", "--bounds", "b=-4:4", "--out",
+                        str(tmp_path / "o2")]) == 0
+    model = json.loads((tmp_path / "o2" / "model.json").read_text())
+    step = next(s for s in model["preprocessing"]["steps"] if s["step"] == "scale_by_dp_ranges")
+    assert step["share"] == 0.05 and step["columns"] == ["x0"] and model["preprocessing"]["bounds"][1][1] == 4.0
+    assert "DP release, share 0.05" in capsys.readouterr().out
