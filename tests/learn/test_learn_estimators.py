@@ -57,7 +57,8 @@ def test_utility_warning_when_no_better_than_majority():
     X, y = _data(60)
     with pytest.warns(UtilityWarning, match="majority class"):
         # seeded: with fresh noise the near-zero model beat the majority class by chance in about 1 fit in 40
-        DistributedLogisticRegression(epsilon=0.01, n_agents=6, rounds=50, algorithm_params={"alpha0": 1e-6},
+        DistributedLogisticRegression(algorithm="dpsgd", epsilon=0.01, n_agents=6, rounds=50,
+                                      algorithm_params={"alpha0": 1e-6},
                                       random_state=0).fit(X, np.r_[np.ones(50, int), np.zeros(10, int)])
 
 

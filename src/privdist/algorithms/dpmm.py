@@ -29,18 +29,22 @@ One mechanism (a total budget, PLD-calibrated) draws every noise: the gradient r
 the Gram release ``z / sqrt(gram_uses)``, i.e. ``gram_uses`` uses of it, so each party's ledger composes ``T - 1 +
 gram_uses`` uses of a Gaussian of multiplier ``z`` (exactly a Gaussian of ``z / sqrt(T - 1 + gram_uses)``): the Gram
 takes the share ``gram_uses / (T - 1 + gram_uses)`` of the budget's ``mu^2``. The party count ``N_k`` is sent in the
-clear (public under replace-one neighbours). Round ``T`` releases nothing: it only applies the last update.
+clear (public under replace-one neighbours). Round ``T`` releases nothing: it only delivers the final model.
 
-**Aggregation.** Every party hears every other (``network`` complete): the sums ``S = sum_k S_k``, ``G = sum_k
-G_k`` are post-processing of the releases, so every party computes the same ``w_t``. The noisy Gram's eigenvalues are
-floored at ``2 sigma_S sqrt(P)`` (``sigma_S`` the std of a summed entry: public), the spectral size of its noise,
-so ``B`` stays positive definite and directions the noise swamps get a conservative step.
+**Aggregation.** A coordinator (honest-but-curious, holding no data; the ``network`` argument is not used) sums the
+releases, ``S = sum_k S_k`` and ``G = sum_k G_k`` (post-processing), takes the MM step and broadcasts ``w_t`` and the
+Polyak average of the iterates after ``average_from * T`` rounds (the parties' estimate). The noisy Gram's eigenvalues
+are floored at ``floor * sigma_S sqrt(P)`` (``sigma_S`` the std of a summed entry, public: ``floor = 2`` is about
+the spectral norm of its noise), so ``B`` stays positive definite and directions the noise swamps get a
+conservative step. Defaults (``gram_uses = 4``, ``floor = 2``, ``average_from = 1/2``, 20 rounds in the estimators)
+were chosen on a validation split of the Adult training rows (10 parties, total epsilon 1), never on test rows.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from types import SimpleNamespace
 from typing import ClassVar
 
 import numpy as np
@@ -50,25 +54,32 @@ from ..contract import Aggregation, MessageSpec
 from ..errors import ValidationError
 from .base import AlgorithmBase, Budgeted, check_problem_network
 
-__all__ = ["DPMM", "DPMMState"]
+__all__ = ["DPMM", "DPMMState", "DPMMCoordinatorState"]
 
 
 @dataclass(frozen=True)
 class DPMMState:
-    """``w`` (P,) the common model, ``own_g``/``own_h`` this block's last messages (K_b, ...), ``precond`` the
-    factorised majorizer (after round 2), ``n_total`` the summed row count, ``X``/``y``/``mask`` the block's rows."""
+    """A party block: ``w`` the model it last received, ``w_bar`` the averaged model (its estimate), its rows."""
 
     w: np.ndarray
-    w_sum: np.ndarray
-    n_avg: int
-    own_g: np.ndarray
-    own_h: np.ndarray
-    precond: object
-    n_total: float
+    w_bar: np.ndarray
     X: np.ndarray
     y: np.ndarray
     mask: np.ndarray
     problem: object
+
+
+@dataclass(frozen=True)
+class DPMMCoordinatorState:
+    """The coordinator: the iterate ``w``, the running sum of averaged iterates, the factorised majorizer and the
+    summed row count (all post-processing of the parties' releases)."""
+
+    w: np.ndarray
+    w_sum: np.ndarray
+    n_avg: int
+    precond: object
+    n_total: float
+    public: object
 
 
 @dataclass(frozen=True)
@@ -81,6 +92,8 @@ class DPMM(Budgeted, AlgorithmBase):
         c1: per-sample gradient clipping norm (default: ``curvature-free`` bound ``|l'| row_bound``, with
             ``|l'| <= 1`` logistic; set it for the squared loss).
         gram_uses: the Gram release costs this many gradient releases (its budget share, see module docstring).
+        floor: the noisy Gram's eigenvalue floor, in units of ``sigma_S sqrt(P)`` (public).
+        average_from: the parties' model is the average of the iterates after this fraction of the rounds.
         budget: ``"total"`` only.
         rounds: rounds the budget covers (``None``: the run's).
     """
@@ -95,6 +108,7 @@ class DPMM(Budgeted, AlgorithmBase):
     budget: str = "total"
     rounds: int | None = None
     name: ClassVar[str] = "dpmm"
+    has_coordinator: ClassVar[bool] = True
     budgets: ClassVar[tuple[str, ...]] = ("total",)
 
     def __post_init__(self):
@@ -102,15 +116,12 @@ class DPMM(Budgeted, AlgorithmBase):
         if self.c1 is not None:
             check_positive(self.c1, "c1")
         check_int(self.gram_uses, "gram_uses", 1)
-        if self.rounds is not None and self.rounds < 2:
-            raise ValidationError(f"dpmm needs rounds >= 2 (round 1 releases the statistics, round 2 applies the "
-                                  f"first update), got {self.rounds}")
         self._check_budget()
         self._build_when_known()
 
     # ------------------------------------------------------------------ privacy
     def release_count(self, rounds: int) -> int:
-        return max(int(rounds) - 1, 1) + self.gram_uses
+        return int(rounds) - 1 + self.gram_uses if rounds > 1 else 1  # one round releases nothing: w = 0
 
     def _build_mechanism(self):
         from ..privacy import gaussian_mechanism
@@ -124,7 +135,7 @@ class DPMM(Budgeted, AlgorithmBase):
 
     def dp_events(self, state, t):
         agents = state.problem.agent_ids
-        if t >= self.rounds:
+        if t >= self._last:
             return [None] * len(agents)
         return self.mechanism.releases(agents, uses=1 + self.gram_uses if t == 1 else 1)
 
@@ -137,65 +148,81 @@ class DPMM(Budgeted, AlgorithmBase):
     def _c1_text(self) -> str:
         return f"c1={self.c1:g}" if self.c1 is not None else "c1 = row_bound (logistic) / 2 row_bound (squared)"
 
+    @property
+    def _last(self) -> float:
+        """The last round (it releases nothing); unbounded until ``run`` sets ``rounds``."""
+        return math.inf if self.rounds is None else self.rounds
+
     # ------------------------------------------------------------------ protocol
     def messages(self, problem, network):
         P = problem.n_features
-        return (MessageSpec("g", (P + 1,), Aggregation.NEIGHBOR_SUM),
-                MessageSpec("h", (P * (P + 1) // 2,), Aggregation.NEIGHBOR_SUM))
+        return (MessageSpec("g", (P + 1,), Aggregation.GATHER),
+                MessageSpec("h", (P * (P + 1) // 2,), Aggregation.GATHER),
+                MessageSpec("w", (P,), Aggregation.BROADCAST), MessageSpec("w_bar", (P,), Aggregation.BROADCAST))
 
     def init(self, problem, network, block, rng):
-        check_problem_network(problem, network)
-        K = network.n_agents
-        if K > 1 and np.any(np.asarray(network.degrees) != K - 1):
-            raise ValidationError("dpmm needs every party to hear every other (network='complete'); its sums are "
-                                  "not gossiped over other graphs (use dpsgd or dpadmm there)")
-        if self.rounds is None or self.rounds < 2:
-            raise ValidationError(f"dpmm needs rounds >= 2, got {self.rounds}")
+        check_problem_network(problem, network, needs_degrees=False)
         local = problem.subset(block.agents) if block.size != problem.n_agents else problem
         X = np.array(local.X, dtype=float)
-        norms = np.linalg.norm(X, axis=2)
-        X /= np.maximum(1.0, norms / self.row_bound)[:, :, None]
+        X /= np.maximum(1.0, np.linalg.norm(X, axis=2) / self.row_bound)[:, :, None]  # enforced row bound
         P = problem.n_features
-        zeros_g, zeros_h = np.zeros((block.size, P + 1)), np.zeros((block.size, P * (P + 1) // 2))
-        state = DPMMState(np.zeros(P), np.zeros(P), 0, zeros_g, zeros_h, None, 0.0, X, np.asarray(local.y, dtype=float),
+        state = DPMMState(np.zeros(P), np.zeros(P), X, np.asarray(local.y, dtype=float),
                           np.asarray(local.w > 0, dtype=float), local)
-        return state, {"g": zeros_g.copy(), "h": zeros_h.copy()}
+        return state, self._silent(block.size, P)
 
-    def _gradient_sums(self, state, w, rng, noise: bool = True):
+    @staticmethod
+    def _silent(n: int, P: int) -> dict:
+        return {"g": np.zeros((n, P + 1)), "h": np.zeros((n, P * (P + 1) // 2))}
+
+    def init_coordinator(self, problem, network, rng):
+        P = problem.n_features
+        public = SimpleNamespace(loss=problem.loss, regularizer=problem.regularizer, reg_weight=problem.reg_weight,
+                                 n_agents_total=problem.n_agents_total)  # public facts only: no rows
+        return (DPMMCoordinatorState(np.zeros(P), np.zeros(P), 0, None, 0.0, public),
+                {"w": np.zeros(P), "w_bar": np.zeros(P)})
+
+    def _gradient_sums(self, state, w, rng):
         """Noisy clipped gradient sums of the block's agents at ``w``, with each agent's row count appended."""
         loss = state.problem.loss
-        z = state.X @ w
-        d = loss.dz(z, state.y) * state.mask
+        d = loss.dz(state.X @ w, state.y) * state.mask
         norms = np.linalg.norm(state.X, axis=2)
         c1 = self._clip(loss)
         d = d * np.minimum(1.0, c1 / np.maximum(np.abs(d) * norms, 1e-300))
-        G = np.einsum("kn,knp->kp", d, state.X)
-        G = self.mechanism.privatize(G, 2.0 * c1, rng)
+        G = self.mechanism.privatize(np.einsum("kn,knp->kp", d, state.X), 2.0 * c1, rng)
         return np.hstack([G, state.mask.sum(axis=1)[:, None]])
 
     def step(self, state, inbox, t, rng):
-        P = state.w.shape[0]
+        w, w_bar = np.array(inbox["w"][0], dtype=float), np.array(inbox["w_bar"][0], dtype=float)
+        state = replace(state, w=w, w_bar=w_bar)
+        K, P = state.X.shape[0], w.shape[0]
+        if t >= self._last:  # the last round only delivers the final model
+            return state, self._silent(K, P)
+        out = {"g": self._gradient_sums(state, w, rng), "h": np.zeros((K, P * (P + 1) // 2))}
         if t == 1:
             iu = np.triu_indices(P)
             S = np.einsum("knp,knq->kpq", state.X, state.X)[:, iu[0], iu[1]]
-            root = math.sqrt(self.gram_uses)  # gram_uses uses of multiplier z = one of z / sqrt(gram_uses)
-            H = self.mechanism.privatize(S, math.sqrt(2.0) * self.row_bound**2 / root, rng)
-            g = self._gradient_sums(state, state.w, rng)
-            return replace(state, own_g=g, own_h=H), {"g": g, "h": H}
-        total_g = inbox["g"][0] + state.own_g[0]  # every agent of the block computes the same sums
-        precond, n_total = state.precond, state.n_total
-        if t == 2:
-            n_total = float(total_g[-1])
-            precond = self._majorizer(inbox["h"][0] + state.own_h[0], P, n_total, state.problem)
-        w = self._update(state.w, total_g[:P] / n_total, precond, state.problem)
-        if t > self.average_from * self.rounds:  # Polyak averaging of the later iterates (post-processing)
-            state = replace(state, w_sum=state.w_sum + w, n_avg=state.n_avg + 1)
-        zeros_h = np.zeros_like(state.own_h)
-        if t >= self.rounds:
-            zeros_g = np.zeros_like(state.own_g)
-            return replace(state, w=w, precond=precond, n_total=n_total, own_g=zeros_g), {"g": zeros_g, "h": zeros_h}
-        g = self._gradient_sums(state, w, rng)
-        return replace(state, w=w, precond=precond, n_total=n_total, own_g=g), {"g": g, "h": zeros_h}
+            root = math.sqrt(self.gram_uses)  # gram_uses uses of multiplier z = one use of z / sqrt(gram_uses)
+            out["h"] = self.mechanism.privatize(S, math.sqrt(2.0) * self.row_bound**2 / root, rng)
+        return state, out
+
+    def step_coordinator(self, cstate, inbox, t, rng):
+        if t >= self._last:
+            return cstate, {"w": cstate.w, "w_bar": self._average(cstate)}
+        g = inbox["g"].sum(axis=0)
+        P = g.shape[0] - 1
+        problem = cstate.public
+        if t == 1:
+            cstate = replace(cstate, n_total=float(g[-1]),
+                             precond=self._majorizer(inbox["h"].sum(axis=0), P, float(g[-1]), problem))
+        w = self._update(cstate.w, g[:P] / cstate.n_total, cstate.precond, problem)
+        if t > self.average_from * self._last:  # Polyak averaging of the later iterates (post-processing)
+            cstate = replace(cstate, w_sum=cstate.w_sum + w, n_avg=cstate.n_avg + 1)
+        cstate = replace(cstate, w=w)
+        return cstate, {"w": w, "w_bar": self._average(cstate)}
+
+    @staticmethod
+    def _average(cstate):
+        return cstate.w_sum / cstate.n_avg if cstate.n_avg else cstate.w
 
     def _majorizer(self, h_sum, P, n_total, problem):
         """``B = (L / n) S`` from the summed noisy Gram (eigenvalues floored at the noise's spectral size), plus
@@ -234,8 +261,7 @@ class DPMM(Budgeted, AlgorithmBase):
         return v
 
     def estimate(self, state):
-        w = state.w_sum / state.n_avg if state.n_avg else state.w
-        return np.broadcast_to(w, (state.own_g.shape[0], w.shape[0])).copy()
+        return np.broadcast_to(state.w_bar, (state.X.shape[0], state.w_bar.shape[0])).copy()
 
     def run_info(self, states):
         return {"gram_uses": self.gram_uses, "row_bound": self.row_bound}

@@ -47,12 +47,14 @@ def register(sub) -> None:
                      "(';' separates parties; an attribute name takes its one-hot columns 'name=...'; integers are "
                      "column indices); every column in exactly one group")
     p.add_argument("--agents-count", type=int, default=10, help="parties of --dirichlet (default 10)")
-    p.add_argument("--algorithm", default="dpsgd", help="dpsgd (default), dpadmm, pvp, dvp, laadmm (horizontal; "
+    p.add_argument("--algorithm", default="dpmm", help="dpmm (default; complete network), dpsgd, dpadmm, pvp, "
+                   "dvp, laadmm (horizontal; "
                    "vertical runs always use admm_sharing)")
     p.add_argument("--epsilon", type=float, required=True, help="total epsilon per party for the whole run")
     p.add_argument("--delta", type=float, required=True, help="total delta per party")
     p.add_argument("--network", default="complete", help="complete (default), ring, star, ...")
-    p.add_argument("--rounds", type=int, help="communication rounds (default 100; 50 with --vertical/--feature-groups)")
+    p.add_argument("--rounds", type=int, help="communication rounds (default: dpmm 20 for classification and 2 for regression, "
+                   "other algorithms 100; 50 with --vertical/--feature-groups)")
     p.add_argument("--task", choices=("auto", "classification", "regression"), default="auto")
     p.add_argument("--onehot", action="store_true", help="one-hot encode non-numeric feature columns (their "
                    "category lists from --categories are public; lists read from the data make the report "
@@ -161,7 +163,7 @@ def fit_main(args) -> int:
     scale, bounds = _scaling(args, ds, X.shape[1])
     vertical = args.vertical is not None or bool(args.feature_groups)
     if args.rounds is None:
-        args.rounds = 50 if vertical else 100
+        args.rounds = 50 if vertical else None
     if vertical:
         from .fit_vertical import fit_vertical
 

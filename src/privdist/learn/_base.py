@@ -182,8 +182,8 @@ class DistributedLinearModel(BaseEstimator):
         r2 = row_norm**2 + (1.0 if self.fit_intercept else 0.0)
         curvature = 0.25 if self._loss == "logistic" else 2.0
         lipschitz = math.sqrt(r2) * (1.0 if self._loss == "logistic" else 1.0)
-        if algorithm == "dpmm":
-            return {"row_bound": math.sqrt(r2)}
+        if algorithm == "dpmm":  # c1: |l'| <= 1 logistic; |2 (z - y)| <= 2 at w = 0 with |y| <= 1 (target scaled)
+            return {"row_bound": math.sqrt(r2), "c1": row_norm * (1.0 if self._loss == "logistic" else 2.0)}
         if algorithm == "dpsgd":
             return {"alpha0": _DPSGD_STEP_LOGISTIC * 0.25 * 2.0 / (curvature * r2), "c1": 1.0, "clip": True}
         if algorithm == "dpadmm":
@@ -200,13 +200,23 @@ class DistributedLinearModel(BaseEstimator):
         if self.algorithm not in TOTAL_BUDGET_ALGORITHMS + NON_PRIVATE_ALGORITHMS:
             raise ValidationError(f"algorithm must be one of {TOTAL_BUDGET_ALGORITHMS + NON_PRIVATE_ALGORITHMS}, "
                                   f"got {self.algorithm!r}")
-        check_budget_and_counts(self, ("rounds", "n_agents"))
+        check_budget_and_counts(self, ("n_agents",) if self.rounds is None else ("rounds", "n_agents"))
         if not (isinstance(self.alpha, (int, float)) and self.alpha >= 0):
             raise ValidationError(f"alpha must be >= 0, got {self.alpha!r}")
         if type(self.secure) is not bool:
             raise TypeError(f"secure must be a bool, got {type(self.secure).__name__}")
 
     # ------------------------------------------------------------------ fit
+    def _rounds(self) -> int:
+        """``rounds``, or the algorithm's default: dpmm 20 (logistic; chosen on a validation split of the Adult
+        training rows, 10 parties, total epsilon 1: 0.825/0.829/0.828 at 10/20/40) and 2 for the squared loss
+        (one exact MM step from 0 = sufficient-statistics ridge), 100 for the others."""
+        if self.rounds is not None:
+            return int(self.rounds)
+        if self.algorithm == "dpmm":
+            return 20 if self._loss == "logistic" else 2
+        return 100
+
     def _fit(self, X, y_pm, groups):
         from ..data.bounds import Preprocessor
         from ..data.parties import check_groups, random_groups, split_rows
@@ -218,6 +228,7 @@ class DistributedLinearModel(BaseEstimator):
         from .ranges import fit_ranges
 
         self._check_params()
+        rounds = self._rounds()
         seed, secure = noise_seed(self.random_state, self.secure, stacklevel=4)
         rng = np.random.default_rng(seed)
 
@@ -241,18 +252,18 @@ class DistributedLinearModel(BaseEstimator):
         network = self.network if not isinstance(self.network, str) else make_network(
             self.network, rng=rng, n=n_parties)
         params = {**self._default_algorithm_params(self.algorithm, float(self.row_norm)),
-                  **total_budget_params(self.algorithm, ranges.epsilon, ranges.delta, self.rounds),
+                  **total_budget_params(self.algorithm, ranges.epsilon, ranges.delta, rounds),
                   **dict(self.algorithm_params or {})}
         algo = make_algorithm(self.algorithm, **params)
         problem_objective = problem.objective
-        result = run(algo, problem, network, int(self.rounds), seed=seed % 2**63, secure=secure,
+        result = run(algo, problem, network, rounds, seed=seed % 2**63, secure=secure,
                      metrics={"objective": lambda est: problem_objective(est.mean(axis=0))})
         est = np.asarray(result.estimates)
         coef = est.mean(axis=0)
         self.agent_coefs_, self.agent_intercepts_ = ranges.unscale(*self._split(est))
         self.coef_, self.intercept_ = ranges.unscale(*self._split(coef[None, :]))
         self.coef_, self.intercept_ = self.coef_[0], float(self.intercept_[0])
-        self.history_ = {"objective": np.asarray(result.curves["objective"]), "rounds": int(self.rounds),
+        self.history_ = {"objective": np.asarray(result.curves["objective"]), "rounds": rounds,
                          "note": "training objective of the agents' average model, for the data holder only "
                                  "(computed on private data; not a release)"}
         ranges.record_releases(result.ledger)  # the range release composes with training in the report
@@ -274,7 +285,7 @@ class DistributedLinearModel(BaseEstimator):
     def _summarise(self, report, algo, preprocessing, noise) -> dict:
         mechanism = algo.mechanism_info() if hasattr(algo, "mechanism_info") else None
         return summarise_privacy(report, mechanism, preprocessing, noise, epsilon=self.epsilon, delta=self.delta,
-                                 rounds=int(self.rounds), algorithm=self.algorithm)
+                                 rounds=self._rounds(), algorithm=self.algorithm)
 
     def _decision(self, X):
         check_is_fitted(self, "coef_")

@@ -13,15 +13,18 @@ __all__ = ["DistributedLogisticRegression", "DistributedRidge", "DistributedLass
 
 _DOC_PARAMS = """
     Args:
-        algorithm: A privdist algorithm for horizontal data: ``"dpsgd"`` (default; per-sample gradients clipped,
-            so its guarantee is enforced), ``"dpadmm"``, ``"pvp"``, ``"dvp"``, ``"laadmm"``, or
-            ``"consensus_admm"`` (no noise).
+        algorithm: A privdist algorithm for horizontal data: ``"dpmm"`` (default: federated majorize-minimize
+            with one noisy Gram release and noisy clipped gradient sums, rows weighted by 1/n, a complete network;
+            :mod:`privdist.algorithms.dpmm`), ``"dpsgd"`` (per-sample gradients clipped), ``"dpadmm"``,
+            ``"pvp"``, ``"dvp"``, ``"laadmm"``, or ``"consensus_admm"`` (no noise). Every one enforces its
+            guarantee's assumptions (clipping) except where its report says otherwise.
         epsilon: TOTAL epsilon per agent for the whole run (``None``: no noise, a non-private baseline).
         delta: TOTAL delta per agent.
         n_agents: Number of agents when ``fit`` gets no ``groups`` (rows are then split at random, equally).
         network: ``"complete"``, ``"ring"``, ``"star"``, ... (:func:`privdist.network.make_network` kinds) or a
             ``Network``.
-        rounds: Communication rounds (each costs one release per agent; the budget covers all of them).
+        rounds: Communication rounds (the budget covers all of them); ``None``: the algorithm's default (dpmm: 20
+            for classification, 2 for regression; others 100).
         alpha: Regularisation weight of the whole network objective.
         fit_intercept: Fit an intercept (a constant feature 1 appended after row clipping).
         row_norm: Public bound: every row is clipped to this Euclidean norm before training.
@@ -52,7 +55,7 @@ _DOC_PARAMS = """
 
 
 class _Defaults:
-    def __init__(self, algorithm="dpsgd", epsilon=1.0, delta=1e-5, n_agents=10, network="complete", rounds=100,
+    def __init__(self, algorithm="dpmm", epsilon=1.0, delta=1e-5, n_agents=10, network="complete", rounds=None,
                  alpha=1e-4, fit_intercept=True, row_norm=1.0, scale="dp", bounds=None, range_share=0.1,
                  algorithm_params=None, secure=True, random_state=None):
         self.algorithm = algorithm
@@ -107,7 +110,7 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
 
 
 class _RegressorDefaults:
-    def __init__(self, algorithm="dpsgd", epsilon=1.0, delta=1e-5, n_agents=10, network="complete", rounds=100,
+    def __init__(self, algorithm="dpmm", epsilon=1.0, delta=1e-5, n_agents=10, network="complete", rounds=None,
                  alpha=1e-4, fit_intercept=True, row_norm=1.0, scale="dp", bounds=None, range_share=0.1,
                  target_bounds=None, algorithm_params=None, secure=True, random_state=None):
         _Defaults.__init__(self, algorithm, epsilon, delta, n_agents, network, rounds, alpha, fit_intercept,
