@@ -247,6 +247,7 @@ class DistributedLinearModel(BaseEstimator):
         self.history_ = {"objective": np.asarray(result.curves["objective"]), "rounds": int(self.rounds),
                          "note": "training objective of the agents' average model, for the data holder only "
                                  "(computed on private data; not a release)"}
+        self.ledger_ = result.ledger  # what a fit spends, for composing several fits (one-vs-rest)
         report = privacy_report(result.ledger, float(self.delta))
         self.privacy_report_ = self._summarise(report, algo, pre.record, result.config.get("noise"))
         self.algorithm_params_ = algo.params()
