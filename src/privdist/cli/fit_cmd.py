@@ -61,6 +61,9 @@ def register(sub) -> None:
     p.add_argument("--bounds", action="append", metavar="COL=LO:HI|FILE",
                    help="PUBLIC bounds of a numeric column (repeatable), or a .json/.toml file {col: [lo, hi]}; "
                    "columns are mapped into [-1, 1] (values outside clipped); implies --scale bounds")
+    p.add_argument("--target-bounds", metavar="LO:HI", help="PUBLIC bounds of a numeric target (regression): it "
+                   "is mapped into [-1, 1] for training (values outside clipped) and the model mapped back; a negative LO: "
+                   "--target-bounds=-5:5")
     p.add_argument("--classes", metavar="NEG,POS", help="PUBLIC class names of the target (negative, positive; "
                    "three or more: A,B,C,... fitted one-vs-rest, horizontal only)")
     p.add_argument("--scale", choices=("none", "bounds", "data"), default=None,
@@ -126,7 +129,7 @@ def fit_main(args) -> int:
 
     from ..learn._base import with_preprocessing
     from .fit_common import FitProgress, default_draws
-    from .fit_diagnose import data_warnings, target_hint, utility_warnings
+    from .fit_diagnose import data_warnings, target_hints, utility_warnings
 
     console = Console()
     ds, groups = _load(args)
@@ -185,12 +188,13 @@ def fit_main(args) -> int:
 
     _print_table(console, ds, what, args, fitted, draws)
     _print_privacy(console, report, args)
-    data_notes = data_warnings(fitted.X_train, scale, args.row_norm if not vertical else float("inf"),
+    data_notes = data_warnings(fitted.X_train, scale, None if vertical else args.row_norm,
                                fitted.sizes, ds.feature_names)
+    data_notes += target_hints(ds, y, args.target_bounds)
     diagnosed = utility_warnings(rows, task, data_notes, epsilon=args.epsilon, rounds=args.rounds,
                                  n_classes=max(n_classes, 2))
     notes = [n for n in fitted.notes if not (diagnosed and "no better than" in n)]  # the diagnosis replaces it
-    for text in notes + data_notes + diagnosed + ([target_hint(ds, y)] if target_hint(ds, y) else []):
+    for text in notes + data_notes + diagnosed:
         console.print(f"[yellow]warning:[/yellow] {text}")
     if args.draws and args.draws > 1 and not evaluate:
         console.print("note: --draws applies to the owner-only evaluation (--evaluation or --seed): one draw fitted")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["data_warnings", "utility_warnings", "target_hint", "UNSCALED_LIMIT", "ROWS_PER_FEATURE"]
+__all__ = ["data_warnings", "utility_warnings", "target_hints", "UNSCALED_LIMIT", "ROWS_PER_FEATURE"]
 
 #: A column with |values| above this, fitted with --scale none, is "unscaled".
 UNSCALED_LIMIT = 10.0
@@ -16,8 +16,8 @@ UNSCALED_LIMIT = 10.0
 ROWS_PER_FEATURE = 10
 
 
-def data_warnings(X_train, scale: str, row_norm: float, sizes, feature_names) -> list[str]:
-    """Unscaled features (``scale == "none"``) and tiny parties (``sizes``: training rows per party, or None when
+def data_warnings(X_train, scale: str, row_norm: float | None, sizes, feature_names) -> list[str]:
+    """Unscaled features (``scale == "none"``; ``row_norm`` None: a vertical fit) and tiny parties (``sizes``: training rows per party, or None when
     every party holds every row, as in a vertical fit)."""
     out = []
     X = np.asarray(X_train.toarray() if hasattr(X_train, "toarray") else X_train, dtype=float)
@@ -29,8 +29,11 @@ def data_warnings(X_train, scale: str, row_norm: float, sizes, feature_names) ->
             names = [str(feature_names[j]) if feature_names is not None else str(j) for j in big]
             shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
             out.append(f"features unscaled: column(s) {shown} reach |value| {peak[big].max():.3g} (> "
-                       f"{UNSCALED_LIMIT:g}) with --scale none; every row is clipped to norm {row_norm:g}, so these "
-                       "columns swamp the others and the private model learns little from the rest: state public "
+                       f"{UNSCALED_LIMIT:g}) with --scale none; "
+                       + (f"every row is clipped to norm {row_norm:g}, so these columns swamp the others and the "
+                          "private model learns little from the rest" if row_norm is not None else
+                          "the parties' shares are clipped to the public b1, so these columns saturate the clipping")
+                       + ": state public "
                        "bounds (--bounds COL=LO:HI, or a file) or use --scale dp")
     rows = [int(s) for s in sizes] if sizes is not None else [X.shape[0]]
     small = [k for k, n in enumerate(rows) if n < ROWS_PER_FEATURE * d]
@@ -72,12 +75,19 @@ def utility_warnings(rows: dict, task: str, data_notes: list[str], *, epsilon: f
             f"{private[key]:.3f} vs {base[key]:.3f}); likely cause: " + "; ".join(causes)]
 
 
-def target_hint(ds, y) -> str | None:
-    """A numeric target with few distinct integer values taken as a regression target: say how to fit classes."""
+def target_hints(ds, y, target_bounds) -> list[str]:
+    """A regression target: few distinct integer values (say how to fit classes), or unscaled (|y| > 10 without
+    ``--target-bounds``: the clipped steps cannot reach it)."""
     if ds.extras.get("task") != "regression":
-        return None
+        return []
+    out = []
     values = np.unique(y)
     if 2 < values.size <= 10 and np.all(values == np.round(values)):
-        return (f"the target has {values.size} distinct integer values and was fitted as a regression target; "
-                "--task classification (or --classes A,B,C) fits it as classes (one-vs-rest)")
-    return None
+        out.append(f"the target has {values.size} distinct integer values and was fitted as a regression target; "
+                   "--task classification (or --classes A,B,C) fits it as classes (one-vs-rest)")
+    peak = float(np.max(np.abs(y))) if np.size(y) else 0.0
+    if target_bounds is None and peak > UNSCALED_LIMIT:
+        out.append(f"target unscaled: |target| reaches {peak:.3g} (> {UNSCALED_LIMIT:g}) without --target-bounds; "
+                   "the private steps are clipped, so the model cannot reach such values in the rounds it has: "
+                   "state public bounds of the target (--target-bounds LO:HI)")
+    return out

@@ -12,10 +12,22 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ..errors import EmptyPartyError
+from ..errors import EmptyPartyError, ValidationError
 from .fit_common import NO_PROGRESS, fit_with_notes, held_out_metrics, majority_score, model_score
 
-__all__ = ["fit_horizontal", "sk_model"]
+__all__ = ["fit_horizontal", "sk_model", "parse_target_bounds"]
+
+
+def parse_target_bounds(text: str) -> tuple[float, float]:
+    """``--target-bounds LO:HI`` -> ``(LO, HI)``."""
+    parts = text.split(":")
+    try:
+        lo, hi = (float(v) for v in parts)
+    except ValueError:
+        raise ValidationError(f"--target-bounds {text!r}: write LOW:HIGH, e.g. 0:400") from None
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise ValidationError(f"--target-bounds must be finite with LOW < HIGH, got {text!r}")
+    return lo, hi
 
 
 def sk_model(task, alpha, n_rows):
@@ -57,6 +69,10 @@ def fit_horizontal(args, ds, X, y, groups, seed, rng, scale, bounds, progress=NO
     Est = DistributedLogisticRegression if task == "classification" else DistributedRidge
     common = dict(algorithm=args.algorithm, delta=args.delta, network=args.network, rounds=args.rounds,
                   row_norm=args.row_norm, scale=scale, bounds=bounds, n_agents=K)
+    if task == "regression" and args.target_bounds:
+        common["target_bounds"] = parse_target_bounds(args.target_bounds)
+    elif args.target_bounds:
+        raise ValidationError("--target-bounds is for a numeric (regression) target")
 
     def fit(eps, draw: int = 0, label: str | None = None):
         state = None if args.seed is None else args.seed + draw  # research mode: one seed per draw

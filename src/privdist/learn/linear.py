@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 
+from ..errors import ValidationError
 from ._base import DistributedLinearModel, UtilityWarning, binary_classifier_tags, binary_labels, warn_if_majority
 
 __all__ = ["DistributedLogisticRegression", "DistributedRidge", "DistributedLasso"]
@@ -122,8 +123,28 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
         return self.classes_[(score > 0).astype(int)]
 
 
+def _regressor_init(self, algorithm="dpsgd", epsilon=1.0, delta=1e-5, n_agents=10, network="complete", rounds=100,
+                    alpha=1e-4, fit_intercept=True, row_norm=1.0, scale="none", bounds=None, algorithm_params=None,
+                    secure=True, random_state=None, target_bounds=None):
+    _Defaults.__init__(self, algorithm, epsilon, delta, n_agents, network, rounds, alpha, fit_intercept, row_norm,
+                       scale, bounds, algorithm_params, secure, random_state)
+    self.target_bounds = target_bounds
+
+
+def _target_map(target_bounds) -> tuple[float, float]:
+    """``(center, half_width)`` of PUBLIC target bounds ``(low, high)``: ``y -> (y - center) / half_width``."""
+    try:
+        lo, hi = (float(v) for v in target_bounds)
+    except (TypeError, ValueError):
+        raise ValidationError(f"target_bounds must be two numbers (low, high), got {target_bounds!r}") from None
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise ValidationError(f"target_bounds must be finite with low < high, got ({lo}, {hi})")
+    return (lo + hi) / 2, (hi - lo) / 2
+
+
 class _DistributedRegressor(RegressorMixin, DistributedLinearModel):
     _loss = "squared"
+    __init__ = _regressor_init
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -135,7 +156,17 @@ class _DistributedRegressor(RegressorMixin, DistributedLinearModel):
         """Fit on rows ``X``, responses ``y`` and ``groups`` (the agent holding each row, optional)."""
         X, y = self._validate_xy(X, y, y_numeric=True)
         y = np.asarray(y, dtype=float)
-        self._fit(X, y, groups)
+        if self.target_bounds is None:
+            self._fit(X, y, groups)
+        else:  # fit on the target mapped into [-1, 1] by PUBLIC bounds, then map the (released) model back
+            center, half = _target_map(self.target_bounds)
+            self._fit(X, np.clip((y - center) / half, -1.0, 1.0), groups)
+            self.coef_, self.intercept_ = self.coef_ * half, float(self.intercept_ * half + center)
+            self.agent_coefs_, self.agent_intercepts_ = self.agent_coefs_ * half, self.agent_intercepts_ * half + center
+            self.privacy_report_["preprocessing"] = list(self.privacy_report_["preprocessing"]) + [
+                {"step": "scale_target_by_public_bounds", "private": True, "bounds": [center - half, center + half],
+                 "note": "target mapped into [-1, 1] by bounds stated as public (values outside clipped); the model "
+                         "is mapped back (post-processing of the release)"}]
         if self.epsilon is not None:
             mse = float(np.mean((self.predict(X) - y) ** 2))
             var = float(np.var(y))
@@ -150,14 +181,20 @@ class _DistributedRegressor(RegressorMixin, DistributedLinearModel):
         return self._decision(X)
 
 
+_DOC_TARGET = """        target_bounds: PUBLIC ``(low, high)`` of the target: it is mapped into [-1, 1] (values outside clipped)
+            for training and the model mapped back; ``None`` (default): the target as given (a large target then
+            needs many clipped steps).
+"""
+
+
 class DistributedRidge(_DistributedRegressor):
-    __doc__ = "Ridge regression (squared loss + alpha ||w||^2) fitted by a (private) distributed algorithm." + _DOC_PARAMS
-    __init__ = _Defaults.__init__
+    __doc__ = ("Ridge regression (squared loss + alpha ||w||^2) fitted by a (private) distributed algorithm."
+               + _DOC_PARAMS.replace("\n    Attributes:", _DOC_TARGET + "\n    Attributes:"))
     _regularizer = "l2"
 
 
 class DistributedLasso(_DistributedRegressor):
-    __doc__ = "Lasso (squared loss + alpha ||w||_1) fitted by a (private) distributed algorithm." + _DOC_PARAMS
-    __init__ = _Defaults.__init__
+    __doc__ = ("Lasso (squared loss + alpha ||w||_1) fitted by a (private) distributed algorithm."
+               + _DOC_PARAMS.replace("\n    Attributes:", _DOC_TARGET + "\n    Attributes:"))
     _regularizer = "l1"
 
