@@ -84,3 +84,18 @@ def test_regressor_target_bounds_map_the_model_back():
     assert abs(m.intercept_ - 100) < 5 and np.sqrt(np.mean((m.predict(X) - y) ** 2)) < 5
     with pytest.raises(ValueError, match="target_bounds"):
         DistributedRidge(epsilon=None, target_bounds=(1, 1)).fit(X, y)
+
+
+def test_target_bounds_clip_predictions_and_round_trip(tmp_path):
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-0.5, 0.5, size=(200, 2))
+    y = 50 + 40 * X[:, 0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = DistributedRidge(epsilon=0.1, n_agents=4, rounds=50, random_state=0, target_bounds=(0, 100)).fit(X, y)
+    far = 50 * rng.normal(size=(50, 2))
+    assert np.all((m.predict(far) >= 0) & (m.predict(far) <= 100))
+    save_model(m, tmp_path / "m.json")
+    back = load_model(tmp_path / "m.json")
+    assert back.target_bounds == (0.0, 100.0)
+    np.testing.assert_allclose(back.predict(far), m.predict(far), atol=1e-9)

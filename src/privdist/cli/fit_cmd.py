@@ -2,9 +2,13 @@
 
 ``privdist fit data.csv --target label --agents 10 --epsilon 1 --delta 1e-5 --out model_dir`` splits the rows
 among 10 parties, holds out a test split, fits the private distributed model (``--epsilon``/``--delta`` are the
-TOTAL budget per party for the whole run) and prints its test accuracy and log loss (RMSE for a numeric target)
-beside the same algorithm without noise, a centralized (pooled, non-private) model and each party's local-only
-model, then the per-party privacy report. ``--vertical N`` / ``--feature-groups SPEC`` instead split the COLUMNS
+TOTAL budget per party for the whole run) and prints its test accuracy and log loss (RMSE and R^2 for a numeric
+target; three or more classes: one-vs-rest on shares of the budget, :mod:`privdist.learn.multiclass`) beside the
+same algorithm without noise, a centralized (pooled, non-private) model, each party's local-only model and the
+majority class (mean predictor), then the per-party privacy report and warnings that name the likely cause of a poor
+private model (:mod:`privdist.cli.fit_diagnose`). With the owner-only evaluation the private model is shown as mean
++- std over ``--draws`` noise draws; the released model is the first draw. The rows-split path is
+:mod:`privdist.cli.fit_horizontal`. ``--vertical N`` / ``--feature-groups SPEC`` instead split the COLUMNS
 among the parties (vertical federated learning on ADMM sharing, :mod:`privdist.cli.fit_vertical`). ``--out`` receives
 the releases ``model.json`` (:mod:`privdist.learn.model_io`) and ``results.json``, and, with ``--evaluation`` (or
 ``--seed``), the owner-only ``evaluation.json`` and ``privacy_utility.png``; what each file is and why is

@@ -193,8 +193,12 @@ def _curve_png(curve, task: str, rows: dict, local: list) -> bytes:
         ax.axhline(float(np.mean(alone)), ls=(0, (5, 1, 1, 1)), color="tab:green",
                    label=f"each party alone (mean of {len(alone)})")
     base = rows.get("majority class") or rows.get("mean predictor")
-    ax.axhline(base[key], ls="-.", color="red", label="majority class" if task == "classification" else "mean")
+    ax.axhline(base[key], ls="-.", color="red", label="majority class" if task == "classification" else "mean predictor")
     ax.set_xscale("log")
+    values = [c[key] for c in curve] + [rows[n][key] for n in names[1:]]
+    values = [v for v in values if np.isfinite(v) and v > 0]
+    if key == "rmse" and values and max(values) > 10 * min(values):  # a noisy end of the curve hides the rest
+        ax.set_yscale("log")
     eps = [c["epsilon"] for c in curve]
     ax.set_xticks(eps, [f"{e:g}" for e in eps])  # the budgets themselves; no crowded minor labels
     ax.xaxis.set_minor_formatter(plt.NullFormatter())

@@ -178,12 +178,18 @@ class _DistributedRegressor(RegressorMixin, DistributedLinearModel):
         return self
 
     def predict(self, X):
-        return self._decision(X)
+        """The linear score; with PUBLIC ``target_bounds``, clipped to them (post-processing: a bounded target is
+        never predicted outside its stated range)."""
+        score = self._decision(X)
+        if getattr(self, "target_bounds", None) is not None:
+            center, half = _target_map(self.target_bounds)
+            score = np.clip(score, center - half, center + half)
+        return score
 
 
 _DOC_TARGET = """        target_bounds: PUBLIC ``(low, high)`` of the target: it is mapped into [-1, 1] (values outside clipped)
-            for training and the model mapped back; ``None`` (default): the target as given (a large target then
-            needs many clipped steps).
+            for training, the model mapped back, and ``predict`` clips to the bounds; ``None`` (default): the target
+            as given (a large target then needs many clipped steps).
 """
 
 

@@ -9,7 +9,8 @@ without DP) and ``meta``. To predict by hand: map each column with the bounds in
 ``score = row . coef + intercept``; logistic: ``P(classes[1]) = 1 / (1 + exp(-score))``. Kind ``"logistic_ovr"``
 (three or more classes, one-vs-rest): ``coef`` is one list per class and ``intercept`` one number per class (in the
 order of ``classes``); the predicted class is that of the largest score, and the probabilities are the classes'
-sigmoids divided by their sum (scikit-learn's one-vs-rest convention).
+sigmoids divided by their sum (scikit-learn's one-vs-rest convention). A regression model with
+``preprocessing.target_bounds`` (public) clips its predictions to them.
 
 **Release boundary** (issue 24). A model file is a release: everything in it is a function of released (noisy)
 values and public parameters. A horizontal model's ``coef`` is the average of the agents' released models. A
@@ -60,7 +61,9 @@ def model_to_dict(est, feature_names=None, meta: dict | None = None, classes=Non
                     if kind != "regression" else None),
         "feature_names": None if feature_names is None else [str(n) for n in feature_names],
         "preprocessing": {"bounds": None if pre.bounds_ is None else pre.bounds_.tolist(),
-                          "row_norm": None if pre.row_norm is None else float(pre.row_norm), "steps": pre.record},
+                          "row_norm": None if pre.row_norm is None else float(pre.row_norm), "steps": pre.record,
+                          "target_bounds": (None if getattr(est, "target_bounds", None) is None
+                                            else [float(v) for v in est.target_bounds])},
         **({"vertical": {"parties": [{"party": m, "columns": [int(j) for j in g], "block_file": _party_file(m)}
                                      for m, g in enumerate(est.feature_groups_)],
                          "note": "each party's coefficient block stays with that party (owner-only file "
@@ -111,6 +114,7 @@ class LinearModel:
     bounds: np.ndarray | None
     row_norm: float | None
     data: dict
+    target_bounds: tuple | None = None
 
     def decision_function(self, X) -> np.ndarray:
         from ..data.bounds import clip_rows, scale_by_bounds
@@ -138,6 +142,8 @@ class LinearModel:
             return np.asarray(self.classes, dtype=object)[np.argmax(s, axis=1)]
         if self.kind == "logistic":
             return np.asarray(self.classes, dtype=object)[(s > 0).astype(int)]
+        if self.target_bounds is not None:
+            s = np.clip(s, *self.target_bounds)
         return s
 
 
@@ -158,7 +164,8 @@ def load_model(path) -> LinearModel:
     intercept = np.asarray(intercept, dtype=float) if isinstance(intercept, list) else float(intercept)
     return LinearModel(data["kind"], np.asarray(coef, dtype=float), intercept,
                        data.get("classes"), None if pre["bounds"] is None else np.asarray(pre["bounds"]),
-                       None if pre["row_norm"] is None else float(pre["row_norm"]), data)
+                       None if pre["row_norm"] is None else float(pre["row_norm"]), data,
+                       None if pre.get("target_bounds") is None else tuple(pre["target_bounds"]))
 
 
 def _join_blocks(path: Path, data: dict) -> tuple[np.ndarray, float]:
