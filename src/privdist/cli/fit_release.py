@@ -162,8 +162,10 @@ def write_fit(out, est, ds, results: dict, evaluation: dict | None, curve, task:
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    files = save_model(est, out / "model.json", ds.feature_names, meta={"data": results["data"]},
-                       classes=ds.extras.get("classes"))
+    classes = ds.extras.get("classes")
+    if classes and len(classes) > 2:  # labels are class indices; a class absent from the training rows has no model
+        classes = [classes[int(i)] for i in est.classes_]
+    files = save_model(est, out / "model.json", ds.feature_names, meta={"data": results["data"]}, classes=classes)
     write_json(out / "results.json", results)
     names = [str(p.relative_to(out)) for p in files] + ["results.json"]
     if evaluation is None:
