@@ -36,6 +36,7 @@ __all__ = [
     "EmptyPartyError",
     "FeatureGroupError",
     "DataFormatError",
+    "BinaryOnlyError",
 ]
 
 
@@ -166,3 +167,8 @@ class FeatureGroupError(ValidationError):
 
 class DataFormatError(ValidationError):
     """A data file's format is unknown or its content cannot be read as a table."""
+
+
+class BinaryOnlyError(ValidationError):
+    """A method that fits two classes only (e.g. a vertical fit) got a target with more; the message says what to
+    do instead (issue 25)."""

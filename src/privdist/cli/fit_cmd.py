@@ -2,9 +2,13 @@
 
 ``privdist fit data.csv --target label --agents 10 --epsilon 1 --delta 1e-5 --out model_dir`` splits the rows
 among 10 parties, holds out a test split, fits the private distributed model (``--epsilon``/``--delta`` are the
-TOTAL budget per party for the whole run) and prints its test accuracy and log loss (RMSE for a numeric target)
-beside the same algorithm without noise, a centralized (pooled, non-private) model and each party's local-only
-model, then the per-party privacy report. ``--vertical N`` / ``--feature-groups SPEC`` instead split the COLUMNS
+TOTAL budget per party for the whole run) and prints its test accuracy and log loss (RMSE and R^2 for a numeric
+target; three or more classes: one-vs-rest on shares of the budget, :mod:`privdist.learn.multiclass`) beside the
+same algorithm without noise, a centralized (pooled, non-private) model, each party's local-only model and the
+majority class (mean predictor), then the per-party privacy report and warnings that name the likely cause of a poor
+private model (:mod:`privdist.cli.fit_diagnose`). With the owner-only evaluation the private model is shown as mean
++- std over ``--draws`` noise draws; the released model is the first draw. The rows-split path is
+:mod:`privdist.cli.fit_horizontal`. ``--vertical N`` / ``--feature-groups SPEC`` instead split the COLUMNS
 among the parties (vertical federated learning on ADMM sharing, :mod:`privdist.cli.fit_vertical`). ``--out`` receives
 the releases ``model.json`` (:mod:`privdist.learn.model_io`) and ``results.json``, and, with ``--evaluation`` (or
 ``--seed``), the owner-only ``evaluation.json`` and ``privacy_utility.png``; what each file is and why is
@@ -17,8 +21,7 @@ import os
 
 import numpy as np
 
-from ..errors import EmptyPartyError, ValidationError
-from .fit_common import fit_with_notes, held_out_metrics, majority_score
+from ..errors import ValidationError
 from .fit_release import parse_bounds, parse_categories, parse_classes, release_boundary, write_fit
 
 __all__ = ["register", "fit_main"]
@@ -64,7 +67,11 @@ def register(sub) -> None:
     p.add_argument("--bounds", action="append", metavar="COL=LO:HI|FILE",
                    help="PUBLIC bounds of a numeric column (repeatable), or a .json/.toml file {col: [lo, hi]}; "
                    "columns are mapped into [-1, 1] (values outside clipped) without spending budget")
-    p.add_argument("--classes", metavar="NEG,POS", help="PUBLIC class names of the target (negative, positive)")
+    p.add_argument("--target-bounds", metavar="LO:HI", help="PUBLIC bounds of a numeric target (regression): it "
+                   "is mapped into [-1, 1] for training (values outside clipped) and the model mapped back; a negative LO: "
+                   "--target-bounds=-5:5")
+    p.add_argument("--classes", metavar="NEG,POS", help="PUBLIC class names of the target (negative, positive; "
+                   "three or more: A,B,C,... fitted one-vs-rest, horizontal only)")
     p.add_argument("--scale", choices=("dp", "none", "bounds", "data"), default=None,
                    help="dp (default): columns without public --bounds (one-hot columns of public categories and "
                    "the shipped Adult's documented bounds are public) get bounds from a DP range step spending "
@@ -81,6 +88,10 @@ def register(sub) -> None:
     p.add_argument("--evaluation", action="store_true",
                    help="write the owner-only evaluation.json and privacy_utility.png (test metrics and refits, "
                    "not covered by the guarantee); always written with --seed")
+    p.add_argument("--draws", type=int, metavar="N",
+                   help="noise draws of the private model for the owner-only evaluation: the table shows mean +- "
+                   "std over N fits; the released model is the first (default 3 for a cheap fit, else 1; secure "
+                   "mode without --evaluation: 1)")
     p.add_argument("--seed", type=int, help="research mode: seed the split and the noise (not for release)")
     p.add_argument("--out", help="directory for model.json, results.json and privacy_utility.png")
     p.set_defaults(func=fit_main)
@@ -107,14 +118,6 @@ def _load(args):
     if args.party_column:
         return ds, column_groups(ds.extras["party"])[0]
     return ds, None
-
-
-def _sk_model(task, alpha, n_rows):
-    from sklearn.linear_model import LogisticRegression, Ridge
-
-    if task == "classification":  # same objective scale: mean loss + alpha ||w||^2  ->  C = 1 / (2 alpha n)
-        return LogisticRegression(C=1.0 / max(2 * alpha * n_rows, 1e-12), max_iter=2000)
-    return Ridge(alpha=alpha * n_rows)
 
 
 def _onehot_bounds(ds) -> dict:
@@ -147,9 +150,10 @@ def _scaling(args, ds, n_features: int):
 
 def fit_main(args) -> int:
     from rich.console import Console
-    from rich.table import Table
 
     from ..learn._base import with_preprocessing
+    from .fit_common import FitProgress, default_draws
+    from .fit_diagnose import data_warnings, target_hints, utility_warnings
 
     console = Console()
     ds, groups = _load(args)
@@ -160,51 +164,66 @@ def fit_main(args) -> int:
     rng = np.random.default_rng(seed)
     if not 0 < args.test_size < 1:
         raise ValidationError(f"--test-size must be in (0, 1), got {args.test_size}")
+    if args.draws is not None and args.draws < 1:
+        raise ValidationError(f"--draws must be >= 1, got {args.draws}")
     scale, bounds = _scaling(args, ds, X.shape[1])
     vertical = args.vertical is not None or bool(args.feature_groups)
     if args.rounds is None:
         args.rounds = 50 if vertical else None
-    if vertical:
-        from .fit_vertical import fit_vertical
-
-        private, rows, local, refit, notes, yte, Xte, K, n_test = fit_vertical(args, ds, X, y, seed, scale, bounds)
-        what = f"{K} parties holding column groups (vertical), admm_sharing"
-    else:
-        private, rows, local, refit, notes, yte, Xte, K, n_test = _fit_horizontal(args, ds, X, y, groups, seed, rng,
-                                                                                  scale, bounds)
-        what = f"{K} parties, {args.algorithm}"
     task = ds.extras["task"]
+    n_classes = len(ds.extras.get("classes") or []) if task == "classification" else 0
     evaluate = args.evaluation or not secure
     eps_list = [float(e) for e in args.curve.split(",") if e.strip()] if args.curve else []
+    # public sizes only: rows, columns, rounds, the number of class models
+    n_train = int(round(X.shape[0] * (1 - args.test_size)))
+    draws = (args.draws or default_draws(n_train, X.shape[1], args.rounds or 20, n_classes if n_classes > 2 else 1)
+             if evaluate else 1)
+    refits = [e for e in eps_list if e != args.epsilon] if evaluate and args.out else []
+    with FitProgress(2 + (draws - 1) + len(refits)) as progress:
+        if vertical:
+            from .fit_vertical import fit_vertical
+
+            fitted = fit_vertical(args, ds, X, y, seed, scale, bounds, progress=progress)
+            what = f"{fitted.n_parties} parties holding column groups (vertical), admm_sharing"
+        else:
+            from .fit_horizontal import fit_horizontal
+
+            fitted = fit_horizontal(args, ds, X, y, groups, seed, rng, scale, bounds, progress=progress)
+            what = f"{fitted.n_parties} parties, {args.algorithm}" + (
+                f", one-vs-rest over {n_classes} classes" if n_classes > 2 else "")
+        private, rows, local = fitted.private, fitted.rows, fitted.local
+        draw_metrics = [rows[next(iter(rows))]]  # draw 0 is the released model
+        for i in range(1, draws):  # owner-only: further noise draws at the same budget, for the spread
+            draw_metrics.append(fitted.metrics(fitted.fit(args.epsilon, i)))
+        if draws > 1:
+            rows[next(iter(rows))] = _spread(draw_metrics)
+        curve = []
+        for eps in eps_list if evaluate and args.out else []:  # owner-only refits, computed only when written
+            curve.append({"epsilon": eps, **(draw_metrics[0] if eps == args.epsilon
+                                              else fitted.metrics(fitted.fit(eps)))})
+    K = fitted.n_parties
     report = dict(private.privacy_report_, per_agent=[dict(a) for a in private.privacy_report_["per_agent"]])
     with_preprocessing(report, ds.extras.get("preprocessing", []) + private.privacy_report_["preprocessing"])
     boundary, exposures = release_boundary(vertical=vertical, n_parties=K, evaluation=evaluate and bool(args.out),
-                                           curve=eps_list, epsilon=args.epsilon)
+                                           curve=eps_list, epsilon=args.epsilon, draws=draws, delta=args.delta)
     report["exposures"] = list(report.get("exposures", [])) + exposures
     report["release_boundary"] = boundary
     private.privacy_report_ = report  # the model file carries the report of what it is
 
-    keys = list(next(iter(rows.values())).keys())
-    table = Table(title=f"{ds.name}: {what}, total epsilon {args.epsilon}, delta {args.delta} per party; test "
-                        f"split {n_test} rows (owner-only evaluation, not covered by the guarantee)")
-    table.add_column("model")
-    for key in keys:
-        table.add_column(key, justify="right")
-    for name, m in rows.items():
-        table.add_row(name, *[f"{m.get(k, float('nan')):.4f}" for k in keys])
-    for m in local:
-        held = f"{m['rows']} rows" if "rows" in m else f"its {m['columns']} columns, with the labels"
-        table.add_row(f"party {m['party']} alone ({held})", *[f"{m.get(k, float('nan')):.4f}" for k in keys])
-    console.print(table)
+    _print_table(console, ds, what, args, fitted, draws)
     _print_privacy(console, report, args)
-    for text in notes:
+    data_notes = data_warnings(fitted.X_train, scale, None if vertical else args.row_norm,
+                               fitted.sizes, ds.feature_names)
+    data_notes += target_hints(ds, y, args.target_bounds)
+    diagnosed = utility_warnings(rows, task, data_notes, epsilon=args.epsilon,
+                                 rounds=args.rounds or private.history_.get("rounds"),
+                                 n_classes=max(n_classes, 2))
+    notes = [n for n in fitted.notes if not (diagnosed and "no better than" in n)]  # the diagnosis replaces it
+    for text in notes + data_notes + diagnosed:
         console.print(f"[yellow]warning:[/yellow] {text}")
+    if args.draws and args.draws > 1 and not evaluate:
+        console.print("note: --draws applies to the owner-only evaluation (--evaluation or --seed): one draw fitted")
 
-    curve = []
-    if evaluate and args.out:  # the curve refits on the same data: owner-only, computed only when written
-        for eps in eps_list:
-            est = private if eps == args.epsilon else refit(eps)
-            curve.append({"epsilon": eps, **held_out_metrics(task, yte, _score(est, Xte))})
     results = {"data": {"files": [str(p) for p in args.data], "rows": int(X.shape[0]), "features": int(X.shape[1]),
                         "task": task, "classes": ds.extras.get("classes"), "parties": K,
                         "preprocessing": report["preprocessing"]},
@@ -219,10 +238,13 @@ def fit_main(args) -> int:
         evaluation = {"owner_only": "NOT A RELEASE: metrics computed without noise from the data (held-out rows, "
                                     "each party's rows); keep with the data holder",
                       "test": rows, "local_only": local, "privacy_utility": curve,
+                      "draws": {"n": draws, "released": 0, "metrics": draw_metrics,
+                                "note": "the released model is draw 0; the others are owner-only refits at the "
+                                        "same budget (see privacy.exposures)"},
                       "train_score": getattr(private, "train_score_", None),
                       "clipping": getattr(private, "clipping_", None)}
     if args.out:
-        names = write_fit(args.out, private, ds, results, evaluation, curve, task, rows)
+        names = write_fit(args.out, private, ds, results, evaluation, curve, task, rows, local=local)
         console.print(f"wrote {args.out}: " + ", ".join(names)
                       + ("" if evaluate else " (owner-only evaluation.json not written: --evaluation)"))
     if not secure:
@@ -230,64 +252,41 @@ def fit_main(args) -> int:
     return 0
 
 
-def _fit_horizontal(args, ds, X, y, groups, seed, rng, scale, bounds):
-    """Rows split among parties: the private and non-private distributed models and the baselines."""
-    from sklearn.model_selection import train_test_split
-
-    from ..data import make_groups
-    from ..learn import DistributedLogisticRegression, DistributedRidge
-
-    task = ds.extras["task"]
-    if groups is None:
-        if args.dirichlet is not None:
-            groups = make_groups("dirichlet", X.shape[0], args.agents_count, y=y, alpha=args.dirichlet, rng=rng)
-        else:
-            groups = make_groups("random", X.shape[0], args.agents or 10, rng=rng)
-    sizes = np.bincount(groups)
-    if sizes.min() < 2:  # stratified by party: every party needs a training and a test row
-        small = [int(k) for k in np.flatnonzero(sizes < 2)]
-        raise EmptyPartyError(f"party(ies) {small} hold fewer than 2 rows ({sizes.min()}), too few for a train/test "
-                              "split: use fewer parties, or a larger Dirichlet alpha")
-    idx_tr, idx_te = train_test_split(np.arange(X.shape[0]), test_size=args.test_size, random_state=seed % 2**32,
-                                      stratify=groups)
-    Xtr, ytr, gtr, Xte, yte = X[idx_tr], y[idx_tr], groups[idx_tr], X[idx_te], y[idx_te]
-    K = int(groups.max()) + 1
-    Est = DistributedLogisticRegression if task == "classification" else DistributedRidge
-    common = dict(algorithm=args.algorithm, delta=args.delta, network=args.network, rounds=args.rounds,
-                  row_norm=args.row_norm, scale=scale, bounds=bounds, random_state=args.seed, n_agents=K,
-                  range_share=args.range_share)
-
-    def fit(eps):
-        return fit_with_notes(Est(epsilon=eps, **common), Xtr, ytr, groups=gtr)
-
-    private, notes = fit(args.epsilon)
-    nonpriv, _ = fit(None)
-    pre = private.preprocessor_
-    Ztr, Zte = pre.transform(Xtr), pre.transform(Xte)
-    rows = {"private distributed": held_out_metrics(task, yte, _score(private, Xte)),
-            "non-private distributed": held_out_metrics(task, yte, _score(nonpriv, Xte))}
-    central = _sk_model(task, 1e-4, Ztr.shape[0]).fit(Ztr, ytr)
-    rows["centralized (pooled, non-private)"] = held_out_metrics(task, yte, _score(central, Zte))
-    local = []
-    for k in range(K):
-        mask = gtr == k
-        if task == "classification" and len(np.unique(ytr[mask])) < 2:
-            m = {"accuracy": float(np.mean((yte > 0) == (ytr[mask][0] > 0))), "log_loss": float("nan")}
-        else:
-            alone = _sk_model(task, 1e-4, int(mask.sum())).fit(Ztr[mask], ytr[mask])
-            m = held_out_metrics(task, yte, _score(alone, Zte))
-        local.append({"party": k, "rows": int(mask.sum()), **m})
-    if task == "classification":  # predict the training majority; its log loss uses the training base rate
-        baseline = held_out_metrics(task, yte, majority_score(ytr, yte.shape[0]))
-    else:
-        baseline = held_out_metrics(task, yte, np.full(yte.shape, float(np.mean(ytr))))
-    rows["majority class" if task == "classification" else "mean predictor"] = baseline
-
-    return private, rows, local, (lambda eps: fit(eps)[0]), notes, yte, Xte, K, len(idx_te)
+def _spread(metrics: list[dict]) -> dict:
+    """Mean, standard deviation (``<metric>_std``) and count of the metrics of several noise draws."""
+    out = {}
+    for key in metrics[0]:
+        values = np.array([m[key] for m in metrics], dtype=float)
+        out[key] = float(np.mean(values))
+        out[f"{key}_std"] = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
+    out["draws"] = len(metrics)
+    return out
 
 
-def _score(model, Z):
-    return model.decision_function(Z) if hasattr(model, "predict_proba") else model.predict(Z)
+def _cell(m: dict, key: str) -> str:
+    value = m.get(key, float("nan"))
+    if f"{key}_std" in m:
+        return f"{value:.3f} ± {m[f'{key}_std']:.3f}"
+    return f"{value:.3f}"
+
+
+def _print_table(console, ds, what, args, fitted, draws: int) -> None:
+    from rich.table import Table
+
+    rows, local = fitted.rows, fitted.local
+    keys = [k for k in next(iter(rows.values())) if not k.endswith("_std") and k != "draws"]
+    spread = f"; private: mean ± std over {draws} noise draws (the release is one of them)" if draws > 1 else ""
+    table = Table(title=f"{ds.name}: {what}, total epsilon {args.epsilon}, delta {args.delta} per party; test "
+                        f"split {fitted.n_test} rows (owner-only evaluation, not covered by the guarantee){spread}")
+    table.add_column("model")
+    for key in keys:
+        table.add_column(key, justify="right")
+    for name, m in rows.items():
+        table.add_row(name, *[_cell(m, k) for k in keys])
+    for m in local:
+        held = f"{m['rows']} rows" if "rows" in m else f"its {m['columns']} columns, with the labels"
+        table.add_row(f"party {m['party']} alone ({held})", *[_cell(m, k) for k in keys])
+    console.print(table)
 
 
 def _print_privacy(console, report, args) -> None:

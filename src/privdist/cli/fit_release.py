@@ -12,7 +12,8 @@ Every output of a fit is one of two kinds:
   and local-only models, training scores, clipping counts: noise-free functions of the data),
   ``privacy_utility.png`` (the same models refitted at further epsilons on the same data), a vertical party's
   coefficient block ``parties/party_<m>.json`` (for party ``m`` only; always written, a party needs its block to
-  score a row), and the console table. In secure mode the evaluation files are written only with ``--evaluation``;
+  score a row), the private model's spread over further noise draws (``--draws``: refits at the same budget; the
+  release is the first draw), the console table and its warnings. In secure mode the evaluation files are written only with ``--evaluation``;
   with ``--seed`` (research mode) always. Each owner-only output is named in the report's ``exposures``.
 
 Public knowledge comes from the command line: ``--bounds col=lo:hi`` or a JSON/TOML file ``{col: [lo, hi]}``,
@@ -100,19 +101,32 @@ def parse_categories(specs) -> dict:
 
 
 def parse_classes(text: str | None):
-    """``--classes NEG,POS`` -> ``("NEG", "POS")`` (or None)."""
+    """``--classes NEG,POS`` -> ``("NEG", "POS")``; ``A,B,C`` -> three classes (one-vs-rest); or None."""
     if text is None:
         return None
     parts = [p.strip() for p in text.split(",")]
-    if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
-        raise ValidationError(f"--classes needs two different values NEGATIVE,POSITIVE, got {text!r}")
+    if len(parts) < 2 or not all(parts) or len(set(parts)) != len(parts):
+        raise ValidationError(f"--classes needs two or more different values (NEGATIVE,POSITIVE or A,B,C,...), "
+                              f"got {text!r}")
     return tuple(parts)
 
 
+def composed_epsilon(epsilon: float, delta: float, n: int) -> float:
+    """Epsilon (at ``delta``) of ``n`` fits each spending ``(epsilon, delta)`` with Gaussian releases: Gaussian DP
+    composes exactly (``mu^2`` adds; :mod:`privdist.privacy.split`)."""
+    from dp_accounting import gaussian_mechanism
+
+    from ..privacy.split import gaussian_mu
+
+    mu = gaussian_mu(epsilon, delta) * np.sqrt(n)
+    return float(gaussian_mechanism.get_epsilon_gaussian(1.0 / mu, delta))
+
+
 def release_boundary(*, vertical: bool, n_parties: int, evaluation: bool, curve: list[float],
-                     epsilon: float) -> tuple[dict, list[str]]:
+                     epsilon: float, draws: int = 1, delta: float | None = None) -> tuple[dict, list[str]]:
     """``(boundary, exposures)``: which files are releases, which are owner-only, and one exposure per owner-only
-    output (named whether or not it is written)."""
+    output (named whether or not it is written). ``draws > 1``: the private model's spread over that many noise
+    draws (the release is one of them; the others are owner-only refits)."""
     where = "written" if evaluation else "not written (secure mode; --evaluation writes it)"
     owner = {"evaluation.json": f"held-out metrics of the private, non-private, pooled and local-only models, "
                                 f"training scores{' and clipping counts' if vertical else ''}: computed without "
@@ -122,6 +136,14 @@ def release_boundary(*, vertical: bool, n_parties: int, evaluation: bool, curve:
         total = sum(e for e in curve if e != epsilon) + epsilon
         owner["privacy_utility.png"] = (f"the model refitted at total epsilons {curve} on the same data; publishing "
                                         f"the curve spends up to {total:g} per party, not {epsilon:g} ({where})")
+    if draws > 1:
+        exact = (f"{composed_epsilon(epsilon, delta, draws):.4g} per party (PLD of {draws} Gaussian fits at "
+                 f"delta {delta:g}; at most {draws * epsilon:g} by basic composition)" if delta is not None
+                 else f"up to {draws * epsilon:g} per party (basic composition)")
+        owner["private model spread (console, evaluation.json)"] = (
+            f"{draws - 1} further private fits at total epsilon {epsilon:g} on the same data (the mean +- std over "
+            f"{draws} noise draws; the released model is draw 0); publishing the spread spends the {draws} fits "
+            f"together, {exact}, not {epsilon:g}")
     if vertical:
         owner["parties/party_<m>.json"] = ("party m's coefficient block, computed without noise from its own "
                                            f"columns; one file per party ({n_parties}), for that party only")
@@ -132,15 +154,18 @@ def release_boundary(*, vertical: bool, n_parties: int, evaluation: bool, curve:
     return boundary, exposures
 
 
-def write_fit(out, est, ds, results: dict, evaluation: dict | None, curve, task: str, rows: dict) -> list[str]:
+def write_fit(out, est, ds, results: dict, evaluation: dict | None, curve, task: str, rows: dict,
+              local: list | None = None) -> list[str]:
     """Write the release files, and the owner-only ones when ``evaluation`` is given; returns their names."""
     from .._io import atomic_write_bytes, write_json
     from ..learn.model_io import save_model
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    files = save_model(est, out / "model.json", ds.feature_names, meta={"data": results["data"]},
-                       classes=ds.extras.get("classes"))
+    classes = ds.extras.get("classes")
+    if classes and len(classes) > 2:  # labels are class indices; a class absent from the training rows has no model
+        classes = [classes[int(i)] for i in est.classes_]
+    files = save_model(est, out / "model.json", ds.feature_names, meta={"data": results["data"]}, classes=classes)
     write_json(out / "results.json", results)
     names = [str(p.relative_to(out)) for p in files] + ["results.json"]
     if evaluation is None:
@@ -148,12 +173,12 @@ def write_fit(out, est, ds, results: dict, evaluation: dict | None, curve, task:
     write_json(out / "evaluation.json", evaluation)
     names.append("evaluation.json")
     if curve:
-        atomic_write_bytes(out / "privacy_utility.png", _curve_png(curve, task, rows))
+        atomic_write_bytes(out / "privacy_utility.png", _curve_png(curve, task, rows, local or []))
         names.append("privacy_utility.png")
     return names
 
 
-def _curve_png(curve, task: str, rows: dict) -> bytes:
+def _curve_png(curve, task: str, rows: dict, local: list) -> bytes:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -165,14 +190,22 @@ def _curve_png(curve, task: str, rows: dict) -> bytes:
     ax.plot([c["epsilon"] for c in curve], [c[key] for c in curve], "o-", label=names[0])
     for name, style in zip(names[1:3], ("--", ":")):
         ax.axhline(rows[name][key], ls=style, color="gray", label=name)
+    alone = [m[key] for m in local if np.isfinite(m.get(key, np.nan))]
+    if alone:
+        ax.axhline(float(np.mean(alone)), ls=(0, (5, 1, 1, 1)), color="tab:green",
+                   label=f"each party alone (mean of {len(alone)})")
     base = rows.get("majority class") or rows.get("mean predictor")
-    ax.axhline(base[key], ls="-.", color="red", label="majority class" if task == "classification" else "mean")
+    ax.axhline(base[key], ls="-.", color="red", label="majority class" if task == "classification" else "mean predictor")
     ax.set_xscale("log")
+    values = [c[key] for c in curve] + [rows[n][key] for n in names[1:]]
+    values = [v for v in values if np.isfinite(v) and v > 0]
+    if key == "rmse" and values and max(values) > 10 * min(values):  # a noisy end of the curve hides the rest
+        ax.set_yscale("log")
     eps = [c["epsilon"] for c in curve]
     ax.set_xticks(eps, [f"{e:g}" for e in eps])  # the budgets themselves; no crowded minor labels
     ax.xaxis.set_minor_formatter(plt.NullFormatter())
     ax.set_xlabel("total epsilon per party")
-    ax.set_ylabel(f"test {key} (owner-only evaluation)")
+    ax.set_ylabel(f"test {key.upper() if key == 'rmse' else key} (owner-only evaluation)")
     ax.legend(fontsize=7)
     fig.tight_layout()
     buf = io.BytesIO()

@@ -11,10 +11,12 @@ could fit if it held those columns; in S2 every party also reads the labels off 
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
-from ..errors import ValidationError
-from .fit_common import fit_with_notes, held_out_metrics, majority_score
+from ..errors import BinaryOnlyError, ValidationError
+from .fit_common import NO_PROGRESS, fit_with_notes, held_out_metrics, majority_score
 
 __all__ = ["parse_feature_groups", "fit_vertical"]
 
@@ -28,9 +30,13 @@ def parse_feature_groups(spec: str) -> list[list]:
     return groups
 
 
-def fit_vertical(args, ds, X, y, seed: int, scale: str = "dp", bounds=None) -> tuple:
-    """Fit and compare; returns ``(private estimator, rows, local rows, curve fit function, warnings, test labels,
-    X_test, n_parties, test size)`` for the shared printing and writing of :mod:`privdist.cli.fit_cmd`."""
+def fit_vertical(args, ds, X, y, seed: int, scale: str = "dp", bounds=None, progress=NO_PROGRESS):
+    """Fit and compare; returns the namespace of :func:`privdist.cli.fit_horizontal.fit_horizontal` (``sizes`` is
+    None: every party holds every row) for the shared printing and writing of :mod:`privdist.cli.fit_cmd`.
+
+    Raises:
+        BinaryOnlyError: a target with more than two classes (ADMM sharing fits a binary model).
+    """
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import train_test_split
 
@@ -40,6 +46,12 @@ def fit_vertical(args, ds, X, y, seed: int, scale: str = "dp", bounds=None) -> t
     if ds.extras["task"] != "classification":
         raise ValidationError("--vertical/--feature-groups fit a logistic regression (ADMM sharing, S2): the "
                               "target must be a class label")
+    classes = ds.extras.get("classes") or []
+    if len(classes) > 2:
+        raise BinaryOnlyError(f"vertical fits (--vertical/--feature-groups, ADMM sharing) are binary, and the target "
+                              f"has {len(classes)} classes: fit them horizontally (drop --vertical/--feature-groups: "
+                              "parties holding rows, one-vs-rest over the classes), or merge the classes into two in "
+                              "the file and state them with --classes NEG,POS")
     if args.feature_groups:
         groups = feature_blocks(parse_feature_groups(args.feature_groups), X.shape[1], None, ds.feature_names)
     else:
@@ -49,13 +61,18 @@ def fit_vertical(args, ds, X, y, seed: int, scale: str = "dp", bounds=None) -> t
     if len(np.unique(ytr)) < 2:
         raise ValidationError("the training split holds one class only")
     common = dict(delta=args.delta, feature_groups=[g.tolist() for g in groups], rounds=args.rounds,
-                  scale=scale, bounds=bounds, random_state=args.seed, range_share=getattr(args, "range_share", 0.1))
+                  scale=scale, bounds=bounds, range_share=getattr(args, "range_share", 0.1))
 
-    def fit(eps):
-        return fit_with_notes(SharedFeatureLogisticRegression(epsilon=eps, **common), Xtr, ytr)
+    def fit(eps, draw: int = 0, label: str | None = None):
+        state = None if args.seed is None else args.seed + draw  # research mode: one seed per draw
+        if label is None:
+            label = f"refit at epsilon {eps:g}, draw {draw}" if eps is not None else "refit without noise"
+        with progress.step(label):
+            return fit_with_notes(SharedFeatureLogisticRegression(epsilon=eps, random_state=state, **common), Xtr,
+                                  ytr)
 
-    private, notes = fit(args.epsilon)
-    nonpriv, _ = fit(None)
+    private, notes = fit(args.epsilon, label=f"private shared model (epsilon {args.epsilon:g})")
+    nonpriv, _ = fit(None, label="shared model without noise")
     lam = private.alpha
     Ztr, Zte = private.preprocessor_.transform(Xtr), private.preprocessor_.transform(Xte)
 
@@ -71,4 +88,7 @@ def fit_vertical(args, ds, X, y, seed: int, scale: str = "dp", bounds=None) -> t
     for m, g in enumerate(groups):
         model = LogisticRegression(C=1.0 / (2 * lam), max_iter=2000).fit(Ztr[:, g], ytr)
         local.append({"party": m, "columns": int(g.size), **scores(model.decision_function(Zte[:, g]))})
-    return private, rows, local, (lambda eps: fit(eps)[0]), notes, yte, Xte, len(groups), len(idx_te)
+    return SimpleNamespace(private=private, rows=rows, local=local, fit=lambda eps, draw=0: fit(eps, draw)[0],
+                           metrics=lambda est: scores(est.decision_function(Xte)), notes=notes,
+                           n_parties=len(groups), n_test=len(idx_te), n_train=len(idx_tr), sizes=None, X_train=Xtr,
+                           n_models=1)

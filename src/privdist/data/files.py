@@ -96,15 +96,17 @@ def load_file(
         drop: Columns to leave out of the features (tables only).
         party_column: A column naming each row's party (natural silos): removed from the features and kept in
             ``extras["party"]`` (the values) for :func:`privdist.data.parties.column_groups`.
-        task: ``"auto"``, ``"classification"`` (labels mapped to -1/+1; exactly two classes) or ``"regression"``.
+        task: ``"auto"``, ``"classification"`` (two classes: labels mapped to -1/+1; three or more: each label's
+            index in ``extras["classes"]``) or ``"regression"``. ``"auto"`` takes a numeric target with more than
+            two values as a regression target.
         n_features: Column count of an svmlight file (default: the largest index in the file).
         name: Data set name (default: the file name).
         categories: PUBLIC category lists of non-numeric columns, ``{column: [value, ...]}`` (stated before seeing
             the data; with ``encode="onehot"`` a listed column gets exactly these columns, in this order, and a value
             outside the list encodes as all zeros). Unlisted text columns take their categories from the data
             (a non-private step).
-        classes: PUBLIC ``(negative, positive)`` class values of a classification target (a value outside them is
-            a :class:`ValidationError`; a class absent from the data is allowed).
+        classes: PUBLIC ``(negative, positive)`` (or ``(c0, c1, c2, ...)``) class values of a classification
+            target (a value outside them is a :class:`ValidationError`; a class absent from the data is allowed).
 
     Returns:
         A dense :class:`Dataset` (CSR for svmlight) with ``feature_names``; ``extras`` holds ``"task"``,
@@ -118,7 +120,7 @@ def load_file(
         NonNumericDataError: non-numeric feature columns with ``encode="none"``.
         NonFiniteDataError: NaN or infinity in a feature or the target.
         EmptyPartyError: the file has no rows.
-        ValidationError: a classification target without exactly two classes.
+        ValidationError: a classification target with fewer than two classes.
     """
     path = Path(path)
     if not path.is_file():
@@ -388,25 +390,36 @@ def _labels(y, task, label, extras, classes=None) -> np.ndarray:
         return out
     if classes is not None:
         return _public_labels(y, classes, label, extras)
-    if len(values) != 2:
-        raise ValidationError(f"{label}: binary classification needs exactly two classes in the target, found "
+    if len(values) < 2:
+        raise ValidationError(f"{label}: classification needs at least two classes in the target, found "
                               f"{len(values)}: {values[:10]}")
     extras["classes"] = [v.item() if hasattr(v, "item") else v for v in values]
     canonical = any(set(extras["classes"]) == c and all(isinstance(v, (bool, int, float)) for v in extras["classes"])
-                    for c in _CANONICAL_CLASSES)
+                    for c in _CANONICAL_CLASSES) or (
+        len(values) > 2 and extras["classes"] == list(range(len(values)))
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in extras["classes"]))
     extras["preprocessing"].append(
         {"step": "classes_canonical", "private": True, "note": f"labels {extras['classes']}: a canonical encoding"}
         if canonical else
         {"step": "classes_from_data", "private": False,
          "note": f"NOT PRIVATE: the class names {extras['classes']} were read from the data and a model file names "
                  "them; state them as public (classes=(negative, positive), CLI --classes NEG,POS)"})
+    if len(values) > 2:  # several classes: the index of each row's class in extras["classes"]
+        return _class_index(y.to_numpy(), values)
     return np.where(y.to_numpy() == values[1], 1.0, -1.0)
 
 
+def _class_index(y, values) -> np.ndarray:
+    index = {v: i for i, v in enumerate(values)}
+    return np.array([index[v] for v in y.tolist()], dtype=int)
+
+
 def _public_labels(y, classes, label, extras) -> np.ndarray:
-    """Labels mapped by the PUBLIC ``classes = (negative, positive)`` (compared as text)."""
-    if isinstance(classes, str) or len(classes) != 2 or str(classes[0]) == str(classes[1]):
-        raise ValidationError(f"{label}: classes must be two different values (negative, positive), got {classes!r}")
+    """Labels mapped by the PUBLIC ``classes = (negative, positive)`` (compared as text); three or more classes:
+    each row's index in ``classes``."""
+    if isinstance(classes, str) or len(classes) < 2 or len({str(c) for c in classes}) != len(classes):
+        raise ValidationError(f"{label}: classes must be two or more different values (negative, positive, ...), "
+                              f"got {classes!r}")
     text = y.astype(str).to_numpy()
     names = [str(c) for c in classes]
     bad = np.flatnonzero(~np.isin(text, names))
@@ -416,6 +429,8 @@ def _public_labels(y, classes, label, extras) -> np.ndarray:
     extras["classes"] = [c.item() if hasattr(c, "item") else c for c in classes]
     extras["preprocessing"].append({"step": "classes_public", "private": True,
                                     "note": f"class names {names} stated as public"})
+    if len(names) > 2:
+        return _class_index(text, names)
     return np.where(text == names[1], 1.0, -1.0)
 
 

@@ -267,6 +267,7 @@ class DistributedLinearModel(BaseEstimator):
                          "note": "training objective of the agents' average model, for the data holder only "
                                  "(computed on private data; not a release)"}
         ranges.record_releases(result.ledger)  # the range release composes with training in the report
+        self.ledger_ = result.ledger  # what a fit spends, for composing several fits (one-vs-rest)
         report = privacy_report(result.ledger, float(self.delta))
         self.privacy_report_ = self._summarise(report, algo, pre.record, result.config.get("noise"))
         self.algorithm_params_ = algo.params()

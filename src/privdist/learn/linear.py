@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 
+from ..errors import ValidationError
 from ._base import DistributedLinearModel, UtilityWarning, binary_classifier_tags, binary_labels, warn_if_majority
 
 __all__ = ["DistributedLogisticRegression", "DistributedRidge", "DistributedLasso"]
@@ -76,18 +77,29 @@ class _Defaults:
 
 
 class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
-    __doc__ = ("Binary logistic regression fitted by a (private) distributed algorithm over agents holding rows."
+    __doc__ = ("Logistic regression fitted by a (private) distributed algorithm over agents holding rows; three or "
+               "more classes: one-vs-rest on shares of the total budget (:mod:`privdist.learn.multiclass`)."
                + _DOC_PARAMS)
     __init__ = _Defaults.__init__
     _loss = "logistic"
     _regularizer = "l2"
 
     def __sklearn_tags__(self):
-        return binary_classifier_tags(super().__sklearn_tags__())
+        tags = binary_classifier_tags(super().__sklearn_tags__())
+        tags.classifier_tags.multi_class = True  # one-vs-rest (privdist.learn.multiclass)
+        return tags
 
     def fit(self, X, y, groups=None):
-        """Fit on rows ``X``, binary labels ``y`` and ``groups`` (the agent holding each row, optional)."""
+        """Fit on rows ``X``, labels ``y`` and ``groups`` (the agent holding each row, optional). Three or more
+        classes: one-vs-rest, each class's binary model on an equal share of the total budget
+        (:mod:`privdist.learn.multiclass`)."""
+        from .multiclass import fit_one_vs_rest, is_multiclass
+
         X, y = self._validate_xy(X, y, y_numeric=False)
+        for name in ("estimators_",):  # a refit replaces a former one-vs-rest fit
+            self.__dict__.pop(name, None)
+        if is_multiclass(y):
+            return fit_one_vs_rest(self, X, y, groups)
         y_pm = binary_labels(self, y)
         self._fit(X, y_pm, groups)
         if self.epsilon is not None:
@@ -95,16 +107,30 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
                              "budget would help")
         return self
 
+    def _multiclass(self) -> bool:
+        return getattr(self, "coef_", None) is not None and np.ndim(self.coef_) == 2
+
     def decision_function(self, X):
+        """Scores: shape (n,) for two classes (positive = ``classes_[1]``), (n, C) for C >= 3 (one-vs-rest)."""
+        if self._multiclass():
+            from .multiclass import ovr_scores
+
+            return ovr_scores(self, X)
         return self._decision(X)
 
     def predict_proba(self, X):
         from scipy.special import expit
 
+        if self._multiclass():
+            from .multiclass import ovr_proba
+
+            return ovr_proba(self.decision_function(X))
         p = expit(self._decision(X))
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X):
+        if self._multiclass():
+            return self.classes_[np.argmax(self.decision_function(X), axis=1)]
         score = self._decision(X)
         return self.classes_[(score > 0).astype(int)]
 
@@ -150,7 +176,11 @@ class _DistributedRegressor(RegressorMixin, DistributedLinearModel):
         return self
 
     def predict(self, X):
-        return self._decision(X)
+        """The linear score, clipped to the target's bounds when it was scaled (``target_bounds_``, public or from
+        the DP range step): post-processing, a bounded target is never predicted outside its range."""
+        score = self._decision(X)
+        bounds = getattr(self, "target_bounds_", None)
+        return score if bounds is None else np.clip(score, *bounds)
 
 
 class DistributedRidge(_DistributedRegressor):

@@ -6,7 +6,11 @@ Fields: ``format``, ``kind`` (``"logistic"`` or ``"regression"``), ``coef`` (lis
 report: the guarantee of THIS file, ``guaranteed: false`` with the reason when anything in it was read from the data
 without DP) and ``meta``. To predict by hand: map each column with the bounds into [-1, 1]
 (``2 (x - lower) / (upper - lower) - 1``, clipped), scale the row to Euclidean norm <= ``row_norm``, then
-``score = row . coef + intercept``; logistic: ``P(classes[1]) = 1 / (1 + exp(-score))``.
+``score = row . coef + intercept``; logistic: ``P(classes[1]) = 1 / (1 + exp(-score))``. Kind ``"logistic_ovr"``
+(three or more classes, one-vs-rest): ``coef`` is one list per class and ``intercept`` one number per class (in the
+order of ``classes``); the predicted class is that of the largest score, and the probabilities are the classes'
+sigmoids divided by their sum (scikit-learn's one-vs-rest convention). A regression model with
+``preprocessing.target_bounds`` (public) clips its predictions to them.
 
 **Release boundary** (issue 24). A model file is a release: everything in it is a function of released (noisy)
 values and public parameters. A horizontal model's ``coef`` is the average of the agents' released models. A
@@ -44,16 +48,22 @@ def model_to_dict(est, feature_names=None, meta: dict | None = None, classes=Non
     pre = est.preprocessor_  # vertical models: row_norm None (per-column maps only)
     kind = "logistic" if hasattr(est, "classes_") else "regression"
     vertical = hasattr(est, "feature_groups_")
+    ovr = not vertical and np.ndim(est.coef_) == 2  # one-vs-rest: one row of coefficients per class
+    if ovr:
+        kind = "logistic_ovr"
     return {
         "format": MODEL_FORMAT,
         "kind": kind,
-        "coef": None if vertical else [float(c) for c in np.ravel(est.coef_)],
-        "intercept": None if vertical else float(est.intercept_),
+        "coef": None if vertical else (np.asarray(est.coef_, dtype=float).tolist() if ovr
+                                       else [float(c) for c in np.ravel(est.coef_)]),
+        "intercept": None if vertical else ([float(b) for b in est.intercept_] if ovr else float(est.intercept_)),
         "classes": ([c.item() if hasattr(c, "item") else c for c in (est.classes_ if classes is None else classes)]
-                    if kind == "logistic" else None),
+                    if kind != "regression" else None),
         "feature_names": None if feature_names is None else [str(n) for n in feature_names],
         "preprocessing": {"bounds": None if pre.bounds_ is None else pre.bounds_.tolist(),
-                          "row_norm": None if pre.row_norm is None else float(pre.row_norm), "steps": pre.record},
+                          "row_norm": None if pre.row_norm is None else float(pre.row_norm), "steps": pre.record,
+                          "target_bounds": (None if getattr(est, "target_bounds_", None) is None
+                                            else [float(v) for v in est.target_bounds_])},
         **({"vertical": {"parties": [{"party": m, "columns": [int(j) for j in g], "block_file": _party_file(m)}
                                      for m, g in enumerate(est.feature_groups_)],
                          "note": "each party's coefficient block stays with that party (owner-only file "
@@ -99,11 +109,12 @@ class LinearModel:
 
     kind: str
     coef: np.ndarray
-    intercept: float
+    intercept: float | np.ndarray
     classes: list | None
     bounds: np.ndarray | None
     row_norm: float | None
     data: dict
+    target_bounds: tuple | None = None
 
     def decision_function(self, X) -> np.ndarray:
         from ..data.bounds import clip_rows, scale_by_bounds
@@ -113,18 +124,26 @@ class LinearModel:
             X = scale_by_bounds(X, self.bounds)
         if self.row_norm is not None:
             X = clip_rows(X, self.row_norm)
-        return X @ self.coef + self.intercept
+        return X @ (self.coef.T if self.coef.ndim == 2 else self.coef) + self.intercept
 
     def predict_proba(self, X) -> np.ndarray:
         from scipy.special import expit
 
+        if self.kind == "logistic_ovr":
+            from .multiclass import ovr_proba
+
+            return ovr_proba(self.decision_function(X))
         p = expit(self.decision_function(X))
         return np.column_stack([1 - p, p])
 
     def predict(self, X) -> np.ndarray:
         s = self.decision_function(X)
+        if self.kind == "logistic_ovr":
+            return np.asarray(self.classes, dtype=object)[np.argmax(s, axis=1)]
         if self.kind == "logistic":
             return np.asarray(self.classes, dtype=object)[(s > 0).astype(int)]
+        if self.target_bounds is not None:
+            s = np.clip(s, *self.target_bounds)
         return s
 
 
@@ -142,9 +161,11 @@ def load_model(path) -> LinearModel:
     coef, intercept = data["coef"], data["intercept"]
     if coef is None:  # vertical: join the parties' owner-only blocks
         coef, intercept = _join_blocks(path, data)
-    return LinearModel(data["kind"], np.asarray(coef, dtype=float), float(intercept),
+    intercept = np.asarray(intercept, dtype=float) if isinstance(intercept, list) else float(intercept)
+    return LinearModel(data["kind"], np.asarray(coef, dtype=float), intercept,
                        data.get("classes"), None if pre["bounds"] is None else np.asarray(pre["bounds"]),
-                       None if pre["row_norm"] is None else float(pre["row_norm"]), data)
+                       None if pre["row_norm"] is None else float(pre["row_norm"]), data,
+                       None if pre.get("target_bounds") is None else tuple(pre["target_bounds"]))
 
 
 def _join_blocks(path: Path, data: dict) -> tuple[np.ndarray, float]:

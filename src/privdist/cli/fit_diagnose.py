@@ -1,0 +1,93 @@
+"""Warnings of ``privdist fit`` that name the likely cause of a poor private model (issue 25).
+
+They read the data (column magnitudes, rows per party, held-out metrics), so they are owner-only console output,
+like the comparison table: never written to the release files (:mod:`privdist.cli.fit_release`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["data_warnings", "utility_warnings", "target_hints", "UNSCALED_LIMIT", "ROWS_PER_FEATURE"]
+
+#: A column with |values| above this, fitted with --scale none, is "unscaled".
+UNSCALED_LIMIT = 10.0
+#: A party with fewer training rows than this many per feature is "tiny".
+ROWS_PER_FEATURE = 10
+
+
+def data_warnings(X_train, scale: str, row_norm: float | None, sizes, feature_names) -> list[str]:
+    """Unscaled features (``scale == "none"``; ``row_norm`` None: a vertical fit) and tiny parties (``sizes``: training rows per party, or None when
+    every party holds every row, as in a vertical fit)."""
+    out = []
+    X = np.asarray(X_train.toarray() if hasattr(X_train, "toarray") else X_train, dtype=float)
+    d = X.shape[1]
+    if scale == "none" and X.size:
+        peak = np.max(np.abs(X), axis=0)
+        big = np.flatnonzero(peak > UNSCALED_LIMIT)
+        if big.size:
+            names = [str(feature_names[j]) if feature_names is not None else str(j) for j in big]
+            shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+            out.append(f"features unscaled: column(s) {shown} reach |value| {peak[big].max():.3g} (> "
+                       f"{UNSCALED_LIMIT:g}) with --scale none; "
+                       + (f"every row is clipped to norm {row_norm:g}, so these columns swamp the others and the "
+                          "private model learns little from the rest" if row_norm is not None else
+                          "the parties' shares are clipped to the public b1, so these columns saturate the clipping")
+                       + ": state public "
+                       "bounds (--bounds COL=LO:HI, or a file) or use --scale dp")
+    rows = [int(s) for s in sizes] if sizes is not None else [X.shape[0]]
+    small = [k for k, n in enumerate(rows) if n < ROWS_PER_FEATURE * d]
+    if small:
+        who = (f"{len(small)} of {len(rows)} parties hold" if sizes is not None else "the training split holds")
+        out.append(f"tiny parties: {who} fewer than {ROWS_PER_FEATURE} training rows per feature (as few as "
+                   f"{min(rows[k] for k in small)} rows for {d} features): the noise that protects a party is large "
+                   "beside what its rows say; use fewer parties (--agents), fewer features, or more rows")
+    return out
+
+
+def utility_warnings(rows: dict, task: str, data_notes: list[str], *, epsilon: float, rounds: int,
+                     n_classes: int = 2) -> list[str]:
+    """A private model no better than the baseline on the held-out split, with the likely cause."""
+    names = list(rows)
+    private, nonpriv = rows[names[0]], rows[names[1]]
+    base_name = "majority class" if task == "classification" else "mean predictor"
+    base = rows.get(base_name)
+    if base is None:
+        return []
+    if task == "classification":
+        key, worse = "accuracy", private["accuracy"] <= base["accuracy"]
+        np_worse = nonpriv["accuracy"] <= base["accuracy"]
+    else:
+        key, worse = "rmse", private["rmse"] >= base["rmse"]
+        np_worse = nonpriv["rmse"] >= base["rmse"]
+    if not worse:
+        return []
+    causes = []
+    if np_worse:
+        causes.append("the same algorithm without noise is no better either, so the noise is not the (only) cause: "
+                      "the features, their scaling or the rounds are")
+    causes += [n.split(":")[0] + " (above)" for n in data_notes]
+    if not np_worse:
+        causes.append(f"the noise: total epsilon {epsilon:g} over {rounds} rounds"
+                      + (f", shared by {n_classes} one-vs-rest models" if n_classes > 2 else "")
+                      + "; a larger --epsilon, fewer --rounds or more rows per party would help")
+    return [f"the private model is no better than the {base_name} on the held-out split ({key} "
+            f"{private[key]:.3f} vs {base[key]:.3f}); likely cause: " + "; ".join(causes)]
+
+
+def target_hints(ds, y, target_bounds) -> list[str]:
+    """A regression target: few distinct integer values (say how to fit classes), or unscaled (|y| > 10 without
+    ``--target-bounds``: the clipped steps cannot reach it)."""
+    if ds.extras.get("task") != "regression":
+        return []
+    out = []
+    values = np.unique(y)
+    if 2 < values.size <= 10 and np.all(values == np.round(values)):
+        out.append(f"the target has {values.size} distinct integer values and was fitted as a regression target; "
+                   "--task classification (or --classes A,B,C) fits it as classes (one-vs-rest)")
+    peak = float(np.max(np.abs(y))) if np.size(y) else 0.0
+    if target_bounds is None and peak > UNSCALED_LIMIT:
+        out.append(f"target unscaled: |target| reaches {peak:.3g} (> {UNSCALED_LIMIT:g}) without --target-bounds; "
+                   "the private steps are clipped, so the model cannot reach such values in the rounds it has: "
+                   "state public bounds of the target (--target-bounds LO:HI)")
+    return out
