@@ -39,7 +39,7 @@ def _releases_are_gaussian(est) -> bool:
     from .budget import total_budget_params
 
     params = {**est._default_algorithm_params(est.algorithm, float(est.row_norm)),
-              **total_budget_params(est.algorithm, est.epsilon, est.delta, int(est.rounds)),
+              **total_budget_params(est.algorithm, est.epsilon, est.delta, est._rounds()),
               **dict(est.algorithm_params or {})}
     algo = make_algorithm(est.algorithm, **params)
     info = algo.mechanism_info() if hasattr(algo, "mechanism_info") else {}
@@ -65,6 +65,7 @@ def fit_one_vs_rest(est, X, y, groups=None):
     from ..data.parties import check_groups, random_groups
     from ..privacy import privacy_report
     from ._base import PrivacyTargetWarning, ResearchModeWarning, UtilityWarning, noise_seed, summarise_privacy
+    from .ranges import fit_ranges
 
     est._check_params()
     from sklearn.utils.multiclass import check_classification_targets
@@ -72,17 +73,20 @@ def fit_one_vs_rest(est, X, y, groups=None):
     check_classification_targets(y)
     classes = np.unique(y)
     C = len(classes)
-    seed, _ = noise_seed(est.random_state, est.secure, stacklevel=4)
-    # one public preprocessing for all classes (a step that spends budget must not run C times)
-    pre = Preprocessor(scale=est.scale, bounds=est.bounds, row_norm=est.row_norm)
-    pre.fit(X, getattr(est, "feature_names_in_", None))
-    Z = pre.transform(X)
+    seed, secure = noise_seed(est.random_state, est.secure, stacklevel=4)
     if groups is None:  # the same parties hold the same rows in every binary fit
-        groups = random_groups(Z.shape[0], est.n_agents, np.random.default_rng(seed))
+        groups, n_parties = random_groups(X.shape[0], est.n_agents, np.random.default_rng(seed)), est.n_agents
     else:
-        groups, _ = check_groups(groups, Z.shape[0])
+        groups, n_parties = check_groups(groups, X.shape[0])
+    # one preprocessing for all classes: the DP range step (scale="dp") runs once, on its share of the budget
+    pre = Preprocessor(scale=est.scale, bounds=est.bounds, row_norm=est.row_norm)
+    ranges = fit_ranges(pre, X, [np.flatnonzero(groups == k) for k in range(n_parties)], epsilon=est.epsilon,
+                        delta=est.delta, share=est.range_share, algorithm=est.algorithm,
+                        algorithm_params=est.algorithm_params, seed=seed, secure=secure,
+                        feature_names=getattr(est, "feature_names_in_", None))
+    Z = pre.transform(X)
     gaussian = est.epsilon is None or _releases_are_gaussian(est)
-    epsilons, deltas, rule = class_budgets(est.epsilon, est.delta, C, gaussian)
+    epsilons, deltas, rule = class_budgets(ranges.epsilon, ranges.delta, C, gaussian)
     seeds = ([int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(C)]
              if est.random_state is not None else [None] * C)
     params = est.get_params()
@@ -99,6 +103,7 @@ def fit_one_vs_rest(est, X, y, groups=None):
     ledger = subs[0].ledger_
     for sub in subs[1:]:
         ledger = ledger.merge(sub.ledger_)
+    ranges.record_releases(ledger)  # the range release composes with every class's training
     if est.epsilon is not None and not gaussian:
         ledger.add_assumption(f"one-vs-rest over {C} classes with non-Gaussian releases: each class fitted at "
                               f"(epsilon/{C}, delta/{C}) (basic composition; conservative)")
@@ -110,7 +115,7 @@ def fit_one_vs_rest(est, X, y, groups=None):
     est.intercept_ = np.array([s.intercept_ for s in subs])
     est.agent_coefs_ = np.stack([s.agent_coefs_ for s in subs], axis=1)  # (K, C, d)
     est.agent_intercepts_ = np.stack([s.agent_intercepts_ for s in subs], axis=1)  # (K, C)
-    est.history_ = {"objective": np.stack([s.history_["objective"] for s in subs]), "rounds": int(est.rounds),
+    est.history_ = {"objective": np.stack([s.history_["objective"] for s in subs]), "rounds": est._rounds(),
                     "note": "training objective of each class's binary model (rows: classes_), for the data holder "
                             "only (computed on private data; not a release)"}
     est.algorithm_params_ = subs[0].algorithm_params_
@@ -118,7 +123,7 @@ def fit_one_vs_rest(est, X, y, groups=None):
     mechanism = {"one_vs_rest": C, "per_class": [s.privacy_report_["calibration"]["mechanism"] for s in subs]}
     report = summarise_privacy(privacy_report(ledger, float(est.delta)), mechanism, pre.record,
                                subs[0].privacy_report_.get("noise"), epsilon=est.epsilon, delta=est.delta,
-                               rounds=int(est.rounds), algorithm=est.algorithm, stacklevel=4)
+                               rounds=est._rounds(), algorithm=est.algorithm, stacklevel=4)
     report["multiclass"] = {
         "strategy": "one-vs-rest", "classes": C, "budget_rule": rule,
         "class_epsilons": epsilons, "class_deltas": deltas,
