@@ -139,7 +139,8 @@ def _fits(X, y, groups, n, offset, rounds=2):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # seeded fits warn that they are not for release
         for i in range(n):
-            m = DistributedLogisticRegression(epsilon=EPS, delta=DELTA, rounds=rounds, n_agents=2,
+            m = DistributedLogisticRegression(algorithm="dpsgd", scale="none", epsilon=EPS, delta=DELTA, rounds=rounds,
+                                              n_agents=2,
                                               random_state=2 * i + offset).fit(X, y, groups)
             out.append(np.append(m.coef_.ravel(), m.intercept_))
             report = m.privacy_report_
