@@ -1,0 +1,65 @@
+"""benchmarks/bench_utility.py: its core on a tiny synthetic case, the markdown table and the README block."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_utility.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_utility", PATH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def rows(bench):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 4)) * np.array([1.0, 10.0, 0.1, 100.0])
+    y = (X[:, 0] + X[:, 1] / 10 > 0).astype(int)
+    cls = dict(name="tiny classification", Xtr=X[:480], ytr=y[:480], groups=np.arange(480) % 3, Xte=X[480:],
+               yte=y[480:])
+    t = X @ np.array([1.0, 0.1, 10.0, 0.01]) + 50
+    reg = dict(name="tiny regression", Xtr=X[:480], ytr=t[:480], groups=np.arange(480) % 2, Xte=X[480:],
+               yte=t[480:], task="regression")
+    return [bench.run_case(cls, draws=1), bench.run_case(reg, draws=1)]
+
+
+def test_core_row(rows):
+    c, r = rows
+    assert c["parties"] == 3 and c["party_sizes"] == [160, 160, 160] and c["draws"] == 1
+    for key in ("private_mean", "non_private", "pooled", "local_mean", "baseline"):
+        assert 0.0 <= c[key] <= 1.0
+    assert c["local_min"] <= c["local_mean"] <= c["local_max"] and c["local_parties_scored"] == 3
+    assert r["metric"] == "rmse" and r["baseline_kind"] == "mean predictor" and r["non_private"] > 0
+    assert abs(c["guarantee_epsilon"] - 1.0) < 1e-6 and c["seconds"] >= 0
+
+
+def test_table_and_readme_block(bench, rows):
+    md = bench.markdown_table(rows)
+    lines = md.strip().splitlines()
+    assert lines[0].startswith("| data, parties | private (epsilon 1) |") and "diffprivlib" not in lines[0]
+    assert len(lines) == 4 and lines[2].startswith("| tiny classification | ")
+    rows2 = [dict(rows[0], diffprivlib=[0.5]), rows[1]]
+    assert "diffprivlib pooled" in bench.markdown_table(rows2).splitlines()[0]
+    assert "n/a" in bench.markdown_table(rows2).splitlines()[3]
+    readme = f"# T\n\nabove\n{bench.START}\nold table\n{bench.END}\nbelow\n"
+    new = bench.replace_block(readme, md)
+    assert "old table" not in new and md.strip() in new and new.startswith("# T\n\nabove\n")
+    assert new.endswith(f"{bench.END}\nbelow\n")
+    assert bench.replace_block(new, md) == new  # idempotent
+    with pytest.raises(ValueError, match="markers"):
+        bench.replace_block("no markers here", md)
+
+
+def test_below_flags(bench, rows):
+    bad = dict(rows[0], private_mean=rows[0]["baseline"] - 0.1, diffprivlib=[1.0])
+    flags = bench.below([bad])
+    assert any("majority class" in f for f in flags) and any("diffprivlib" in f for f in flags)
