@@ -51,7 +51,6 @@ import numpy as np
 
 from .._checks import check_int, check_positive
 from ..contract import Aggregation, MessageSpec
-from ..errors import ValidationError
 from .base import AlgorithmBase, Budgeted, check_problem_network
 
 __all__ = ["DPMM", "DPMMState", "DPMMCoordinatorState"]
@@ -59,11 +58,13 @@ __all__ = ["DPMM", "DPMMState", "DPMMCoordinatorState"]
 
 @dataclass(frozen=True)
 class DPMMState:
-    """A party block: ``w`` the model it last received, ``w_bar`` the averaged model (its estimate), its rows."""
+    """A party block: ``w`` the model it last received, ``w_bar`` the averaged model (its estimate), its rows
+    (clipped) and their norms."""
 
     w: np.ndarray
     w_bar: np.ndarray
     X: np.ndarray
+    norms: np.ndarray
     y: np.ndarray
     mask: np.ndarray
     problem: object
@@ -166,7 +167,7 @@ class DPMM(Budgeted, AlgorithmBase):
         X = np.array(local.X, dtype=float)
         X /= np.maximum(1.0, np.linalg.norm(X, axis=2) / self.row_bound)[:, :, None]  # enforced row bound
         P = problem.n_features
-        state = DPMMState(np.zeros(P), np.zeros(P), X, np.asarray(local.y, dtype=float),
+        state = DPMMState(np.zeros(P), np.zeros(P), X, np.linalg.norm(X, axis=2), np.asarray(local.y, dtype=float),
                           np.asarray(local.w > 0, dtype=float), local)
         return state, self._silent(block.size, P)
 
@@ -185,9 +186,8 @@ class DPMM(Budgeted, AlgorithmBase):
         """Noisy clipped gradient sums of the block's agents at ``w``, with each agent's row count appended."""
         loss = state.problem.loss
         d = loss.dz(state.X @ w, state.y) * state.mask
-        norms = np.linalg.norm(state.X, axis=2)
         c1 = self._clip(loss)
-        d = d * np.minimum(1.0, c1 / np.maximum(np.abs(d) * norms, 1e-300))
+        d = d * np.minimum(1.0, c1 / np.maximum(np.abs(d) * state.norms, 1e-300))
         G = self.mechanism.privatize(np.einsum("kn,knp->kp", d, state.X), 2.0 * c1, rng)
         return np.hstack([G, state.mask.sum(axis=1)[:, None]])
 

@@ -61,13 +61,7 @@ def bounds_array(bounds, feature_names: Sequence[str] | None, n_features: int) -
         ValidationError: a lower bound not below its upper bound.
     """
     if isinstance(bounds, Mapping):
-        out = np.tile(np.array([[-1.0], [1.0]]), (1, n_features))
-        names = [str(n) for n in (feature_names or [f"x{j}" for j in range(n_features)])]
-        where = {n: j for j, n in enumerate(names)}
-        for key, (lo, hi) in bounds.items():
-            if str(key) not in where:
-                raise UnknownColumnError(f"bounds name column {key!r}, which is not a feature; features: {names}")
-            out[:, where[str(key)]] = (lo, hi)
+        out = _set_named(np.tile(np.array([[-1.0], [1.0]]), (1, n_features)), bounds, feature_names)
     else:
         arr = np.asarray(bounds, dtype=float)
         if arr.shape == (2,):
@@ -78,6 +72,19 @@ def bounds_array(bounds, feature_names: Sequence[str] | None, n_features: int) -
     if not np.all(np.isfinite(out)) or np.any(out[0] >= out[1]):
         j = int(np.flatnonzero(~(out[0] < out[1]))[0]) if np.any(out[0] >= out[1]) else 0
         raise ValidationError(f"bounds must be finite with lower < upper, column {j} has {tuple(out[:, j])}")
+    return out
+
+
+def _set_named(out: np.ndarray, bounds: Mapping, feature_names) -> np.ndarray:
+    """``out[:, j] = (lower, upper)`` for each ``column name -> (lower, upper)`` of ``bounds`` (columns unnamed:
+    ``x0, x1, ...``); returns ``out``. Raises UnknownColumnError for a name that is not a column."""
+    n_features = out.shape[1]
+    names = [str(n) for n in (feature_names or [f"x{j}" for j in range(n_features)])]
+    where = {n: j for j, n in enumerate(names)}
+    for key, (lo, hi) in bounds.items():
+        if str(key) not in where:
+            raise UnknownColumnError(f"bounds name column {key!r}, which is not a feature; features: {names}")
+        out[:, where[str(key)]] = (lo, hi)
     return out
 
 
@@ -94,12 +101,7 @@ def partial_bounds(bounds, feature_names: Sequence[str] | None, n_features: int)
     if bounds is None:
         return out
     if isinstance(bounds, Mapping):
-        names = [str(n) for n in (feature_names or [f"x{j}" for j in range(n_features)])]
-        where = {n: j for j, n in enumerate(names)}
-        for key, (lo, hi) in bounds.items():
-            if str(key) not in where:
-                raise UnknownColumnError(f"bounds name column {key!r}, which is not a feature; features: {names}")
-            out[:, where[str(key)]] = (lo, hi)
+        _set_named(out, bounds, feature_names)
     else:
         arr = np.asarray(bounds, dtype=float)
         if arr.shape != (2, n_features):

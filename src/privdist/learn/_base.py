@@ -217,33 +217,42 @@ class DistributedLinearModel(BaseEstimator):
             return 20 if self._loss == "logistic" else 2
         return 100
 
-    def _fit(self, X, y_pm, groups):
+    def _parties_and_ranges(self, X, groups, rng, seed: int, secure: bool, **target):
+        """``(groups, n_parties, preprocessor, range step)``: the parties (``groups`` checked, or a random equal
+        split drawn from ``rng``) and the fitted preprocessing; with ``scale="dp"`` the DP range step runs on each
+        party's own rows and spends ``range_share`` of the budget (issue 25). ``target``: a regressor's target
+        arguments of :func:`privdist.learn.ranges.fit_ranges`."""
         from ..data.bounds import Preprocessor
-        from ..data.parties import check_groups, random_groups, split_rows
+        from ..data.parties import check_groups, random_groups
+        from .ranges import fit_ranges
+
+        if groups is None:
+            groups, n_parties = random_groups(X.shape[0], self.n_agents, rng), self.n_agents
+        else:
+            groups, n_parties = check_groups(groups, X.shape[0])
+        pre = Preprocessor(scale=self.scale, bounds=self.bounds, row_norm=self.row_norm)
+        ranges = fit_ranges(pre, X, [np.flatnonzero(groups == k) for k in range(n_parties)], epsilon=self.epsilon,
+                            delta=self.delta, share=self.range_share, algorithm=self.algorithm,
+                            algorithm_params=self.algorithm_params, seed=seed, secure=secure,
+                            feature_names=getattr(self, "feature_names_in_", None), **target)
+        return groups, n_parties, pre, ranges
+
+    def _fit(self, X, y_pm, groups):
+        from ..data.parties import split_rows
         from ..network import make_network
         from ..problems import HorizontalERM, make_loss, make_regularizer
         from ..algorithms.registry import make_algorithm
         from ..privacy import privacy_report
         from ..runtime import run
-        from .ranges import fit_ranges
 
         self._check_params()
         rounds = self._rounds()
         seed, secure = noise_seed(self.random_state, self.secure, stacklevel=4)
         rng = np.random.default_rng(seed)
 
-        if groups is None:
-            groups = random_groups(X.shape[0], self.n_agents, rng)
-            n_parties = self.n_agents
-        else:
-            groups, n_parties = check_groups(groups, X.shape[0])
-        # scale="dp": a DP range step on each party's own rows spends range_share of the budget (issue 25)
-        pre = Preprocessor(scale=self.scale, bounds=self.bounds, row_norm=self.row_norm)
-        ranges = fit_ranges(pre, X, [np.flatnonzero(groups == k) for k in range(n_parties)], epsilon=self.epsilon,
-                            delta=self.delta, share=self.range_share, algorithm=self.algorithm,
-                            algorithm_params=self.algorithm_params, seed=seed, secure=secure,
-                            feature_names=getattr(self, "feature_names_in_", None), y=y_pm,
-                            target_bounds=getattr(self, "target_bounds", None), scale_target=self._loss == "squared")
+        groups, n_parties, pre, ranges = self._parties_and_ranges(
+            X, groups, rng, seed, secure, y=y_pm, target_bounds=getattr(self, "target_bounds", None),
+            scale_target=self._loss == "squared")
         self.preprocessor_, self.target_bounds_ = pre, ranges.target
         Z = self._design(pre.transform(X))
         parts = split_rows(Z, ranges.scale_target(y_pm), groups, n_parties)

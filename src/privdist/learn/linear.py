@@ -7,7 +7,6 @@ import warnings
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 
-from ..errors import ValidationError
 from ._base import DistributedLinearModel, UtilityWarning, binary_classifier_tags, binary_labels, warn_if_majority
 
 __all__ = ["DistributedLogisticRegression", "DistributedRidge", "DistributedLasso"]

@@ -61,11 +61,8 @@ def class_budgets(epsilon, delta: float, n_classes: int, gaussian: bool) -> tupl
 
 def fit_one_vs_rest(est, X, y, groups=None):
     """Fit ``est`` (a :class:`~privdist.learn.DistributedLogisticRegression`) one-vs-rest on ``C >= 3`` classes."""
-    from ..data.bounds import Preprocessor
-    from ..data.parties import check_groups, random_groups
     from ..privacy import privacy_report
     from ._base import PrivacyTargetWarning, ResearchModeWarning, UtilityWarning, noise_seed, summarise_privacy
-    from .ranges import fit_ranges
 
     est._check_params()
     from sklearn.utils.multiclass import check_classification_targets
@@ -74,16 +71,8 @@ def fit_one_vs_rest(est, X, y, groups=None):
     classes = np.unique(y)
     C = len(classes)
     seed, secure = noise_seed(est.random_state, est.secure, stacklevel=4)
-    if groups is None:  # the same parties hold the same rows in every binary fit
-        groups, n_parties = random_groups(X.shape[0], est.n_agents, np.random.default_rng(seed)), est.n_agents
-    else:
-        groups, n_parties = check_groups(groups, X.shape[0])
-    # one preprocessing for all classes: the DP range step (scale="dp") runs once, on its share of the budget
-    pre = Preprocessor(scale=est.scale, bounds=est.bounds, row_norm=est.row_norm)
-    ranges = fit_ranges(pre, X, [np.flatnonzero(groups == k) for k in range(n_parties)], epsilon=est.epsilon,
-                        delta=est.delta, share=est.range_share, algorithm=est.algorithm,
-                        algorithm_params=est.algorithm_params, seed=seed, secure=secure,
-                        feature_names=getattr(est, "feature_names_in_", None))
+    # the same parties in every binary fit; one preprocessing: the DP range step runs once, on its share
+    groups, _, pre, ranges = est._parties_and_ranges(X, groups, np.random.default_rng(seed), seed, secure)
     Z = pre.transform(X)
     gaussian = est.epsilon is None or _releases_are_gaussian(est)
     epsilons, deltas, rule = class_budgets(ranges.epsilon, ranges.delta, C, gaussian)
