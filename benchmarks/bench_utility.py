@@ -10,15 +10,17 @@ as ``privdist fit adult`` does (nothing to estimate: the range step spends nothi
   the split into train/test and into parties is fixed;
 * non-private distributed: the same estimator with ``epsilon=None``;
 * pooled: scikit-learn ``LogisticRegression(C = 1 / (2 alpha n))`` / ``Ridge(alpha = alpha n)``, ``alpha = 1e-4``
-  (the objective scale of ``privdist fit``), on all training rows after the private model's own preprocessing
-  (``preprocessor_.transform`` of the first draw); non-private;
+  (the objective scale of ``privdist fit``), on all training rows after the non-private model's preprocessing
+  (``preprocessor_.transform``: exact column ranges where the private model estimated them with DP, so that a
+  column the private step could not estimate does not cripple the reference); non-private;
 * each party alone: the same scikit-learn model on one party's rows (mean, min, max over parties; a party with a
   single class predicts it); with more than 100 parties a fixed sample of 50 parties;
 * majority class (training majority) or, for regression, the mean predictor;
 * diffprivlib (optional benchmark extra): its pooled private ``LogisticRegression(epsilon=1, data_norm=1)`` /
   ``LinearRegression(epsilon=1, bounds_X=(-1, 1), bounds_y=...)`` on the same preprocessed rows (each column in
   [-1, 1], rows clipped to norm 1 as privdist does); a central model (one trusted curator), pure epsilon-DP. It is
-  given privdist's preprocessing for free (where privdist's DP range step spent part of the budget on it). Skipped
+  given the exact (non-private) preprocessing for free (where privdist's DP range step spent part of the budget
+  on it). Skipped
   with a note when diffprivlib cannot be imported.
 
 Metric: test accuracy (RMSE, in the target's units, for regression). Run:
@@ -185,8 +187,11 @@ def run_case(case, draws=5, dpl=None, local_sample=LOCAL_SAMPLE):
         if first is None:
             first = m
         private.append(_metric(task, m, Xte, yte))
-    nonpriv = _metric(task, fit(None, 0), Xte, yte)
-    pre = first.preprocessor_
+    baseline_model = fit(None, 0)
+    nonpriv = _metric(task, baseline_model, Xte, yte)
+    # the non-private baselines see the features as the non-private model does (exact ranges where the private
+    # model estimated them): the fair pooled reference, never the private model's fallback clipping
+    pre = baseline_model.preprocessor_
     Z, Zte = np.asarray(pre.transform(Xtr)), np.asarray(pre.transform(Xte))
     pooled = _metric(task, _sk(task, Z.shape[0]).fit(Z, ytr), Zte, yte)
     K = int(g.max()) + 1

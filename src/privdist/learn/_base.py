@@ -209,12 +209,13 @@ class DistributedLinearModel(BaseEstimator):
     # ------------------------------------------------------------------ fit
     def _rounds(self) -> int:
         """``rounds``, or the algorithm's default: dpmm 20 (logistic; chosen on a validation split of the Adult
-        training rows, 10 parties, total epsilon 1: 0.825/0.829/0.828 at 10/20/40) and 2 for the squared loss
-        (one exact MM step from 0 = sufficient-statistics ridge), 100 for the others."""
+        training rows, 10 parties, total epsilon 1: 0.825/0.829/0.828 at 10/20/40; 100 without noise, where rounds
+        cost no privacy: breast cancer, 10 parties, 0.965/0.982 at 20/100) and 2 for the squared loss (one exact MM
+        step from 0 = sufficient-statistics ridge), 100 for the others."""
         if self.rounds is not None:
             return int(self.rounds)
         if self.algorithm == "dpmm":
-            return 20 if self._loss == "logistic" else 2
+            return 2 if self._loss != "logistic" else 20 if self.epsilon is not None else 100
         return 100
 
     def _parties_and_ranges(self, X, groups, rng, seed: int, secure: bool, **target):
