@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-privdist
 
-.PHONY: demo test test-all bench clean
+.PHONY: demo test test-all bench bench-utility clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,5 +25,13 @@ test-all: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py --json results/benchmarks.json
 
+# The utility benchmark with its diffprivlib column: diffprivlib 0.6.6 does not import beside scikit-learn >= 1.8,
+# so it runs in its own environment (scikit-learn < 1.8), apart from the project's .venv.
+DPL_VENV ?= .venv-diffprivlib
+bench-utility:
+	test -x $(DPL_VENV)/bin/python || $(PYTHON) -m venv $(DPL_VENV)
+	$(DPL_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e . 'scikit-learn>=1.5,<1.8' 'diffprivlib==0.6.6'
+	$(DPL_VENV)/bin/python benchmarks/bench_utility.py --readme README.md $(BENCH_ARGS)
+
 clean:
-	rm -rf $(VENV) results .pytest_cache
+	rm -rf $(VENV) $(DPL_VENV) results .pytest_cache

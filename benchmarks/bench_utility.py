@@ -19,8 +19,9 @@ as ``privdist fit adult`` does (nothing to estimate: the range step spends nothi
 * diffprivlib (optional benchmark extra): its pooled private ``LogisticRegression(epsilon=1, data_norm=1)`` /
   ``LinearRegression(epsilon=1, bounds_X=(-1, 1), bounds_y=...)`` on the same preprocessed rows (each column in
   [-1, 1], rows clipped to norm 1 as privdist does); a central model (one trusted curator), pure epsilon-DP. It is
-  given the exact (non-private) preprocessing for free (where privdist's DP range step spent part of the budget
-  on it). Skipped
+  given the private model's preprocessing (``preprocessor_`` of the first draw) for free, where privdist's DP
+  range step spent part of the budget on it. diffprivlib 0.6.6 does not import beside scikit-learn >= 1.8:
+  ``make bench-utility`` runs this script in a separate environment with scikit-learn < 1.8 and diffprivlib. Skipped
   with a note when diffprivlib cannot be imported.
 
 Metric: test accuracy (RMSE, in the target's units, for regression). Run:
@@ -228,7 +229,9 @@ def run_case(case, draws=5, dpl=None, local_sample=LOCAL_SAMPLE):
     if case.get("party_names"):
         row["party_names"] = list(case["party_names"])
     if dpl is not None:
-        row["diffprivlib"] = _diffprivlib(dpl, task, Z, ytr, Zte, yte, draws, first)
+        priv = first.preprocessor_  # diffprivlib gets the private model's preprocessing (its DP range step) free
+        row["diffprivlib"] = _diffprivlib(dpl, task, np.asarray(priv.transform(Xtr)), ytr,
+                                          np.asarray(priv.transform(Xte)), yte, draws, first)
     row["warnings"] = sorted(notes)
     row["seconds"] = time.perf_counter() - t0
     return row
@@ -354,7 +357,7 @@ def main(argv=None) -> int:
            "versions": _versions(), "notes": notes, "below": flags, "wall_seconds": wall, "cases": rows}
     stem.with_suffix(".json").write_text(json.dumps(out, indent=1) + "\n")
     stem.with_suffix(".md").write_text(md)
-    print(f"wrote {stem.with_suffix('.json').name} and {stem.with_suffix('.md').name} in {stem.parent.name}/")
+    print(f"wrote {stem.with_suffix('.json')} and {stem.with_suffix('.md')}")
     if args.readme:
         path = Path(args.readme)
         path.write_text(replace_block(path.read_text(), md))
