@@ -37,10 +37,11 @@ def _releases_are_gaussian(est) -> bool:
     running it: nothing is read from the data)."""
     from ..algorithms.registry import make_algorithm
     from .budget import total_budget_params
+    from .trust import trust_params
 
     params = {**est._default_algorithm_params(est.algorithm, float(est.row_norm)),
               **total_budget_params(est.algorithm, est.epsilon, est.delta, est._rounds()),
-              **dict(est.algorithm_params or {})}
+              **trust_params(est), **dict(est.algorithm_params or {})}
     algo = make_algorithm(est.algorithm, **params)
     info = algo.mechanism_info() if hasattr(algo, "mechanism_info") else {}
     return info.get("kind") == "gaussian"
