@@ -167,14 +167,16 @@ def secure_sum(be, algorithm, specs, t: int, agent_out: dict, dropout: Dropout |
         ``(arrived, sums, present, records, info)``: the agent outbox as it arrived (absent parties' secure rows
         zero), the sums of the secure messages (centred integers, the message shapes), the parties in them (bool
         (K,)), further ``{name: array}`` outboxes that crossed the network (retried masks, answers) for the
-        transcript, and ``{"present": n, "attempts": a}``.
+        transcript, and ``{"present": n, "attempts": a, "absent": [ids left out]}`` (public: the aggregator
+        announces who is in the sum).
     """
     K = next(iter(agent_out.values())).shape[0]
     shapes = {s.name: tuple(s.shape) for s in specs}
     names = active_names(algorithm, specs, t)
     if not names:
         zeros = {s.name: np.zeros(s.shape, dtype=np.int64) for s in specs}
-        return agent_out, zeros, np.ones(K, dtype=bool), [], {"present": K, "attempts": 0, "silent": True}
+        return agent_out, zeros, np.ones(K, dtype=bool), [], {"present": K, "attempts": 0, "absent": [],
+                                                              "silent": True}
     bits = secure_bits(specs)
     sent, _ = dropout.failures(seed, trial, t, 0, K) if dropout is not None else (np.zeros(K, bool), None)
     present = ~sent
@@ -200,4 +202,5 @@ def secure_sum(be, algorithm, specs, t: int, agent_out: dict, dropout: Dropout |
         np.zeros(sum(int(np.prod(shapes[n])) for n in names), dtype=np.int64)
     sums = {s.name: np.zeros(s.shape, dtype=np.int64) for s in specs}
     sums.update(_split(flat, names, shapes))
-    return arrived, sums, present, records, {"present": int(present.sum()), "attempts": attempt + 1}
+    return arrived, sums, present, records, {"present": int(present.sum()), "attempts": attempt + 1,
+                                             "absent": np.flatnonzero(~present).tolist()}
