@@ -17,7 +17,7 @@ except ImportError:  # pragma: no cover
 
 from ..errors import ValidationError
 from .budget import NON_PRIVATE_ALGORITHMS, TOTAL_BUDGET_ALGORITHMS, total_budget_params
-from .trust import check_trust, training_mechanism, trust_params
+from .trust import check_trust, training_mechanism, trust_params, trust_report
 
 __all__ = ["DistributedLinearModel", "summarise_privacy", "with_preprocessing", "noise_seed", "UtilityWarning", "ResearchModeWarning", "PrivacyTargetWarning"]
 
@@ -281,6 +281,7 @@ class DistributedLinearModel(BaseEstimator):
         self.ledger_ = result.ledger  # what a fit spends, for composing several fits (one-vs-rest)
         report = privacy_report(result.ledger, float(self.delta))
         self.privacy_report_ = self._summarise(report, algo, pre.record, result.config.get("noise"))
+        self.privacy_report_["trust"] = trust_report(self, algo)
         self.algorithm_params_ = algo.params()
         return self
 

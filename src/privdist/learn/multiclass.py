@@ -123,6 +123,7 @@ def fit_one_vs_rest(est, X, y, groups=None):
         + ("; Gaussian releases: shares of GDP mu^2, exact" if rule == "gaussian_mu2_shares" else "")
         + ("; non-Gaussian releases: basic composition (epsilon/C, delta/C each), conservative"
            if rule == "basic_composition" else "")}
+    report["trust"] = subs[0].privacy_report_.get("trust")
     est.privacy_report_ = report
     if est.epsilon is not None:
         acc = float(np.mean(est.predict(X) == y))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..errors import UnknownNameError, ValidationError
 
-__all__ = ["TRUST", "check_trust", "trust_params", "training_mechanism"]
+__all__ = ["TRUST", "check_trust", "trust_params", "training_mechanism", "trust_report"]
 
 #: The estimators' trust models (dpmm's :data:`~privdist.algorithms.dpmm.TRUST`).
 TRUST = ("local", "secure_aggregation")
@@ -32,3 +32,20 @@ def training_mechanism(est) -> str:
     releases share a budget exactly (GDP shares), or ``"dpmm+skellam"`` under secure aggregation (not Gaussian: the
     split is the basic one, epsilon and delta divided linearly)."""
     return est.algorithm if getattr(est, "trust", "local") == "local" else f"{est.algorithm}+skellam"
+
+
+def trust_report(est, algo) -> dict:
+    """The privacy report's ``trust`` section: the model, what it assumes and, for secure aggregation, the
+    calibration's tolerance (the per-party guarantees above are recomputed from the parties in each sum)."""
+    if getattr(est, "trust", "local") == "local" or not getattr(algo, "secure", False):
+        return {"model": "local", "assumes": "each party's releases carry all the noise its own sensitivity needs; "
+                                             "the coordinator may see every message"}
+    K = int(est.n_agents_)
+    return {"model": "secure_aggregation", "parties": K, "colluding": algo.colluding,
+            "dropout_tolerance": algo.dropout_tolerance, "calibrated_honest_shares": algo.shares(K),
+            "assumes": "an honest-but-curious aggregator that sees masked vectors and the sums only and announces one "
+                       f"set of present parties per round; at most {algo.colluding} part"
+                       f"{'y' if algo.colluding == 1 else 'ies'} colluding with it; the requested budget holds while "
+                       f"at least {algo.shares(K)} honest parties' noise shares are in every sum",
+            "accountant": "rdp: the Skellam RDP bound (Agarwal, Kairouz & Liu 2021) at integer orders, converted by "
+                          "dp-accounting; the pld column repeats it (no PLD is published for this mechanism)"}
