@@ -23,6 +23,10 @@ coordinator's actor its own) from OS entropy in ``init``; the keys root those ag
 runs the protocol's calls and no others; one that ran its own code in the actors could read them (Ray lets a job's
 driver do so), so the claim is about what the protocol sends, as for every message.
 
+Secure aggregation (issue 27): for an algorithm with ``SECURE_SUM`` messages each actor draws its agents' secrets and
+masks their secure messages itself (:class:`~privdist.runtime.ray_common.Worker`); the driver, in the aggregator's seat,
+only forwards the public keys and sees masked vectors, answers and the sums (:mod:`privdist.runtime.secure_round`).
+
 Ray is imported only when this backend starts. Failures are named (:mod:`privdist.runtime.ray_common`, where the
 connection and the actor body shared with the party backend live): :class:`RayUnavailableError` (Ray missing, with
 the install command), :class:`RayConnectionError` (cluster address unreachable within a bounded timeout),
@@ -40,6 +44,8 @@ from .party import is_party_local
 from .ray_common import (INSTALL_HINT, AgentFailedError, RayConnectionError, RayUnavailableError, Worker,
                          connect)
 from .ray_party import PartyBackend
+from .secagg import session_id
+from .secure_round import secure_specs
 from .simulator import join_outboxes
 
 # the named failures are defined in ray_common (shared with the party backend) and importable from here too
@@ -99,6 +105,7 @@ class RayBackend(BackendBase):
     """
 
     name = "ray"
+    supports_secure_aggregation = True
 
     def __init__(self, address: str | None = None, actors: int | None = None, timeout: float = 10.0, *,
                  placement=None, max_restarts: int = 3, checkpoint_every: int = 10, _pool=None):
@@ -143,7 +150,21 @@ class RayBackend(BackendBase):
         results = self._get(refs, 0)
         self._events, self._est = None, [est for _, est in results]
         cout = None if cref is None else self._get([cref], 0, coordinator=True)[0]
+        specs = secure_specs(algorithm.messages(problem, network))
+        if specs:  # secure aggregation: each actor draws its agents' secrets; the keys table is all that travels
+            session = session_id(seed, trial, secure)
+            self.secure_keys = np.vstack(self._get([a.secure_setup.remote(specs, K, session, secure)
+                                                    for a in self._actors], 0))
+            self._get([a.secure_agree.remote(self.secure_keys) for a in self._actors], 0)
         return join_outboxes([out for out, _ in results]), cout
+
+    def secure_answer(self, t: int, attempt: int, present) -> np.ndarray:
+        """Every actor's answers of round ``t``'s secure sum (:mod:`privdist.runtime.secure_round`)."""
+        return np.vstack(self._get([a.secure_answer.remote(t, attempt, present) for a in self._actors], t))
+
+    def secure_remask(self, t: int, attempt: int, present) -> dict:
+        """Every actor's secure messages of round ``t`` under the masks of ``attempt``."""
+        return join_outboxes(self._get([a.secure_remask.remote(t, attempt, present) for a in self._actors], t))
 
     def _get(self, refs, t: int, coordinator: bool = False) -> list:
         """``ray.get`` the references; an actor's death becomes :class:`AgentFailedError` naming its agents."""
