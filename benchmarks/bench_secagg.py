@@ -10,7 +10,8 @@ draws (``random_state`` 0, 1, ...), beside the same estimator without noise.
 **Cost.** dpmm on the simulator, K = 10, 100, 1,000 parties of 30 synthetic rows with Adult's 105 features (+ an
 intercept), 20 rounds, total epsilon 1: plain (``trust="local"``) against secure aggregation (32-bit modulus):
 setup seconds (``run``'s init: key generation, advertisement and agreement), round-1 seconds (the Gram round), seconds
-per gradient round (rounds 2-19, from a 20-round and a 2-round run), the 20-round total with the setup, and the
+per gradient round (the median of rounds 2-19, timed by a metric that reads the clock after every round), the 20-round
+total with the setup, and the
 bytes each party sends per round, on average (plain: float64 values; secure: the masked vector and the answer, 4 bytes
 per value, retried attempts included; messages the schedule leaves silent are not counted; setup: a 32-byte public
 key up, the K x 32-byte table down). One extra secure run at K = 100 with simulated dropouts
@@ -126,23 +127,24 @@ def cost_rows(sizes: list[int]) -> list[dict]:
         algo = make_algorithm("dpmm", epsilon=1.0, delta=1e-5, rounds=ROUNDS, trust=trust,
                               dropout_tolerance=0.1 if dropout else 0.0)
         kw = {"dropout": dropout} if dropout else {}
-        short = run(algo, problem, net, 2, seed=0, **kw)
-        full = run(algo, problem, net, ROUNDS, seed=0, transcript="full", **kw)
-        grad = (full.timings["rounds"] - short.timings["rounds"]) / (ROUNDS - 2)
+        clock = {"clock": lambda est: time.perf_counter()}  # evaluated after init and after every round
+        res = run(algo, problem, net, ROUNDS, seed=0, transcript="full", metrics=clock, **kw)
+        ticks = np.diff(res.curves["clock"])  # seconds of rounds 1..T (the transcript and ledger included)
         value_bytes = 8 if trust == "local" else math.ceil(algo.bits / 8)
         row = {"parties": K, "trust": trust, "dropout": None if dropout is None else vars(dropout),
-               "setup_seconds": full.timings["init"], "round1_seconds": short.timings["rounds"],
-               "gradient_round_seconds": grad, "total_seconds": full.timings["init"] + full.timings["rounds"],
-               "bytes_per_party": _bytes(full, K, value_bytes),
+               "setup_seconds": res.timings["init"], "round1_seconds": float(ticks[0]),
+               "gradient_round_seconds": float(np.median(ticks[1:-1])),
+               "total_seconds": res.timings["init"] + res.timings["rounds"],
+               "bytes_per_party": _bytes(res, K, value_bytes),
                "setup_bytes_per_party": {"up": 32, "down": 32 * K} if trust != "local" else None}
         if dropout is not None:
-            rounds = full.config["secure_aggregation"]["rounds"][:-1]
+            rounds = res.config["secure_aggregation"]["rounds"][:-1]
             row["present_mean"] = float(np.mean([r["present"] for r in rounds]))
             row["attempts_max"] = max(r["attempts"] for r in rounds)
         rows.append(row)
         print(f"K={K:5d} {trust:18s}{' dropout' if dropout else '        '} setup {row['setup_seconds']:8.3f} s  "
-              f"round 1 {row['round1_seconds']:8.3f} s  gradient round {grad:8.4f} s  total "
-              f"{row['total_seconds']:8.2f} s  bytes/party: round 1 {row['bytes_per_party']['round_1']:,.0f}, "
+              f"round 1 {row['round1_seconds']:8.3f} s  gradient round {row['gradient_round_seconds']:8.4f} s  "
+              f"total {row['total_seconds']:8.2f} s  bytes/party: round 1 {row['bytes_per_party']['round_1']:,.0f}, "
               f"gradient {row['bytes_per_party']['gradient_round']:,.0f}", flush=True)
     for r in rows:  # ratios against the plain run of the same size
         plain = next(p for p in rows if p["parties"] == r["parties"] and p["trust"] == "local")
@@ -184,19 +186,22 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--draws", type=int, default=3, help="noise draws per utility case (default 3)")
     p.add_argument("--sizes", default="10,100,1000", help="party counts of the cost benchmark")
-    p.add_argument("--skip-utility", action="store_true")
-    p.add_argument("--skip-cost", action="store_true")
+    p.add_argument("--skip-utility", action="store_true", help="keep the utility rows of an existing STEM.json")
+    p.add_argument("--skip-cost", action="store_true", help="keep the cost rows of an existing STEM.json")
     p.add_argument("--out", default=str(HERE / "results" / "secagg"), help="stem of STEM.json and STEM.md")
     args = p.parse_args(argv)
     t0 = time.perf_counter()
-    utility = [] if args.skip_utility else utility_rows(args.draws)
-    cost = [] if args.skip_cost else cost_rows([int(s) for s in args.sizes.split(",") if s.strip()])
-    md = markdown(utility, cost, args.draws)
+    stem = Path(args.out)
+    kept = json.loads(stem.with_suffix(".json").read_text()) if stem.with_suffix(".json").exists() else {}
+    utility = kept.get("utility", []) if args.skip_utility else utility_rows(args.draws)  # a skipped part is kept
+    cost = kept.get("cost", []) if args.skip_cost else cost_rows([int(s) for s in args.sizes.split(",") if s.strip()])
+    md = markdown(utility, cost, utility[0]["draws"] if utility else args.draws)
     print()
     print(md)
-    stem = Path(args.out)
     stem.parent.mkdir(parents=True, exist_ok=True)
-    out = {"benchmark": "secagg", "settings": {"draws": args.draws, "epsilon": 1.0, "delta": 1e-5, "rounds": ROUNDS},
+    out = {"benchmark": "secagg", "settings": {"draws": kept.get("settings", {}).get("draws", args.draws)
+                                               if args.skip_utility else args.draws,
+                                               "epsilon": 1.0, "delta": 1e-5, "rounds": ROUNDS},
            "machine": {"python": sys.version.split()[0], "platform": platform.platform()},
            "wall_seconds": time.perf_counter() - t0, "utility": utility, "cost": cost}
     stem.with_suffix(".json").write_text(json.dumps(out, indent=1) + "\n")
