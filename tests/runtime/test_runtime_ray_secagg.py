@@ -51,3 +51,30 @@ def test_secure_mode_on_ray_draws_the_secrets_in_the_actors():
     a, b = (run(algo, problem, net, 3, seed=1, secure=True, backend=RayBackend(actors=2)) for _ in range(2))
     assert a.transcript.digest != b.transcript.digest
     assert np.all(np.isfinite(a.estimates))
+
+
+def test_a_party_whose_actor_dies_mid_run_drops_out_and_the_run_completes():
+    """Agent 3's actor is killed after round 2: from round 3 on it is in no sum (recorded), the others' guarantee is
+    recomputed without its share, and its own ledger holds its rounds 1 and 2 only."""
+    import os
+    import signal
+
+    K = 5
+    algo = make_algorithm("dpmm", epsilon=1.0, delta=1e-5, trust="secure_aggregation", dropout_tolerance=0.2)
+    problem, net = _problem(K), make_network("complete", n=K)
+    be = RayBackend(actors=K)  # one actor per party
+
+    def killer(est, calls=[]):  # metrics run in the driver after init (call 0) and after every round
+        calls.append(1)
+        if len(calls) == 3:  # after round 2
+            os.kill(be.actor_pids()[3], signal.SIGKILL)
+        return 0.0
+
+    res = run(algo, problem, net, 5, seed=2, backend=be, metrics={"kill": killer})
+    assert res.config["lost_agents"] == {3: 3}
+    rounds = res.config["secure_aggregation"]["rounds"]
+    assert [r["absent"] for r in rounds[:4]] == [[], [], [3], [3]]
+    assert sum(c for _, c in res.ledger.entries(3)) == 2 and sum(c for _, c in res.ledger.entries(0)) == 4
+    assert np.all(np.isfinite(res.estimates))
+    report = privacy_report(res.ledger, 1e-5)
+    assert report["per_agent"][0]["guaranteed"] and report["per_agent"][0]["epsilon"]["rdp"] <= 1.0 + 1e-9

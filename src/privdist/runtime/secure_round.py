@@ -127,13 +127,15 @@ class PartySide:
         self.parties.agree(table)
 
     def mask_outbox(self, t: int, out: dict) -> dict:
-        """The step's outbox with its active secure messages masked (attempt 0); silent ones stay zero."""
+        """The step's outbox with its active secure messages masked (attempt 0); silent ones zero (uint64 too)."""
         names = active_names(self.algorithm, self.specs, t)
+        out = dict(out)
         for s in self.specs:
             arr = np.asarray(out[s.name])
             if arr.dtype.kind not in "iu":
                 raise ValidationError(f"secure-sum message {s.name!r} must hold integers, got dtype {arr.dtype}")
-        out = dict(out)
+            if s.name not in names:
+                out[s.name] = np.zeros(arr.shape, dtype=np.uint64)
         if not names:
             self._plain = None
             return out
@@ -160,6 +162,12 @@ class PartySide:
         return self.parties.unmask(t, attempt, present, self._round_plain(t).shape[1])
 
 
+def _lost(be, K: int) -> np.ndarray:
+    """Parties whose process the backend found dead (the Ray backend's ``secure_lost``; none elsewhere)."""
+    lost = getattr(be, "secure_lost", None)
+    return np.zeros(K, dtype=bool) if lost is None else np.asarray(lost(), dtype=bool)
+
+
 def secure_sum(be, algorithm, specs, t: int, agent_out: dict, dropout: Dropout | None, seed: int, trial: int):
     """The aggregator's side of round ``t`` (module docstring).
 
@@ -179,7 +187,7 @@ def secure_sum(be, algorithm, specs, t: int, agent_out: dict, dropout: Dropout |
                                                               "silent": True}
     bits = secure_bits(specs)
     sent, _ = dropout.failures(seed, trial, t, 0, K) if dropout is not None else (np.zeros(K, bool), None)
-    present = ~sent
+    present = ~sent & ~_lost(be, K)  # a party whose process died sent nothing
     arrived = dict(agent_out)
     masked = {n: np.where(present.reshape(-1, *[1] * len(shapes[n])), agent_out[n], 0).astype(np.uint64)
               for n in names}
@@ -188,10 +196,14 @@ def secure_sum(be, algorithm, specs, t: int, agent_out: dict, dropout: Dropout |
     while True:
         if attempt:
             masked = be.secure_remask(t, attempt, present)
+            if _lost(be, K)[present].any():  # died before resending: this attempt is dropped like a failed answer
+                present = present & ~_lost(be, K)
+                attempt += 1
+                continue
             records.append({f"{n}@attempt{attempt}": masked[n] for n in names})
         fails = dropout.failures(seed, trial, t, attempt, K)[1] if dropout is not None else np.zeros(K, bool)
-        answered = present & ~fails
         answers = be.secure_answer(t, attempt, present)
+        answered = present & ~fails & ~_lost(be, K)
         answers[~answered] = 0  # a party that failed sends nothing
         records.append({f"secagg.answer@attempt{attempt}": answers})
         if np.array_equal(answered, present) or not answered.any():
