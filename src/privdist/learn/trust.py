@@ -3,12 +3,10 @@ aggregation with distributed Skellam noise, :mod:`privdist.algorithms.dpmm`)."""
 
 from __future__ import annotations
 
+from ..algorithms.dpmm import TRUST
 from ..errors import UnknownNameError, ValidationError
 
 __all__ = ["TRUST", "check_trust", "trust_params", "training_mechanism", "trust_report"]
-
-#: The estimators' trust models (dpmm's :data:`~privdist.algorithms.dpmm.TRUST`).
-TRUST = ("local", "secure_aggregation")
 
 
 def check_trust(algorithm: str, trust) -> str:
