@@ -171,6 +171,15 @@ def test_the_estimator_takes_trust():
     assert report["guaranteed"] and report["epsilon"] <= 1.0 + 1e-9
     assert report["calibration"]["mechanism"]["kind"] == "skellam"
     assert m.score(X, y) > 0.9
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ranged = DistributedLogisticRegression(epsilon=1.0, n_agents=20, random_state=0,
+                                               trust="secure_aggregation").fit(X * [1.0, 30.0, 1.0, 1.0], y)
+    # the DP range step's Gaussian release and the Skellam training compose exactly to the total (dpmm's prior)
+    assert ranged.privacy_report_["epsilon"] == pytest.approx(1.0, rel=1e-3)
+    assert ranged.privacy_report_["epsilon"] <= 1.0 + 1e-9 and len(ranged.algorithm_params_["prior"]) == 1
+    with pytest.raises(ValidationError, match="prior"):
+        make_algorithm("dpmm", prior=(3.0,))
     with pytest.raises(ValidationError, match="dpmm"):
         DistributedLogisticRegression(algorithm="dpsgd", trust="secure_aggregation").fit(X, y)
     with pytest.raises(UnknownNameError):

@@ -118,6 +118,9 @@ class DPMM(Budgeted, AlgorithmBase):
         dropout_tolerance: secure aggregation: fraction of the parties whose shares the calibration can lose in a
             round (dropouts) and still meet the budget; more dropouts lower the recomputed guarantee.
         bits: secure aggregation: the modulus ``2^bits`` of the secure sums (checked against the sums' range).
+        prior: secure aggregation: noise multipliers of Gaussian releases each party made before the run (the
+            estimators' DP range step) that the total budget also covers; the Skellam noise is calibrated so that
+            their composition with the run's releases is the budget.
     """
 
     epsilon: float | None = 1.0
@@ -133,6 +136,7 @@ class DPMM(Budgeted, AlgorithmBase):
     colluding: int = 0
     dropout_tolerance: float = 0.0
     bits: int = 32
+    prior: tuple[float, ...] = ()
     name: ClassVar[str] = "dpmm"
     has_coordinator: ClassVar[bool] = True
     budgets: ClassVar[tuple[str, ...]] = ("total",)
@@ -149,6 +153,10 @@ class DPMM(Budgeted, AlgorithmBase):
                 or not 0 <= self.dropout_tolerance < 1:
             raise ValidationError(f"dropout_tolerance must be in [0, 1), got {self.dropout_tolerance!r}")
         check_bits(self.bits)
+        object.__setattr__(self, "prior", tuple(float(check_positive(z, "prior[i]")) for z in self.prior))
+        if self.prior and self.trust != "secure_aggregation":
+            raise ValidationError("dpmm: prior releases are composed into the Skellam calibration of "
+                                  "trust='secure_aggregation' (with trust='local', split the budget instead)")
         self._check_budget()
         self._build_when_known()
 
@@ -170,7 +178,7 @@ class DPMM(Budgeted, AlgorithmBase):
         if self.trust == "secure_aggregation":  # T - 1 gradient sums and one Gram of gram_uses budget units
             rounds = self.rounds or 2
             releases = [(rounds - 1, 1), (1, self.gram_uses)] if rounds > 1 else [(1, 1)]
-            return skellam_mechanism(self.epsilon, self.delta, releases=releases, clear=clear)
+            return skellam_mechanism(self.epsilon, self.delta, releases=releases, prior=self.prior, clear=clear)
         return gaussian_mechanism(self.epsilon, self.delta, budget="total",
                                   releases=self.release_count(self.rounds or 2), clear=clear)
 

@@ -17,7 +17,7 @@ except ImportError:  # pragma: no cover
 
 from ..errors import ValidationError
 from .budget import NON_PRIVATE_ALGORITHMS, TOTAL_BUDGET_ALGORITHMS, total_budget_params
-from .trust import check_trust, training_mechanism, trust_params, trust_report
+from .trust import check_trust, trust_params, trust_report
 
 __all__ = ["DistributedLinearModel", "summarise_privacy", "with_preprocessing", "noise_seed", "UtilityWarning", "ResearchModeWarning", "PrivacyTargetWarning"]
 
@@ -234,7 +234,7 @@ class DistributedLinearModel(BaseEstimator):
             groups, n_parties = check_groups(groups, X.shape[0])
         pre = Preprocessor(scale=self.scale, bounds=self.bounds, row_norm=self.row_norm)
         ranges = fit_ranges(pre, X, [np.flatnonzero(groups == k) for k in range(n_parties)], epsilon=self.epsilon,
-                            delta=self.delta, share=self.range_share, algorithm=training_mechanism(self),
+                            delta=self.delta, share=self.range_share, algorithm=self.algorithm,
                             algorithm_params=self.algorithm_params, seed=seed, secure=secure,
                             feature_names=getattr(self, "feature_names_in_", None), **target)
         return groups, n_parties, pre, ranges
@@ -264,7 +264,7 @@ class DistributedLinearModel(BaseEstimator):
             self.network, rng=rng, n=n_parties)
         params = {**self._default_algorithm_params(self.algorithm, float(self.row_norm)),
                   **total_budget_params(self.algorithm, ranges.epsilon, ranges.delta, rounds),
-                  **trust_params(self), **dict(self.algorithm_params or {})}
+                  **trust_params(self, ranges), **dict(self.algorithm_params or {})}
         algo = make_algorithm(self.algorithm, **params)
         problem_objective = problem.objective
         result = run(algo, problem, network, rounds, seed=seed % 2**63, secure=secure,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..algorithms.dpmm import TRUST
 from ..errors import UnknownNameError, ValidationError
 
-__all__ = ["TRUST", "check_trust", "trust_params", "training_mechanism", "trust_report"]
+__all__ = ["TRUST", "check_trust", "trust_params", "trust_report"]
 
 
 def check_trust(algorithm: str, trust) -> str:
@@ -19,17 +19,18 @@ def check_trust(algorithm: str, trust) -> str:
     return trust
 
 
-def trust_params(est) -> dict:
-    """The algorithm parameters of the estimator's trust model (none for ``"local"``)."""
+def trust_params(est, ranges=None) -> dict:
+    """The algorithm parameters of the estimator's trust model (none for ``"local"``). Under secure aggregation
+    with a DP range step (``ranges``, a :class:`~privdist.learn.ranges.RangeStep` that released), the training is
+    calibrated on the whole budget composed with the range release (dpmm's ``prior``), not on a split of it: the
+    Skellam releases are not Gaussian, so a split would not compose exactly."""
     trust = getattr(est, "trust", "local")
-    return {} if trust == "local" else {"trust": trust}
-
-
-def training_mechanism(est) -> str:
-    """The training's mechanism as the DP range step's budget split needs it: the algorithm's name, whose Gaussian
-    releases share a budget exactly (GDP shares), or ``"dpmm+skellam"`` under secure aggregation (not Gaussian: the
-    split is the basic one, epsilon and delta divided linearly)."""
-    return est.algorithm if getattr(est, "trust", "local") == "local" else f"{est.algorithm}+skellam"
+    if trust == "local":
+        return {}
+    zs = sorted({float(z) for z in (ranges.noise_multipliers.values() if ranges is not None else ())})
+    if not zs or est.epsilon is None:
+        return {"trust": trust}
+    return {"trust": trust, "epsilon": float(est.epsilon), "delta": float(est.delta), "prior": (max(zs),)}
 
 
 def trust_report(est, algo) -> dict:

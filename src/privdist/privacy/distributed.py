@@ -23,8 +23,8 @@ the sum of which at most ``c`` collude with the aggregator (they know their own 
 recomputed each round from the parties that took part (a dropout lowers it; fewer dropouts than tolerated raise it).
 
 **Calibration** (:func:`calibrate_skellam`): the smallest ``z`` whose releases over the run, composed by the
-accountant the report uses (:func:`~privdist.privacy.accountants.agent_epsilon`, RDP), meet ``(epsilon, delta)``
-when ``shares`` honest parties take part. At fixed ``z`` the bound only grows as the dimension shrinks
+accountant the report uses (:func:`~privdist.privacy.accountants.agent_epsilon`, RDP) with any Gaussian release made
+before the run (the DP range step), meet ``(epsilon, delta)`` when ``shares`` honest parties take part. At fixed ``z`` the bound only grows as the dimension shrinks
 (``D1 / D2^2 = 1 / (resolution + 1)`` and ``D2 = (resolution + 1) sqrt(d)``), so ``z`` is calibrated at ``d = 1`` and
 holds for every dimension; the declared releases use the real ``d``.
 """
@@ -136,18 +136,24 @@ class SkellamMechanism(Mechanism):
 
 @functools.lru_cache(maxsize=256)
 def calibrate_skellam(epsilon: float, delta: float, releases: tuple[tuple[int, int], ...],
-                      resolution: float = RESOLUTION) -> float:
-    """The smallest noise multiplier (to relative 1e-6, never rounded down) whose releases meet ``(epsilon, delta)``.
+                      resolution: float = RESOLUTION, prior: tuple[float, ...] = ()) -> float:
+    """The smallest noise multiplier (to relative 1e-6, never rounded down) whose releases, composed with the
+    ``prior`` ones, meet ``(epsilon, delta)``.
 
     Args:
         epsilon, delta: each party's total budget.
         releases: ``(count, uses)`` pairs: ``count`` releases of ``uses`` budget units each over the run.
         resolution: the mechanism's resolution.
+        prior: noise multipliers of Gaussian releases each party made before (e.g. the DP range step), which the
+            budget also covers: the composition of all of them is calibrated, exactly as the report composes it.
 
     Raises:
-        CalibrationError: no noise meets the target (e.g. epsilon too small for the orders' range).
+        CalibrationError: no noise meets the target (e.g. the prior releases alone spend it).
     """
     from .accountants import agent_epsilon
+    from .release import gaussian_release
+
+    before = [(gaussian_release(float(z)), 1) for z in prior]
 
     epsilon = check_positive(epsilon, "epsilon")
     delta = check_probability(delta, "delta")
@@ -156,7 +162,7 @@ def calibrate_skellam(epsilon: float, delta: float, releases: tuple[tuple[int, i
 
     def eps(z: float) -> float:
         mech = SkellamMechanism(z, resolution)
-        return agent_epsilon([(mech.releases([0], uses=u)[0], c) for c, u in releases], delta, "rdp")
+        return agent_epsilon(before + [(mech.releases([0], uses=u)[0], c) for c, u in releases], delta, "rdp")
 
     hi = 1.0
     while eps(hi) > epsilon:
