@@ -1,5 +1,5 @@
-"""``privdist fit --trust`` (issue 27): the estimator options of the trust model, and the lines the privacy report
-prints about it."""
+"""``privdist fit --trust`` (issue 27): the estimator options of the trust model (the privacy report prints its
+``trust`` section, :func:`privdist.learn.trust.trust_report`)."""
 
 from __future__ import annotations
 
