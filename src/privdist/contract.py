@@ -13,6 +13,13 @@ Round structure (``t = 1..T``), identical on every backend:
 3. Then the coordinator (if any) runs ``step_coordinator`` on the ``GATHER``-ed agent messages of round ``t``;
    what it sends reaches the agents in round ``t + 1``.
 
+Secure aggregation (issue 27): the agents' ``SECURE_SUM`` messages of round ``t`` are masked where the agents run and
+summed by the protocol of :mod:`privdist.runtime.secagg` before ``step_coordinator``; what the ledger records for that
+round is ``secure_events(t, present, problem)`` (one release or None per agent, from public facts and the parties
+``present`` in the sum), and ``dp_events`` of such an algorithm declares the worst case its calibration assumes (for callers that
+step it outside a run). A backend runs secure aggregation when it has ``supports_secure_aggregation = True`` and the
+members ``secure_answer``/``secure_remask`` (the simulator and the Ray backend).
+
 Every privacy-costing message is declared by ``dp_events(state, t)``: one :class:`privdist.privacy.Release`
 (or ``None``) per agent of the block, for the outbox of round ``t``, computed from hyperparameters and public
 constants only. The runtime records them in the per-agent ledger. ``None`` means the outbox depends on no
@@ -34,7 +41,7 @@ from typing import Any, Mapping, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Aggregation", "MessageSpec", "Algorithm", "AgentBlock", "AGENT", "COORDINATOR", "Backend", "BackendBase",
+__all__ = ["Aggregation", "MessageSpec", "check_bits", "MAX_BITS", "Algorithm", "AgentBlock", "AGENT", "COORDINATOR", "Backend", "BackendBase",
            "BACKEND_MEMBERS"]
 
 AGENT = "agent"
@@ -50,6 +57,12 @@ class Aggregation(str, enum.Enum):
     GATHER: agent -> coordinator; the coordinator receives every agent's message stacked, shape (K, ...).
     BROADCAST: coordinator -> agents; one message, every agent receives the same copy.
     SCATTER: coordinator -> agents; the coordinator sends (K, ...) and agent ``k`` receives row ``k``.
+    SECURE_SUM: agent -> coordinator through secure aggregation (issue 27, :mod:`privdist.runtime.secagg`): each agent
+        sends an integer vector, the backend masks it where the agent runs, and the coordinator receives only the sum
+        mod ``2^bits`` (``MessageSpec.bits``) over the agents in the round's sum, as centred integers of the
+        message's shape. An algorithm with such messages declares their releases through
+        ``secure_events(t, present, problem)`` and may declare a message silent in a round with
+        ``secure_silent(name, t)``.
     """
 
     NEIGHBOR_SUM = "neighbor_sum"
@@ -57,6 +70,7 @@ class Aggregation(str, enum.Enum):
     GATHER = "gather"
     BROADCAST = "broadcast"
     SCATTER = "scatter"
+    SECURE_SUM = "secure_sum"
 
 
 _SENDER = {
@@ -65,16 +79,34 @@ _SENDER = {
     Aggregation.GATHER: AGENT,
     Aggregation.BROADCAST: COORDINATOR,
     Aggregation.SCATTER: COORDINATOR,
+    Aggregation.SECURE_SUM: AGENT,
 }
+
+
+#: Largest modulus exponent of a secure sum: masked values travel through the float64 transcript exactly (2^53).
+MAX_BITS = 53
+
+
+def check_bits(bits) -> int:
+    """A secure sum's modulus exponent, an int in [8, :data:`MAX_BITS`] (named error otherwise)."""
+    from ._checks import check_int
+    from .errors import ValidationError
+
+    bits = check_int(bits, "bits", 8)
+    if bits > MAX_BITS:
+        raise ValidationError(f"bits must be <= {MAX_BITS} (masked values are recorded exactly as float64), got {bits}")
+    return bits
 
 
 @dataclass(frozen=True)
 class MessageSpec:
-    """Name, per-sender shape and receiver-side aggregation of one message."""
+    """Name, per-sender shape and receiver-side aggregation of one message (``bits``: the modulus exponent of a
+    ``SECURE_SUM`` message)."""
 
     name: str
     shape: tuple[int, ...]
     aggregation: Aggregation
+    bits: int | None = None
 
     @property
     def sender(self) -> str:
@@ -211,6 +243,7 @@ class BackendBase:
     """Defaults of the optional members of :class:`Backend` (a backend without a party mode or run report)."""
 
     party_local = False
+    supports_secure_aggregation = False
 
     def for_problem(self, problem) -> "BackendBase":
         return self

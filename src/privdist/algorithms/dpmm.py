@@ -39,6 +39,17 @@ are floored at ``floor * sigma_S sqrt(P)`` (``sigma_S`` the std of a summed entr
 the spectral norm of its noise), so ``B`` stays positive definite and directions the noise swamps get a
 conservative step. Defaults (``gram_uses = 4``, ``floor = 2``, ``average_from = 1/2``, 20 rounds in the estimators)
 were chosen on a validation split of the Adult training rows (10 parties, total epsilon 1), never on test rows.
+
+**Trust** (issue 27). ``trust="local"`` (above): every party's release carries all the noise its own sensitivity
+needs, so the coordinator's sums carry ``sqrt(K)`` times a trusted curator's noise. ``trust="secure_aggregation"``:
+the gradient sums (with the row counts) and the Gram are ``SECURE_SUM`` messages: each party encodes its vector as
+integers with a share of distributed Skellam noise (:class:`~privdist.privacy.distributed.SkellamMechanism`:
+randomized rounding at 1 % of the sensitivity, share ``Sk(mu / shares)``), the backend masks it where the party runs
+(:mod:`privdist.runtime.secagg`), and the coordinator receives only the sums, decoded, with noise of central scale.
+One Skellam mechanism with the same total budget (RDP-calibrated: no PLD is published for it) for ``shares = K -
+colluding - floor(dropout_tolerance K)`` honest parties in each sum; the ledger records each round's guarantee from
+the parties actually in the sum (``secure_events``): each party's release is the aggregate, protected by the shares of
+the ``n_t - colluding`` honest parties in it. The row counts are summed exactly (they are public).
 """
 
 from __future__ import annotations
@@ -51,10 +62,15 @@ from typing import ClassVar
 import numpy as np
 
 from .._checks import check_int, check_positive
-from ..contract import Aggregation, MessageSpec
+from ..contract import Aggregation, MessageSpec, check_bits
+from ..errors import UnknownNameError, ValidationError
 from .base import AlgorithmBase, Budgeted, check_problem_network
 
-__all__ = ["DPMM", "DPMMState", "DPMMCoordinatorState"]
+__all__ = ["DPMM", "DPMMState", "DPMMCoordinatorState", "TRUST"]
+
+#: Trust models of the coordinator protocol: each party noises its own release, or the parties' noise shares are
+#: summed under secure aggregation (issue 27).
+TRUST = ("local", "secure_aggregation")
 
 
 @dataclass(frozen=True)
@@ -98,6 +114,14 @@ class DPMM(Budgeted, AlgorithmBase):
         average_from: the parties' model is the average of the iterates after this fraction of the rounds.
         budget: ``"total"`` only.
         rounds: rounds the budget covers (``None``: the run's).
+        trust: ``"local"`` or ``"secure_aggregation"`` (module docstring).
+        colluding: secure aggregation: parties assumed to collude with the aggregator (their shares do not count).
+        dropout_tolerance: secure aggregation: fraction of the parties whose shares the calibration can lose in a
+            round (dropouts) and still meet the budget; more dropouts lower the recomputed guarantee.
+        bits: secure aggregation: the modulus ``2^bits`` of the secure sums (checked against the sums' range).
+        prior: secure aggregation: noise multipliers of Gaussian releases each party made before the run (the
+            estimators' DP range step) that the total budget also covers; the Skellam noise is calibrated so that
+            their composition with the run's releases is the budget.
     """
 
     epsilon: float | None = 1.0
@@ -109,6 +133,11 @@ class DPMM(Budgeted, AlgorithmBase):
     average_from: float = 0.5
     budget: str = "total"
     rounds: int | None = None
+    trust: str = "local"
+    colluding: int = 0
+    dropout_tolerance: float = 0.0
+    bits: int = 32
+    prior: tuple[float, ...] = ()
     name: ClassVar[str] = "dpmm"
     has_coordinator: ClassVar[bool] = True
     budgets: ClassVar[tuple[str, ...]] = ("total",)
@@ -118,6 +147,17 @@ class DPMM(Budgeted, AlgorithmBase):
         if self.c1 is not None:
             check_positive(self.c1, "c1")
         check_int(self.gram_uses, "gram_uses", 1)
+        if self.trust not in TRUST:
+            raise UnknownNameError("trust", str(self.trust), TRUST)
+        check_int(self.colluding, "colluding", 0)
+        if isinstance(self.dropout_tolerance, bool) or not isinstance(self.dropout_tolerance, (int, float)) \
+                or not 0 <= self.dropout_tolerance < 1:
+            raise ValidationError(f"dropout_tolerance must be in [0, 1), got {self.dropout_tolerance!r}")
+        check_bits(self.bits)
+        object.__setattr__(self, "prior", tuple(float(check_positive(z, "prior[i]")) for z in self.prior))
+        if self.prior and self.trust != "secure_aggregation":
+            raise ValidationError("dpmm: prior releases are composed into the Skellam calibration of "
+                                  "trust='secure_aggregation' (with trust='local', split the budget instead)")
         self._check_budget()
         self._build_when_known()
 
@@ -125,12 +165,29 @@ class DPMM(Budgeted, AlgorithmBase):
     def release_count(self, rounds: int) -> int:
         return int(rounds) - 1 + self.gram_uses if rounds > 1 else 1  # one round releases nothing: w = 0
 
+    @property
+    def secure(self) -> bool:
+        """Whether the sums go through secure aggregation (``trust="secure_aggregation"`` with noise; without noise
+        the sums are in the clear anyway and are gathered as with ``trust="local"``)."""
+        return self.trust == "secure_aggregation" and self.mechanism.private
+
     def _build_mechanism(self):
         from ..privacy import gaussian_mechanism
+        from ..privacy.budget import skellam_mechanism
 
+        clear = "dpmm: statistics sent without noise (not private)"
+        if self.trust == "secure_aggregation":  # T - 1 gradient sums and one Gram of gram_uses budget units
+            rounds = self.rounds or 2
+            releases = [(rounds - 1, 1), (1, self.gram_uses)] if rounds > 1 else [(1, 1)]
+            return skellam_mechanism(self.epsilon, self.delta, releases=releases, prior=self.prior, clear=clear)
         return gaussian_mechanism(self.epsilon, self.delta, budget="total",
-                                  releases=self.release_count(self.rounds or 2),
-                                  clear="dpmm: statistics sent without noise (not private)")
+                                  releases=self.release_count(self.rounds or 2), clear=clear)
+
+    def shares(self, n_agents: int) -> int:
+        """Honest parties each secure sum is calibrated for: ``K - colluding - floor(dropout_tolerance K)``."""
+        from ..privacy.distributed import check_shares
+
+        return check_shares(n_agents, self.colluding, int(math.floor(self.dropout_tolerance * n_agents)))
 
     def _clip(self, loss) -> float:
         return self.c1 if self.c1 is not None else self.row_bound * (1.0 if loss.curvature_bound <= 0.25 else 2.0)
@@ -139,13 +196,52 @@ class DPMM(Budgeted, AlgorithmBase):
         agents = state.problem.agent_ids
         if t >= self._last:
             return [None] * len(agents)
+        if self.secure:  # the worst case of the calibration (a run declares secure_events instead)
+            K = state.problem.n_agents_total
+            return self._secure_releases(agents, t, state.X.shape[2], self.shares(K), K)
         return self.mechanism.releases(agents, uses=1 + self.gram_uses if t == 1 else 1)
+
+    def _secure_releases(self, agents, t: int, P: int, honest: int, n_agents: int) -> list:
+        """Each agent's release of round ``t``'s secure sums when ``honest`` parties' shares are in them."""
+        from ..privacy import Release
+        from ..privacy.events import dp_event
+
+        shares = self.shares(n_agents)
+        (g,) = self.mechanism.releases([0], dim=P, honest=honest, shares=shares)
+        if t == 1:
+            (h,) = self.mechanism.releases([0], uses=self.gram_uses, dim=P * (P + 1) // 2, honest=honest,
+                                           shares=shares)
+            g = Release(dp_event.ComposedDpEvent((g.event, h.event)))
+        return [g] * len(agents)
+
+    def secure_silent(self, name: str, t: int) -> bool:
+        """The public schedule of the secure sums: the Gram in round 1 only, nothing in the last round."""
+        return t >= self._last or (name == "h" and t != 1)
+
+    def secure_events(self, t: int, present, problem) -> list:
+        """Round ``t``'s releases in a run: for each party in the sums, the aggregate protected by the shares of the
+        ``n_t - colluding`` honest parties in them; none for a party left out (``problem``: its public facts)."""
+        present = np.asarray(present, dtype=bool)
+        if t >= self._last:
+            return [None] * present.size
+        honest = max(1, int(present.sum()) - self.colluding)
+        rel = self._secure_releases([0], t, problem.n_features, honest, present.size)[0]
+        return [rel if p else None for p in present]
 
     def assumptions(self):
         if not self.mechanism.private:
             return []
-        return [f"dpmm: rows clipped to norm {self.row_bound:g} and per-sample gradients to {self._c1_text()}; "
-                "Gram sensitivity sqrt(2) row_bound^2 and gradient sensitivity 2 c1 are a-priori; row counts public"]
+        out = [f"dpmm: rows clipped to norm {self.row_bound:g} and per-sample gradients to {self._c1_text()}; "
+               "Gram sensitivity sqrt(2) row_bound^2 and gradient sensitivity 2 c1 are a-priori; row counts public"]
+        if self.secure:
+            out.append(f"trust=secure_aggregation: the aggregator is honest-but-curious (follows the protocol and "
+                       f"announces one set of present parties per round), at most {self.colluding} part"
+                       f"{'y' if self.colluding == 1 else 'ies'} collude with it; each sum's Skellam noise is "
+                       f"calibrated for {self.dropout_tolerance:g} of the parties missing (dropped or colluding "
+                       "beyond that lowers the guarantee, recomputed per round from the parties in the sum); "
+                       "epsilon from the Skellam RDP bound (Agarwal, Kairouz & Liu 2021) at integer orders, "
+                       "converted by dp-accounting (the pld column repeats it: no PLD is published for it)")
+        return out
 
     def _c1_text(self) -> str:
         return f"c1={self.c1:g}" if self.c1 is not None else "c1 = row_bound (logistic) / 2 row_bound (squared)"
@@ -158,8 +254,8 @@ class DPMM(Budgeted, AlgorithmBase):
     # ------------------------------------------------------------------ protocol
     def messages(self, problem, network):
         P = problem.n_features
-        return (MessageSpec("g", (P + 1,), Aggregation.GATHER),
-                MessageSpec("h", (P * (P + 1) // 2,), Aggregation.GATHER),
+        kind, bits = (Aggregation.SECURE_SUM, self.bits) if self.secure else (Aggregation.GATHER, None)
+        return (MessageSpec("g", (P + 1,), kind, bits), MessageSpec("h", (P * (P + 1) // 2,), kind, bits),
                 MessageSpec("w", (P,), Aggregation.BROADCAST), MessageSpec("w_bar", (P,), Aggregation.BROADCAST))
 
     def init(self, problem, network, block, rng):
@@ -170,11 +266,29 @@ class DPMM(Budgeted, AlgorithmBase):
         P = problem.n_features
         state = DPMMState(np.zeros(P), np.zeros(P), X, np.linalg.norm(X, axis=2), np.asarray(local.y, dtype=float),
                           np.asarray(local.w > 0, dtype=float), local)
+        if self.secure:
+            self._check_modulus(state)
         return state, self._silent(block.size, P)
 
-    @staticmethod
-    def _silent(n: int, P: int) -> dict:
-        return {"g": np.zeros((n, P + 1)), "h": np.zeros((n, P * (P + 1) // 2))}
+    def _silent(self, n: int, P: int) -> dict:
+        dtype = np.int64 if self.secure else float
+        return {"g": np.zeros((n, P + 1), dtype=dtype), "h": np.zeros((n, P * (P + 1) // 2), dtype=dtype)}
+
+    def _check_modulus(self, state) -> None:
+        """Public, before any release: every secure sum stays inside ``[-2^(bits-1), 2^(bits-1))`` when each of the
+        ``K`` parties is at most as large as this block's largest (every block checks its own) and the noise stays
+        within 40 standard deviations; else a named error (raise ``bits``)."""
+        K, P = state.problem.n_agents_total, state.X.shape[2]
+        rows = float(state.mask.sum(axis=1).max()) if state.mask.size else 0.0
+        grad = rows * self._clip(state.problem.loss) * self.mechanism.scale(2.0 * self._clip(state.problem.loss), P)
+        gram_sens = math.sqrt(2.0) * self.row_bound**2
+        gram = rows * self.row_bound**2 * self.mechanism.scale(gram_sens, P * (P + 1) // 2)
+        noise = math.sqrt(self.mechanism.variance(P * (P + 1) // 2, self.gram_uses) * K / self.shares(K))
+        noise = max(noise, math.sqrt(self.mechanism.variance(P) * K / self.shares(K)))
+        need = K * (max(grad, gram, rows) + 1.0) + 40.0 * noise
+        if need >= 2.0 ** (self.bits - 1):
+            raise ValidationError(f"dpmm: secure sums of {K} parties of up to {rows:g} rows may reach {need:.3g}, "
+                                  f"beyond the modulus 2^{self.bits}; set bits={math.ceil(math.log2(need)) + 2}")
 
     def init_coordinator(self, problem, network, rng):
         P = problem.n_features
@@ -183,13 +297,17 @@ class DPMM(Budgeted, AlgorithmBase):
         return (DPMMCoordinatorState(np.zeros(P), np.zeros(P), 0, None, 0.0, public),
                 {"w": np.zeros(P), "w_bar": np.zeros(P)})
 
-    def _gradient_sums(self, state, w, rng):
-        """Noisy clipped gradient sums of the block's agents at ``w``, with each agent's row count appended."""
+    def _clipped_sums(self, state, w) -> np.ndarray:
+        """The block's agents' sums of per-sample gradients at ``w``, each clipped to ``c1`` (enforced)."""
         loss = state.problem.loss
         d = loss.dz(state.X @ w, state.y) * state.mask
         c1 = self._clip(loss)
         d = d * np.minimum(1.0, c1 / np.maximum(np.abs(d) * state.norms, 1e-300))
-        G = self.mechanism.privatize(np.einsum("kn,knp->kp", d, state.X), 2.0 * c1, rng)
+        return np.einsum("kn,knp->kp", d, state.X)
+
+    def _gradient_sums(self, state, w, rng):
+        """Noisy clipped gradient sums of the block's agents at ``w``, with each agent's row count appended."""
+        G = self.mechanism.privatize(self._clipped_sums(state, w), 2.0 * self._clip(state.problem.loss), rng)
         return np.hstack([G, state.mask.sum(axis=1)[:, None]])
 
     def step(self, state, inbox, t, rng):
@@ -198,29 +316,61 @@ class DPMM(Budgeted, AlgorithmBase):
         K, P = state.X.shape[0], w.shape[0]
         if t >= self._last:  # the last round only delivers the final model
             return state, self._silent(K, P)
+        if self.secure:
+            return state, self._secure_step(state, w, t, rng)
         out = {"g": self._gradient_sums(state, w, rng), "h": np.zeros((K, P * (P + 1) // 2))}
         if t == 1:
-            iu = np.triu_indices(P)
-            S = np.einsum("knp,knq->kpq", state.X, state.X)[:, iu[0], iu[1]]
             root = math.sqrt(self.gram_uses)  # gram_uses uses of multiplier z = one use of z / sqrt(gram_uses)
-            out["h"] = self.mechanism.privatize(S, math.sqrt(2.0) * self.row_bound**2 / root, rng)
+            out["h"] = self.mechanism.privatize(self._gram(state), math.sqrt(2.0) * self.row_bound**2 / root, rng)
         return state, out
+
+    @staticmethod
+    def _gram(state) -> np.ndarray:
+        P = state.X.shape[2]
+        iu = np.triu_indices(P)
+        return np.einsum("knp,knq->kpq", state.X, state.X)[:, iu[0], iu[1]]
+
+    def _secure_step(self, state, w, t, rng) -> dict:
+        """The secure sums' integer vectors: the gradient sums (with the exact row counts) and, in round 1, the
+        Gram, each randomly rounded with the party's Skellam share (:class:`SkellamMechanism`)."""
+        K, P = state.X.shape[0], w.shape[0]
+        shares = self.shares(state.problem.n_agents_total)
+        c1 = self._clip(state.problem.loss)
+        g = self.mechanism.privatize(self._clipped_sums(state, w), 2.0 * c1, rng, shares=shares)
+        out = {"g": np.hstack([g, state.mask.sum(axis=1).astype(np.int64)[:, None]]),
+               "h": np.zeros((K, P * (P + 1) // 2), dtype=np.int64)}
+        if t == 1:
+            out["h"] = self.mechanism.privatize(self._gram(state), math.sqrt(2.0) * self.row_bound**2, rng,
+                                                shares=shares, uses=self.gram_uses)
+        return out
 
     def step_coordinator(self, cstate, inbox, t, rng):
         if t >= self._last:
             return cstate, {"w": cstate.w, "w_bar": self._average(cstate)}
-        g = inbox["g"].sum(axis=0)
+        g, h = self._sums(inbox, cstate.public)
         P = g.shape[0] - 1
         problem = cstate.public
         if t == 1:
-            cstate = replace(cstate, n_total=float(g[-1]),
-                             precond=self._majorizer(inbox["h"].sum(axis=0), P, float(g[-1]), problem))
-        w = self._update(cstate.w, g[:P] / cstate.n_total, cstate.precond, problem)
+            cstate = replace(cstate, n_total=float(g[-1]), precond=self._majorizer(h, P, float(g[-1]), problem))
+        n_t = float(g[-1])  # the rows in this round's sums (fewer than round 1's when parties dropped out)
+        if n_t <= 0:  # no party in the sum: nothing to step on
+            return cstate, {"w": cstate.w, "w_bar": self._average(cstate)}
+        w = self._update(cstate.w, g[:P] / n_t, cstate.precond, problem)
         if self.mechanism.private and t > self.average_from * self._last:  # Polyak averaging of the later
             # iterates (post-processing); without noise the last iterate of the monotone MM is the estimate
             cstate = replace(cstate, w_sum=cstate.w_sum + w, n_avg=cstate.n_avg + 1)
         cstate = replace(cstate, w=w)
         return cstate, {"w": w, "w_bar": self._average(cstate)}
+
+    def _sums(self, inbox, problem) -> tuple[np.ndarray, np.ndarray]:
+        """The summed gradient (with the row count) and Gram: gathered and summed here, or the decoded secure sums."""
+        if not self.secure:
+            return inbox["g"].sum(axis=0), inbox["h"].sum(axis=0)
+        g, h = np.asarray(inbox["g"]), np.asarray(inbox["h"])
+        P = g.shape[0] - 1
+        c1 = self._clip(problem.loss)
+        return (np.r_[self.mechanism.decode(g[:P], 2.0 * c1), float(g[P])],
+                self.mechanism.decode(h, math.sqrt(2.0) * self.row_bound**2))
 
     @staticmethod
     def _average(cstate):
@@ -235,9 +385,14 @@ class DPMM(Budgeted, AlgorithmBase):
         evals, evecs = np.linalg.eigh(S)
         floor = 0.0
         if self.mechanism.private:
-            z = float(np.max(np.atleast_1d(self.mechanism.noise_multiplier)))
-            sigma = z * math.sqrt(2.0) * self.row_bound**2 / math.sqrt(self.gram_uses)
-            floor = self.floor * sigma * math.sqrt(problem.n_agents_total) * math.sqrt(P)
+            K = problem.n_agents_total
+            if self.secure:  # the decoded sum's noise with every party in it (shares of K parties)
+                sigma_sum = self.mechanism.noise_std(math.sqrt(2.0) * self.row_bound**2, P * (P + 1) // 2,
+                                                     self.gram_uses) * math.sqrt(K / self.shares(K))
+            else:
+                z = float(np.max(np.atleast_1d(self.mechanism.noise_multiplier)))
+                sigma_sum = z * math.sqrt(2.0) * self.row_bound**2 / math.sqrt(self.gram_uses) * math.sqrt(K)
+            floor = self.floor * sigma_sum * math.sqrt(P)
         floor = max(floor, 1e-9 * max(float(evals.max()), 1.0))
         evals = np.maximum(evals, floor) * problem.loss.curvature_bound / n_total
         return evals, evecs
@@ -266,4 +421,4 @@ class DPMM(Budgeted, AlgorithmBase):
         return np.broadcast_to(state.w_bar, (state.X.shape[0], state.w_bar.shape[0])).copy()
 
     def run_info(self, states):
-        return {"gram_uses": self.gram_uses, "row_bound": self.row_bound}
+        return {"gram_uses": self.gram_uses, "row_bound": self.row_bound, "trust": self.trust}

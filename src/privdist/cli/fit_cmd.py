@@ -53,6 +53,14 @@ def register(sub) -> None:
     p.add_argument("--algorithm", default="dpmm", help="dpmm (default; complete network), dpsgd, dpadmm, pvp, "
                    "dvp, laadmm (horizontal; "
                    "vertical runs always use admm_sharing)")
+    p.add_argument("--trust", choices=("local", "secure_aggregation"), default="local",
+                   help="local (default): each party's release carries all its noise; secure_aggregation (dpmm): the "
+                        "sums go through secure aggregation with distributed Skellam noise (central-DP noise; "
+                        "assumes an honest-but-curious aggregator; docs/secure_aggregation.md)")
+    p.add_argument("--colluding", type=int, default=0, help="with --trust secure_aggregation: parties assumed to "
+                   "collude with the aggregator (their noise shares do not count; default 0)")
+    p.add_argument("--dropout-tolerance", type=float, default=0.0, help="with --trust secure_aggregation: fraction "
+                   "of parties whose noise shares may be missing in a round with the budget still met (default 0)")
     p.add_argument("--epsilon", type=float, required=True, help="total epsilon per party for the whole run")
     p.add_argument("--delta", type=float, required=True, help="total delta per party")
     p.add_argument("--network", default="complete", help="complete (default), ring, star, ...")
@@ -305,6 +313,8 @@ def _print_privacy(console, report, args) -> None:
     if "messages_epsilon" in report:
         console.print(f"  [red]not a guarantee:[/red] the messages alone spend {report['messages_epsilon']:.4f}, "
                       "but preprocessing read the data without DP (below)")
+    if report.get("trust"):
+        console.print(f"  trust: {report['trust']['model']}: assumes {report['trust']['assumes']}")
     for text in report["assumptions"]:
         console.print(f"  assumption: {text}")
     for text in report.get("exposures", []):

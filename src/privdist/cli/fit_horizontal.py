@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import EmptyPartyError, ValidationError
 from .fit_common import NO_PROGRESS, fit_with_notes, held_out_metrics, majority_score, model_score
+from .fit_trust import trust_options
 
 __all__ = ["fit_horizontal", "sk_model", "parse_target_bounds"]
 
@@ -68,7 +69,8 @@ def fit_horizontal(args, ds, X, y, groups, seed, rng, scale, bounds, progress=NO
     K = int(groups.max()) + 1
     Est = DistributedLogisticRegression if task == "classification" else DistributedRidge
     common = dict(algorithm=args.algorithm, delta=args.delta, network=args.network, rounds=args.rounds,
-                  row_norm=args.row_norm, scale=scale, bounds=bounds, n_agents=K, range_share=args.range_share)
+                  row_norm=args.row_norm, scale=scale, bounds=bounds, n_agents=K, range_share=args.range_share,
+                  **trust_options(args))
     if task == "regression" and args.target_bounds:
         common["target_bounds"] = parse_target_bounds(args.target_bounds)
     elif args.target_bounds:

@@ -17,6 +17,7 @@ except ImportError:  # pragma: no cover
 
 from ..errors import ValidationError
 from .budget import NON_PRIVATE_ALGORITHMS, TOTAL_BUDGET_ALGORITHMS, total_budget_params
+from .trust import check_trust, trust_params, trust_report
 
 __all__ = ["DistributedLinearModel", "summarise_privacy", "with_preprocessing", "noise_seed", "UtilityWarning", "ResearchModeWarning", "PrivacyTargetWarning"]
 
@@ -222,6 +223,7 @@ class DistributedLinearModel(BaseEstimator):
             raise ValidationError(f"alpha must be >= 0, got {self.alpha!r}")
         if type(self.secure) is not bool:
             raise TypeError(f"secure must be a bool, got {type(self.secure).__name__}")
+        check_trust(self.algorithm, getattr(self, "trust", "local"))
 
     # ------------------------------------------------------------------ fit
     def _rounds(self) -> int:
@@ -281,7 +283,7 @@ class DistributedLinearModel(BaseEstimator):
             self.network, rng=rng, n=n_parties)
         params = {**self._default_algorithm_params(self.algorithm, float(self.row_norm)),
                   **total_budget_params(self.algorithm, ranges.epsilon, ranges.delta, rounds),
-                  **dict(self.algorithm_params or {})}
+                  **trust_params(self, ranges), **dict(self.algorithm_params or {})}
         algo = make_algorithm(self.algorithm, **params)
         problem_objective = problem.objective
         result = run(algo, problem, network, rounds, seed=seed % 2**63, secure=secure,
@@ -298,6 +300,7 @@ class DistributedLinearModel(BaseEstimator):
         self.ledger_ = result.ledger  # what a fit spends, for composing several fits (one-vs-rest)
         report = privacy_report(result.ledger, float(self.delta))
         self.privacy_report_ = self._summarise(report, algo, pre.record, result.config.get("noise"))
+        self.privacy_report_["trust"] = trust_report(self, algo)
         self.algorithm_params_ = algo.params()
         return self
 

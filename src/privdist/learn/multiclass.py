@@ -37,10 +37,11 @@ def _releases_are_gaussian(est) -> bool:
     running it: nothing is read from the data)."""
     from ..algorithms.registry import make_algorithm
     from .budget import total_budget_params
+    from .trust import trust_params
 
     params = {**est._default_algorithm_params(est.algorithm, float(est.row_norm)),
               **total_budget_params(est.algorithm, est.epsilon, est.delta, est._rounds()),
-              **dict(est.algorithm_params or {})}
+              **trust_params(est), **dict(est.algorithm_params or {})}
     algo = make_algorithm(est.algorithm, **params)
     info = algo.mechanism_info() if hasattr(algo, "mechanism_info") else {}
     return info.get("kind") == "gaussian"
@@ -122,6 +123,7 @@ def fit_one_vs_rest(est, X, y, groups=None):
         + ("; Gaussian releases: shares of GDP mu^2, exact" if rule == "gaussian_mu2_shares" else "")
         + ("; non-Gaussian releases: basic composition (epsilon/C, delta/C each), conservative"
            if rule == "basic_composition" else "")}
+    report["trust"] = subs[0].privacy_report_.get("trust")
     est.privacy_report_ = report
     if est.epsilon is not None:
         acc = float(np.mean(est.predict(X) == y))

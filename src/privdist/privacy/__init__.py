@@ -12,8 +12,10 @@ noise that meets a budget (DESIGN idea 3; spec §1.2-§1.3).
 from __future__ import annotations
 
 from .accountants import ACCOUNTANTS, agent_epsilon, clear_accountant_cache, composed_event, privacy_report
-from .budget import BUDGETS, check_budget, gamma_norm_mechanism, gaussian_mechanism, laplace_mechanism
+from .budget import (BUDGETS, check_budget, gamma_norm_mechanism, gaussian_mechanism, laplace_mechanism,
+                     skellam_mechanism)
 from .calibration import MECHANISMS, calibrate, default_composition, mechanism_release
+from .distributed import SkellamMechanism
 from .events import event_from_dict, event_to_dict, freeze_event
 from .ledger import PrivacyLedger
 from .mechanisms import (GammaNormMechanism, GaussianMechanism, Identity, LaplaceMechanism, Mechanism,
@@ -31,11 +33,13 @@ __all__ = [
     "Identity",
     "LaplaceMechanism",
     "Mechanism",
+    "SkellamMechanism",
     "ObjectivePerturbationMechanism",
     "check_budget",
     "gamma_norm_mechanism",
     "gaussian_mechanism",
     "laplace_mechanism",
+    "skellam_mechanism",
     "mechanism_from_dict",
     "ACCOUNTANTS",
     "COMPOSITIONS",

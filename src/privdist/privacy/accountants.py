@@ -22,6 +22,11 @@ are ``RandomizedResponseDpEvent`` s, the dominating pair of pure DP; they are co
 (``pld``: exactly for one repeated epsilon, Kairouz et al. 2015 Thm 3.3; by PLD otherwise) and by the RDP accountant
 under its ``REPLACE_ONE`` relation (the flipped bit).
 
+Skellam releases (distributed discrete noise of a secure sum, :mod:`privdist.privacy.skellam`, issue 27) have an RDP
+bound proved at integer orders only and no published PLD: an agent whose composition holds one is composed by
+:class:`~privdist.privacy.skellam.SkellamRdpAccountant` (dp-accounting's RDP accountant on integer orders, with the
+other events composed by dp-accounting itself), and its ``pld`` value is that RDP value.
+
 Results are cached by identical entry sequences, so 1000 agents with equal releases cost one accounting.
 
 **Guarantee and claim** (DESIGN idea 3, :mod:`privdist.privacy.release`). The ``rdp`` and ``pld`` values of an
@@ -45,6 +50,7 @@ from ..errors import UnknownNameError, UnsupportedEventError
 from .ledger import PrivacyLedger
 from .paper import paper_bound
 from .pure import has_randomized_response, pure_pld_epsilon
+from .events import walk_events
 from .release import Release
 
 # dp-accounting is imported on first use (start-up time of the CLI and of non-private runs)
@@ -107,7 +113,20 @@ def composed_event(entries: Sequence[tuple[Release, int]]) -> dp_event.DpEvent |
     return events[0] if len(events) == 1 else dp_event.ComposedDpEvent(tuple(events))
 
 
+def _has_privdist_event(event: dp_event.DpEvent) -> bool:
+    return any(getattr(e, "privdist_event", False) for e in walk_events(event))
+
+
 def _tight_epsilon(event: dp_event.DpEvent, delta: float, accountant: str) -> float:
+    if _has_privdist_event(event):  # Skellam releases: their RDP bound, for "rdp" and "pld" alike (module docstring)
+        from .skellam import SkellamRdpAccountant
+
+        relation = _pa.NeighboringRelation.REPLACE_ONE if has_randomized_response(event) else None
+        acc = SkellamRdpAccountant(neighboring_relation=relation)
+        if not acc.supports(event):
+            raise UnsupportedEventError(f"the {accountant} accountant cannot compose event {event}")
+        acc.compose(event)
+        return float(acc.get_epsilon(delta))
     if accountant == "pld" and isinstance(event, dp_event.GaussianDpEvent):
         return float(_gaussian.get_epsilon_gaussian(event.noise_multiplier, delta))
     if has_randomized_response(event):  # pure-DP releases: the REPLACE_ONE pair (see _pure_pld_epsilon)

@@ -13,6 +13,8 @@ A privacy budget is stated in one of two named ways:
   the request to the accountant's tolerance (RDP is shown as a cross-check).
 
 ``epsilon`` may be one value per agent (a tuple indexed by agent id): a party with a stricter budget gets more noise.
+A secure sum (issue 27) takes :func:`skellam_mechanism`: one total budget calibrated with the RDP bound of the
+distributed Skellam mechanism (:mod:`privdist.privacy.distributed`; no PLD is published for it).
 ``epsilon=None`` means no noise: the :class:`~privdist.privacy.mechanisms.Identity` mechanism, whose releases are in
 the clear (epsilon = inf). These functions are the only place where a budget becomes a noise level.
 """
@@ -27,7 +29,8 @@ from .._checks import check_int, check_positive, check_probability
 from ..errors import UnknownNameError, ValidationError
 from .mechanisms import GammaNormMechanism, GaussianMechanism, Identity, LaplaceMechanism, Mechanism
 
-__all__ = ["BUDGETS", "check_budget", "gaussian_mechanism", "laplace_mechanism", "gamma_norm_mechanism"]
+__all__ = ["BUDGETS", "check_budget", "gaussian_mechanism", "laplace_mechanism", "gamma_norm_mechanism",
+           "skellam_mechanism"]
 
 #: How an ``epsilon`` is meant: per release (the papers') or per agent over the whole run (PLD-calibrated).
 BUDGETS: tuple[str, ...] = ("round", "total")
@@ -132,3 +135,29 @@ def gamma_norm_mechanism(epsilon, *, budget: str = "round", releases: int | None
     if epsilon is None:
         return Identity(clear)
     return GammaNormMechanism(_pure_epsilon(epsilon, budget, releases, delta, "Gamma-norm"), "basic", reason)
+
+
+def skellam_mechanism(epsilon, delta: float, *, releases, resolution: float | None = None, prior=(),
+                      clear: str = "values sent without noise") -> Mechanism:
+    """The distributed Skellam mechanism of a total budget (issue 27): the smallest noise multiplier whose releases
+    over the run, ``releases`` = ``(count, uses)`` pairs, composed with the Gaussian releases of noise multipliers
+    ``prior`` made before the run, the RDP accountant certifies at ``(epsilon, delta)`` when the calibrated number of
+    honest parties take part (:func:`~privdist.privacy.distributed.calibrate_skellam`).
+
+    Raises:
+        ValidationError: a per-party epsilon (one noise protects the whole sum), a bad ``epsilon``/``delta``;
+        CalibrationError: an infeasible target.
+    """
+    from .distributed import RESOLUTION, SkellamMechanism, calibrate_skellam
+
+    if epsilon is None:
+        return Identity(clear)
+    if isinstance(epsilon, (list, tuple)):
+        raise ValidationError("secure aggregation adds one noise to the whole sum: per-party budgets (a list of "
+                              "epsilons) are not supported; give one epsilon")
+    resolution = RESOLUTION if resolution is None else resolution
+    pairs = tuple((check_int(c, "release count", 1), check_int(u, "release uses", 1)) for c, u in releases)
+    before = tuple(float(check_positive(z, "prior noise multiplier")) for z in prior)
+    z = calibrate_skellam(float(check_positive(epsilon, "epsilon")), check_probability(delta, "delta"), pairs,
+                          float(resolution), before)
+    return SkellamMechanism(z, resolution)

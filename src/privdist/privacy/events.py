@@ -5,11 +5,13 @@ classes, but :class:`~dp_accounting.dp_event.ComposedDpEvent` holds a ``list`` a
 :func:`freeze_event` rebuilds such events with tuples so that a release can be used as a dictionary key (the
 ledger's run-length compression and the accountants' cache rely on it). :func:`event_to_dict` and
 :func:`event_from_dict` turn an event into nested JSON-safe dictionaries and back, by event class name and
-``attrs`` fields, for every event class of ``dp_accounting.dp_event`` except ``UnsupportedDpEvent``.
+``attrs`` fields, for every event class of ``dp_accounting.dp_event`` except ``UnsupportedDpEvent``, and for
+privdist's own events (:data:`PRIVDIST_EVENTS`: the Skellam release of :mod:`privdist.privacy.skellam`, issue 27).
 """
 
 from __future__ import annotations
 
+import importlib
 import numbers
 from typing import Any
 
@@ -20,11 +22,19 @@ from ..errors import UnsupportedEventError, ValidationError
 
 dp_event = lazy("dp_accounting.dp_event")  # imported on first use (start-up time)
 
-__all__ = ["freeze_event", "event_to_dict", "event_from_dict", "walk_events"]
+__all__ = ["freeze_event", "event_to_dict", "event_from_dict", "walk_events", "PRIVDIST_EVENTS"]
+
+#: privdist's own DP events (subclasses of dp-accounting's ``DpEvent``): class name -> module (imported on first use).
+PRIVDIST_EVENTS: dict[str, str] = {"SkellamDpEvent": "privdist.privacy.skellam"}
+
+
+def _privdist_class(name: str):
+    module = PRIVDIST_EVENTS.get(name)
+    return None if module is None else getattr(importlib.import_module(module), name)
 
 
 def _event_class(name: str) -> type[dp_event.DpEvent]:
-    cls = getattr(dp_event, name, None)
+    cls = getattr(dp_event, name, None) if name not in PRIVDIST_EVENTS else _privdist_class(name)
     if (
         not isinstance(cls, type)
         or not issubclass(cls, dp_event.DpEvent)
@@ -39,6 +49,8 @@ def _check_event(event: Any) -> dp_event.DpEvent:
     if not isinstance(event, dp_event.DpEvent):
         raise TypeError(f"event must be a dp_accounting DpEvent, got {type(event).__name__}")
     cls = type(event)
+    if getattr(cls, "privdist_event", False) and _privdist_class(cls.__name__) is cls:
+        return event
     if cls is dp_event.UnsupportedDpEvent or getattr(dp_event, cls.__name__, None) is not cls:
         raise UnsupportedEventError(f"event type {cls.__name__!r} is not supported by privdist")
     return event

@@ -9,6 +9,7 @@ from .result import RunResult
 from .rng import AgentStreams, data_rng, stream
 from .routing import Router
 from .run import BACKENDS, make_backend, run, run_many, versions
+from .secure_round import Dropout
 from .simulator import SimulatorBackend
 from .transcript import TRANSCRIPT_MODES, Transcript
 
@@ -16,5 +17,5 @@ __all__ = [
     "AGENT", "COORDINATOR", "AgentBlock", "Aggregation", "Algorithm", "Backend", "BackendBase", "MessageSpec",
     "RunResult", "AgentStreams", "data_rng", "stream", "Router", "BACKENDS", "make_backend", "run", "run_many",
     "versions", "SimulatorBackend", "TRANSCRIPT_MODES", "Transcript", "HorizontalParties", "VerticalParties",
-    "PooledDataUnavailableError", "Cluster", "PartyBackend", "PlacementError",
+    "PooledDataUnavailableError", "Cluster", "PartyBackend", "PlacementError", "Dropout",
 ]

@@ -23,6 +23,12 @@ coordinator's actor its own) from OS entropy in ``init``; the keys root those ag
 runs the protocol's calls and no others; one that ran its own code in the actors could read them (Ray lets a job's
 driver do so), so the claim is about what the protocol sends, as for every message.
 
+Secure aggregation (issue 27): for an algorithm with ``SECURE_SUM`` messages each actor draws its agents' secrets and
+masks their secure messages itself (:class:`~privdist.runtime.ray_common.Worker`); the driver, in the aggregator's seat,
+only forwards the public keys and sees masked vectors, answers and the sums (:mod:`privdist.runtime.secure_round`).
+Such a run survives an agent actor that dies after setup: its agents drop out of that round's sum and of every later
+one (a dropout the protocol recovers from), and ``config["lost_agents"]`` records them with the round.
+
 Ray is imported only when this backend starts. Failures are named (:mod:`privdist.runtime.ray_common`, where the
 connection and the actor body shared with the party backend live): :class:`RayUnavailableError` (Ray missing, with
 the install command), :class:`RayConnectionError` (cluster address unreachable within a bounded timeout),
@@ -40,6 +46,8 @@ from .party import is_party_local
 from .ray_common import (INSTALL_HINT, AgentFailedError, RayConnectionError, RayUnavailableError, Worker,
                          connect)
 from .ray_party import PartyBackend
+from .secagg import session_id
+from .secure_round import active_names, secure_specs
 from .simulator import join_outboxes
 
 # the named failures are defined in ray_common (shared with the party backend) and importable from here too
@@ -99,6 +107,7 @@ class RayBackend(BackendBase):
     """
 
     name = "ray"
+    supports_secure_aggregation = True
 
     def __init__(self, address: str | None = None, actors: int | None = None, timeout: float = 10.0, *,
                  placement=None, max_restarts: int = 3, checkpoint_every: int = 10, _pool=None):
@@ -143,7 +152,62 @@ class RayBackend(BackendBase):
         results = self._get(refs, 0)
         self._events, self._est = None, [est for _, est in results]
         cout = None if cref is None else self._get([cref], 0, coordinator=True)[0]
+        self._specs = secure_specs(algorithm.messages(problem, network))
+        self._lost: dict[int, int] = {}  # block index -> round its actor was found dead (secure runs only)
+        secure_names = {s.name for s in self._specs}  # a lost block sends nothing: zero rows, masked dtype
+        self._silent_out = [{k: np.zeros(np.shape(v), dtype=np.uint64 if k in secure_names else np.asarray(v).dtype)
+                             for k, v in out.items()} for out, _ in results]
+        if self._specs:  # secure aggregation: each actor draws its agents' secrets; the keys table is all that travels
+            session = session_id(seed, trial, secure)
+            self.secure_keys = np.vstack(self._get([a.secure_setup.remote(self._specs, K, session, secure)
+                                                    for a in self._actors], 0))
+            self._get([a.secure_agree.remote(self.secure_keys) for a in self._actors], 0)
         return join_outboxes([out for out, _ in results]), cout
+
+    def _gather(self, call, t: int, fallback) -> list:
+        """``call(i, actor)`` on every agent actor. In a secure run an actor found dead is lost from then on (its
+        agents drop out of every later sum; recorded) and yields ``fallback(i)``; otherwise a death stops the run
+        (:class:`AgentFailedError`)."""
+        if not self._specs:
+            return self._get([call(i, a) for i, a in enumerate(self._actors)], t)
+        refs = {i: call(i, a) for i, a in enumerate(self._actors) if i not in self._lost}
+        out = []
+        for i in range(len(self._actors)):
+            if i in refs:
+                try:
+                    out.append(self._get([refs[i]], t)[0])
+                    continue
+                except AgentFailedError:
+                    self._lost[i] = t
+            out.append(fallback(i))
+        return out
+
+    def secure_lost(self) -> np.ndarray:
+        """The agents whose actor died (bool, (K,)): they are in no sum from the round it was found dead on."""
+        lost = np.zeros(self.blocks[0].n_agents, dtype=bool)
+        for i in self._lost:
+            lost[self.blocks[i].agents] = True
+        return lost
+
+    def _active(self, t: int) -> list:
+        return [s for s in self._specs if s.name in active_names(self.algorithm, self._specs, t)]
+
+    def secure_answer(self, t: int, attempt: int, present) -> np.ndarray:
+        """Every actor's answers of round ``t``'s secure sum (:mod:`privdist.runtime.secure_round`)."""
+        dim = sum(int(np.prod(s.shape)) for s in self._active(t))
+        return np.vstack(self._gather(lambda i, a: a.secure_answer.remote(t, attempt, present), t,
+                                      lambda i: np.zeros((self.blocks[i].size, dim), dtype=np.uint64)))
+
+    def secure_remask(self, t: int, attempt: int, present) -> dict:
+        """Every actor's secure messages of round ``t`` under the masks of ``attempt``."""
+        return join_outboxes(self._gather(
+            lambda i, a: a.secure_remask.remote(t, attempt, present), t,
+            lambda i: {s.name: np.zeros((self.blocks[i].size, *s.shape), dtype=np.uint64) for s in self._active(t)}))
+
+    def report(self) -> dict:
+        """Agents lost with their actor in a secure run, and the round it was found dead on."""
+        lost = {int(a): r for i, r in self._lost.items() for a in self.blocks[i].agents}
+        return {"lost_agents": lost} if lost else {}
 
     def _get(self, refs, t: int, coordinator: bool = False) -> list:
         """``ray.get`` the references; an actor's death becomes :class:`AgentFailedError` naming its agents."""
@@ -170,9 +234,10 @@ class RayBackend(BackendBase):
     def step_agents(self, t: int, inbox):
         """Send every actor its rows of ``inbox``; return the concatenated round-``t`` outbox."""
         one = len(self.blocks) == 1
-        refs = [a.step.remote(t, inbox if one else {k: np.ascontiguousarray(v[b.agents]) for k, v in inbox.items()})
-                for a, b in zip(self._actors, self.blocks)]
-        results = self._get(refs, t)
+        results = self._gather(
+            lambda i, a: a.step.remote(t, inbox if one else {k: np.ascontiguousarray(v[self.blocks[i].agents])
+                                                             for k, v in inbox.items()}), t,
+            lambda i: (self._silent_out[i], [None] * self.blocks[i].size, self._est[i]))  # lost: nothing sent
         self.t = t
         self._events = (t, [e for _, ev, _ in results for e in ev])
         self._est = [est for _, _, est in results]
@@ -195,7 +260,7 @@ class RayBackend(BackendBase):
 
     def snapshot(self):
         """Every actor's state (same layout as ``SimulatorBackend(blocks=len(actors))``) plus the block split."""
-        states = self._get([a.get_state.remote() for a in self._actors], self.t)
+        states = self._gather(lambda i, a: a.get_state.remote(), self.t, lambda i: None)  # a lost block: None
         return {"state": states[0] if len(states) == 1 else states, "cstate": self.coordinator_state(),
                 "blocks": [b.agents.tolist() for b in self.blocks]}
 

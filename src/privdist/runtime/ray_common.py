@@ -167,7 +167,12 @@ class Worker:
     """Actor body: one block of agents (``init``/``step``) or the coordinator (``init_coordinator``/...).
 
     ``secure``: the actor draws its own key per agent it serves (:func:`~privdist.runtime.rng.party_keys`) and
-    roots their streams at them; the keys are never returned and are cleared by ``reset``."""
+    roots their streams at them; the keys are never returned and are cleared by ``reset``.
+
+    Secure aggregation (issue 27, :mod:`privdist.runtime.secure_round`): ``secure_setup`` gives the block's agents
+    their secrets here (from OS entropy in secure mode) and returns their public keys only; ``step`` masks the secure
+    messages before they leave the actor; ``secure_answer``/``secure_remask`` are the block's side of the unmasking.
+    """
 
     def pid(self) -> int:
         return os.getpid()
@@ -183,6 +188,7 @@ class Worker:
         problem, network = pickle.loads(problem), pickle.loads(network)
         self.algorithm, self.block, self.seed, self.trial = algorithm, block, seed, trial
         self._keys = self._new_keys(len(block.agents)) if secure else None
+        self._secure = None
         rng = AgentStreams(seed, trial, block.agents, 0, keys=self._keys)
         self.state, out = algorithm.init(problem, network, block, rng)
         return out, np.asarray(algorithm.estimate(self.state))
@@ -190,7 +196,26 @@ class Worker:
     def step(self, t, inbox):
         rng = AgentStreams(self.seed, self.trial, self.block.agents, t, keys=self._keys)
         self.state, out = self.algorithm.step(self.state, inbox, t, rng)
+        if getattr(self, "_secure", None) is not None:  # secure sums leave the actor masked
+            out = self._secure.mask_outbox(t, out)
         return out, list(self.algorithm.dp_events(self.state, t)), np.asarray(self.algorithm.estimate(self.state))
+
+    def secure_setup(self, specs, n_agents, session, secure):
+        """The block's secure-aggregation secrets, drawn here; returns their public keys (B, 32)."""
+        from .secure_round import PartySide
+
+        self._secure = PartySide(self.algorithm, specs, self.block.agents, n_agents, self.seed, self.trial, secure,
+                                 session)
+        return self._secure.public_keys()
+
+    def secure_agree(self, table) -> None:
+        self._secure.agree(table)
+
+    def secure_answer(self, t, attempt, present):
+        return self._secure.answer(t, attempt, present)
+
+    def secure_remask(self, t, attempt, present):
+        return self._secure.remask(t, attempt, present)
 
     def events(self, t):
         return list(self.algorithm.dp_events(self.state, t))

@@ -23,11 +23,14 @@ from .._checks import check_int
 from ._seeding import pcg64_generators
 
 __all__ = ["stream", "data_rng", "AgentStreams", "party_keys", "step_generator", "DATA", "AGENT_DOMAIN",
-           "COORDINATOR_DOMAIN", "STEP_DOMAIN", "KEY_BITS"]
+           "COORDINATOR_DOMAIN", "STEP_DOMAIN", "SECAGG_DOMAIN", "DROPOUT_DOMAIN", "KEY_BITS"]
 
 DATA, AGENT_DOMAIN, COORDINATOR_DOMAIN = 0, 1, 2
 #: Domain of a party's noise in a step before the run (e.g. the DP range step of :mod:`privdist.learn.ranges`).
 STEP_DOMAIN = 3
+#: Domains of secure aggregation (issue 27): a party's key and self-mask seeds in research mode (secure mode draws
+#: them from OS entropy), and the simulated dropouts of a run (failure injection, never noise).
+SECAGG_DOMAIN, DROPOUT_DOMAIN = 4, 5
 KEY_BITS = 128
 
 

@@ -47,6 +47,9 @@ class Router:
             raise ShapeMismatchError(f"round {t}: {role} outbox has messages {sorted(outbox)}, declared {sorted(expected)}")
         for name, arr in outbox.items():
             spec = self.specs[name]
+            if spec.aggregation == Aggregation.SECURE_SUM and np.asarray(arr).dtype.kind not in "iu":
+                raise ShapeMismatchError(f"round {t}: secure-sum message {name!r} must hold integers, got dtype "
+                                         f"{np.asarray(arr).dtype}")
             lead = (n_senders,) if (role == AGENT or spec.aggregation == Aggregation.SCATTER) else ()
             if np.shape(arr) != lead + tuple(spec.shape):
                 raise ShapeMismatchError(

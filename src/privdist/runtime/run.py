@@ -15,12 +15,13 @@ import numpy as np
 
 from .._checks import check_int
 from .._io import fingerprint
-from ..errors import ShapeMismatchError, UnknownNameError
+from ..errors import ShapeMismatchError, UnknownNameError, ValidationError
 from .checkpoint import load_checkpoint, save_checkpoint
 from ..contract import AGENT, BACKEND_MEMBERS, COORDINATOR, Backend
 from .result import RunResult
 from .routing import Router
 from .ray_backend import RayBackend
+from .secure_round import check_dropout, secure_bits, secure_specs, secure_sum
 from .simulator import SimulatorBackend
 from .transcript import Transcript
 
@@ -118,7 +119,7 @@ def _party_metric_values(party_metrics: dict, problem, be, est) -> None:
 def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int = 0, backend="simulate",
         metrics: Mapping[str, Callable[[np.ndarray], float]] | None = None, keep_iterates: bool = False,
         transcript: str = "digest", checkpoint: str | Path | None = None, checkpoint_every: int = 0,
-        resume: bool = False, secure: bool = False) -> RunResult:
+        resume: bool = False, secure: bool = False, dropout=None) -> RunResult:
     """Run ``algorithm`` for ``rounds`` rounds.
 
     Args:
@@ -149,6 +150,10 @@ def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int =
             (:class:`~privdist.runtime.ray_party.PartyBackend`) keeps each key on its party's node and repeats
             those rounds' noise. Every backend takes ``start(..., secure=...)`` (declared in
             :class:`privdist.contract.Backend`).
+        dropout: simulated failures of an algorithm with secure-sum messages (issue 27): ``None``, a probability
+            (each party fails to send with it, each round) or a :class:`~privdist.runtime.secure_round.Dropout`;
+            failed parties are left out of that round's sum and its guarantee is recomputed from those in it
+            (``config["secure_aggregation"]["rounds"]`` records who was in each sum).
 
     Returns:
         :class:`RunResult`.
@@ -159,7 +164,7 @@ def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int =
         CheckpointError: ``resume`` with a checkpoint of another configuration.
     """
     steps = _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, keep_iterates, transcript,
-                    checkpoint, checkpoint_every, resume, secure)
+                    checkpoint, checkpoint_every, resume, secure, dropout)
     request = next(steps)
     while True:
         be, t, inbox = request
@@ -233,7 +238,7 @@ def run_many(algorithm, problems, networks, rounds: int, *, seed: int = 0, trial
 
 
 def _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, keep_iterates, transcript, checkpoint,
-            checkpoint_every, resume, secure):
+            checkpoint_every, resume, secure, dropout=None):
     """The protocol of :func:`run` as a generator: it yields ``(backend, t, inbox)`` where the agents must be
     stepped and receives their outboxes, so :func:`run_many` can step several runs' agents in one call; its return
     value is the :class:`RunResult`."""
@@ -258,6 +263,21 @@ def _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, 
     router = Router(specs, network)
     config = {"algorithm": algorithm.name, "params": algorithm.params(), "seed": seed, "trial": trial,
               "n_agents": K, "backend": be.name, "noise": noise_provenance(secure)}
+    secure_msgs, dropout = secure_specs(specs), check_dropout(dropout)
+    secure_rounds: list[dict] = []
+    if secure_msgs:
+        if not getattr(be, "supports_secure_aggregation", False):
+            raise ValidationError(f"{algorithm.name} sends secure-sum messages, which the {be.name!r} backend cannot "
+                                  "aggregate; run it on the simulator or the Ray backend")
+        config["secure_aggregation"] = {
+            "protocol": "pairwise masks (X25519 + HKDF-SHA256, AES-256 counter-mode masks) mod 2^bits; dropouts "
+                        "recovered from the present parties' answers (privdist.runtime.secagg)",
+            "bits": secure_bits(secure_msgs), "parties": K,
+            "dropout": None if dropout is None else {"rate": dropout.rate, "after_send": dropout.after_send},
+            "rounds": secure_rounds}
+    elif dropout is not None:
+        raise ValidationError(f"dropout simulates failures of secure aggregation, and {algorithm.name} sends no "
+                              "secure-sum message")
     if hasattr(algorithm, "mechanism_info"):  # the mechanism every release went through (budget, noise multiplier)
         config["mechanism"] = algorithm.mechanism_info()
     fp = fingerprint({k: v for k, v in config.items() if k != "backend"})
@@ -271,6 +291,7 @@ def _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, 
         be.restore(payload["snapshot"])
         agent_out, coord_out = payload["agent_out"], payload["coord_out"]
         ledger, record, curves, iterates = payload["ledger"], payload["transcript"], payload["curves"], payload["iterates"]
+        secure_rounds.extend(payload.get("secure_rounds", []))
         start_round = payload["round"] + 1
     else:
         ledger, record = PrivacyLedger(K), Transcript(transcript)
@@ -283,6 +304,8 @@ def _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, 
                 ledger.add_exposure(pm.exposure())
         router.check_outbox(AGENT, agent_out, K, 0)
         record.record(0, AGENT, agent_out)
+        if secure_msgs:  # the public keys every party advertised at setup (broadcast back as one table)
+            record.record(0, AGENT, {"secagg.public_keys": be.secure_keys})
         if coord_out is not None:
             router.check_outbox(COORDINATOR, coord_out, K, 0)
             record.record(0, COORDINATOR, coord_out)
@@ -296,7 +319,7 @@ def _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, 
         snap = be.durable_snapshot()  # party-local: the states stay on the parties' nodes
         save_checkpoint(checkpoint, {"fingerprint": fp, "round": t, "snapshot": snap, "agent_out": agent_out,
                                      "coord_out": coord_out, "ledger": ledger, "transcript": record,
-                                     "curves": curves, "iterates": iterates})
+                                     "curves": curves, "iterates": iterates, "secure_rounds": secure_rounds})
 
     agents = np.arange(K)
     t1 = time.perf_counter()
@@ -305,10 +328,22 @@ def _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, 
             inbox = router.agent_inbox(agent_out, coord_out, t)
             agent_out = yield be, t, inbox
             router.check_outbox(AGENT, agent_out, K, t)
+            if secure_msgs:  # masked where the agents run; the aggregator's side of the protocol
+                agent_out, sums, present, extra, info = secure_sum(be, algorithm, secure_msgs, t, agent_out, dropout,
+                                                                   seed, trial)
+                secure_rounds.append({"round": t, **info})
             record.record(t, AGENT, agent_out)
-            ledger.record_round(agents, be.dp_events(t))
+            if secure_msgs:
+                for out in extra:
+                    record.record(t, AGENT, out)
+                ledger.record_round(agents, algorithm.secure_events(t, present, problem))
+            else:
+                ledger.record_round(agents, be.dp_events(t))
             if algorithm.has_coordinator:
-                coord_out = be.step_coordinator(t, router.coordinator_inbox(agent_out))
+                cin = router.coordinator_inbox(agent_out)
+                if secure_msgs:
+                    cin.update(sums)
+                coord_out = be.step_coordinator(t, cin)
                 router.check_outbox(COORDINATOR, coord_out, K, t)
                 record.record(t, COORDINATOR, coord_out)
             est = be.estimate()

@@ -12,6 +12,11 @@ kept per agent in this backend (never in a snapshot, a checkpoint or the result)
 The simulator plays every party in one process, so that process could read them all: the per-agent keys give the
 simulated run the noise a deployment gives (no agent's noise follows from the seed or another agent's key); the
 parties' own processes are :class:`~privdist.runtime.ray_party.PartyBackend`'s actors.
+
+Secure aggregation (issue 27): an algorithm with ``SECURE_SUM`` messages gets one
+:class:`~privdist.runtime.secure_round.PartySide` for all agents, set up in :meth:`start` (keys from the agents'
+streams in research mode, from OS entropy in secure mode); :meth:`step_agents` masks those messages before returning
+the outbox, each pair's mask expanded once for both ends.
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ import numpy as np
 from .._checks import check_int
 from ..contract import AgentBlock, BackendBase
 from .rng import COORDINATOR_DOMAIN, AgentStreams, party_keys
+from .secagg import session_id
+from .secure_round import PartySide, secure_specs
 
 __all__ = ["SimulatorBackend", "join_outboxes", "step_agents_many"]
 
@@ -36,6 +43,7 @@ class SimulatorBackend(BackendBase):
     """Runs an algorithm's agents (in ``blocks`` contiguous blocks) and its coordinator in this process."""
 
     name = "simulate"
+    supports_secure_aggregation = True
 
     def __init__(self, blocks: int = 1):
         self.n_blocks = check_int(blocks, "blocks", 1)
@@ -60,6 +68,13 @@ class SimulatorBackend(BackendBase):
         self.cstate, cout = None, None
         if algorithm.has_coordinator:
             self.cstate, cout = algorithm.init_coordinator(problem, network, self._coord_streams(0))
+        specs = secure_specs(algorithm.messages(problem, network))
+        self._secure = None
+        if specs:  # the setup of secure aggregation: keys advertised, the table broadcast, pair keys agreed
+            self._secure = PartySide(algorithm, specs, np.arange(K), K, seed, trial, secure,
+                                     session_id(seed, trial, secure))
+            self.secure_keys = self._secure.public_keys()
+            self._secure.agree(self.secure_keys)
         return join_outboxes(outs), cout
 
     def _streams(self, block, t: int) -> AgentStreams:
@@ -75,7 +90,16 @@ class SimulatorBackend(BackendBase):
             rows = inbox if len(self.blocks) == 1 else {k: v[block.agents] for k, v in inbox.items()}
             self.states[i], out = self.algorithm.step(self.states[i], rows, t, self._streams(block, t))
             outs.append(out)
-        return join_outboxes(outs)
+        out = join_outboxes(outs)
+        return out if self._secure is None else self._secure.mask_outbox(t, out)
+
+    def secure_answer(self, t: int, attempt: int, present) -> np.ndarray:
+        """The present agents' answers of round ``t``'s secure sum (:mod:`privdist.runtime.secure_round`)."""
+        return self._secure.answer(t, attempt, present)
+
+    def secure_remask(self, t: int, attempt: int, present) -> dict:
+        """The present agents' secure messages of round ``t`` under the masks of ``attempt``."""
+        return self._secure.remask(t, attempt, present)
 
     def step_coordinator(self, t: int, inbox):
         self.cstate, out = self.algorithm.step_coordinator(self.cstate, inbox, t, self._coord_streams(t))
@@ -99,8 +123,8 @@ class SimulatorBackend(BackendBase):
         self.cstate = snap["cstate"]
 
     def close(self) -> None:
-        """Forget the secure-mode keys (a finished run draws no more noise)."""
-        self._keys = self._coord_key = None
+        """Forget the secure-mode keys and the secure-aggregation secrets (a finished run draws no more noise)."""
+        self._keys = self._coord_key = self._secure = None
 
 
 def step_agents_many(backends, t: int, inboxes) -> list:
@@ -109,7 +133,8 @@ def step_agents_many(backends, t: int, inboxes) -> list:
     run by run. Returns each run's outbox."""
     algorithm = backends[0].algorithm
     many = getattr(algorithm, "step_many", None)
-    if many is None or any(len(be.blocks) != 1 or be.algorithm is not algorithm for be in backends):
+    if many is None or any(len(be.blocks) != 1 or be.algorithm is not algorithm or be._secure is not None
+                           for be in backends):  # secure messages are masked by step_agents
         return [be.step_agents(t, inbox) for be, inbox in zip(backends, inboxes)]
     streams = [be._streams(be.blocks[0], t) for be in backends]
     AgentStreams.prefetch(streams)

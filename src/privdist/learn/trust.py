@@ -1,0 +1,50 @@
+"""The estimators' trust model (issue 27): ``trust="local"`` or ``"secure_aggregation"`` (dpmm's sums through secure
+aggregation with distributed Skellam noise, :mod:`privdist.algorithms.dpmm`)."""
+
+from __future__ import annotations
+
+from ..algorithms.dpmm import TRUST
+from ..errors import UnknownNameError, ValidationError
+
+__all__ = ["TRUST", "check_trust", "trust_params", "trust_report"]
+
+
+def check_trust(algorithm: str, trust) -> str:
+    """A trust model the algorithm supports (named errors otherwise): secure aggregation is dpmm's."""
+    if trust not in TRUST:
+        raise UnknownNameError("trust", str(trust), TRUST)
+    if trust == "secure_aggregation" and algorithm != "dpmm":
+        raise ValidationError(f"trust='secure_aggregation' is available with algorithm='dpmm' (its sums are what "
+                              f"secure aggregation adds up), got algorithm={algorithm!r}")
+    return trust
+
+
+def trust_params(est, ranges=None) -> dict:
+    """The algorithm parameters of the estimator's trust model (none for ``"local"``). Under secure aggregation
+    with a DP range step (``ranges``, a :class:`~privdist.learn.ranges.RangeStep` that released), the training is
+    calibrated on the whole budget composed with the range release (dpmm's ``prior``), not on a split of it: the
+    Skellam releases are not Gaussian, so a split would not compose exactly."""
+    trust = getattr(est, "trust", "local")
+    if trust == "local":
+        return {}
+    zs = sorted({float(z) for z in (ranges.noise_multipliers.values() if ranges is not None else ())})
+    if not zs or est.epsilon is None:
+        return {"trust": trust}
+    return {"trust": trust, "epsilon": float(est.epsilon), "delta": float(est.delta), "prior": (max(zs),)}
+
+
+def trust_report(est, algo) -> dict:
+    """The privacy report's ``trust`` section: the model, what it assumes and, for secure aggregation, the
+    calibration's tolerance (the per-party guarantees above are recomputed from the parties in each sum)."""
+    if getattr(est, "trust", "local") == "local" or not getattr(algo, "secure", False):
+        return {"model": "local", "assumes": "each party's releases carry all the noise its own sensitivity needs; "
+                                             "the coordinator may see every message"}
+    K = int(est.n_agents_)
+    return {"model": "secure_aggregation", "parties": K, "colluding": algo.colluding,
+            "dropout_tolerance": algo.dropout_tolerance, "calibrated_honest_shares": algo.shares(K),
+            "assumes": "an honest-but-curious aggregator that sees masked vectors and the sums only and announces one "
+                       f"set of present parties per round; at most {algo.colluding} part"
+                       f"{'y' if algo.colluding == 1 else 'ies'} colluding with it; the requested budget holds while "
+                       f"at least {algo.shares(K)} honest parties' noise shares are in every sum",
+            "accountant": "rdp: the Skellam RDP bound (Agarwal, Kairouz & Liu 2021) at integer orders, converted by "
+                          "dp-accounting; the pld column repeats it (no PLD is published for this mechanism)"}

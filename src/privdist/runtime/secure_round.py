@@ -1,0 +1,218 @@
+"""A round of secure aggregation inside :func:`privdist.run` (issue 27): the parties' side, the aggregator's side and
+simulated dropouts.
+
+An algorithm asks for a secure sum by declaring messages with :attr:`~privdist.contract.Aggregation.SECURE_SUM`
+(integer vectors, one modulus ``2^bits`` for all of them). In round ``t`` its active secure messages (those it does not
+declare silent with ``secure_silent(name, t)``, a public schedule) are concatenated in name order into one vector of
+``D`` integers per party and go through the protocol of :mod:`privdist.runtime.secagg`:
+
+* :class:`PartySide` runs where the parties run (the simulator's process for all agents; each Ray actor for its
+  block): it holds their :class:`~privdist.runtime.secagg.SecAggParties`, masks the step's outbox before it leaves
+  (so the driver never sees an unmasked secure message), keeps the round's integer vectors for a retried attempt and
+  answers the aggregator's unmasking request;
+* :func:`secure_sum` runs in the driver (the aggregator's seat): it decides which masked vectors arrived, asks the
+  present parties for their answers, retries among the parties that answered when some did not, and returns the sums
+  the coordinator receives, the set of parties in them and what crossed the network (for the transcript).
+
+:class:`Dropout` injects failures (research and tests): in each round every party fails to send with probability
+``rate`` and, per attempt, a party that sent fails to answer with probability ``after_send``; draws come from
+``(seed, trial, DROPOUT_DOMAIN, attempt, round)``, so a run's failures repeat with its seed. A party that fails is
+left out of that round's sum (its release is none: the ledger records nothing for it); the guarantee of the others is
+recomputed from the parties in the sum (``algorithm.secure_events``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..contract import Aggregation
+from ..errors import ValidationError
+from .rng import DROPOUT_DOMAIN, stream
+from .secagg import SecAggParties, check_bits, party_secrets, unmask_sum
+
+__all__ = ["Dropout", "PartySide", "secure_specs", "secure_bits", "active_names", "secure_sum", "check_dropout"]
+
+
+@dataclass(frozen=True)
+class Dropout:
+    """Simulated failures of a secure-aggregation run (see the module docstring).
+
+    Args:
+        rate: probability that a party fails before sending its masked vector, per round.
+        after_send: probability that a party whose vector arrived fails before answering, per attempt.
+    """
+
+    rate: float = 0.0
+    after_send: float = 0.0
+
+    def __post_init__(self):
+        for name in ("rate", "after_send"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
+                raise ValidationError(f"dropout {name} must be a probability in [0, 1), got {value!r}")
+
+    def failures(self, seed: int, trial: int, t: int, attempt: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(fails to send, fails to answer)``: bool (n,) each, for round ``t`` and ``attempt``."""
+        u = stream(seed, trial, DROPOUT_DOMAIN, attempt, t).random((2, n))
+        return (u[0] < self.rate) & (attempt == 0), u[1] < self.after_send
+
+
+def check_dropout(dropout) -> Dropout | None:
+    """``None``, a :class:`Dropout`, or a float ``rate`` (named error otherwise)."""
+    if dropout is None or isinstance(dropout, Dropout):
+        return dropout
+    if isinstance(dropout, (int, float)) and not isinstance(dropout, bool):
+        return Dropout(float(dropout))
+    raise ValidationError(f"dropout must be None, a probability or a Dropout, got {dropout!r}")
+
+
+def secure_specs(specs) -> list:
+    """The algorithm's ``SECURE_SUM`` messages, in name order."""
+    return sorted((s for s in specs if s.aggregation == Aggregation.SECURE_SUM), key=lambda s: s.name)
+
+
+def secure_bits(specs) -> int:
+    """The one modulus exponent of the secure messages (named error when they disagree or lack one)."""
+    bits = {s.bits for s in specs}
+    if len(bits) != 1 or None in bits:
+        raise ValidationError(f"secure-sum messages must all declare the same bits, got {sorted(map(str, bits))}")
+    return check_bits(bits.pop())
+
+
+def active_names(algorithm, specs, t: int) -> list[str]:
+    """The secure messages the algorithm sends in round ``t`` (``secure_silent(name, t)``: a public schedule)."""
+    silent = getattr(algorithm, "secure_silent", None)
+    return [s.name for s in specs if silent is None or not silent(s.name, t)]
+
+
+def _concat(outbox, names) -> np.ndarray:
+    rows = next(iter(outbox.values())).shape[0] if outbox else 0
+    return np.concatenate([np.asarray(outbox[n]).reshape(rows, -1) for n in names], axis=1)
+
+
+def _split(flat: np.ndarray, names, shapes: dict) -> dict:
+    out, start = {}, 0
+    lead = flat.shape[:-1]
+    for n in names:
+        size = int(np.prod(shapes[n]))
+        out[n] = flat[..., start:start + size].reshape(*lead, *shapes[n])
+        start += size
+    return out
+
+
+class PartySide:
+    """Secure aggregation where a block of parties runs (see the module docstring).
+
+    Args:
+        algorithm: the algorithm (for its ``secure_silent`` schedule).
+        specs: its ``SECURE_SUM`` message specs (:func:`secure_specs`).
+        agents, n_agents: the block's agent ids and the number of parties.
+        seed, trial, secure: where the parties' secrets come from (:func:`~privdist.runtime.secagg.party_secrets`).
+        session: the run's session id.
+    """
+
+    def __init__(self, algorithm, specs, agents, n_agents: int, seed: int, trial: int, secure: bool, session: bytes):
+        self.algorithm, self.specs = algorithm, specs
+        self.shapes = {s.name: tuple(s.shape) for s in specs}
+        self.parties = SecAggParties(agents, n_agents, secure_bits(specs), party_secrets(agents, seed, trial, secure),
+                                     session)
+        self._plain: tuple[int, np.ndarray] | None = None
+
+    def public_keys(self) -> np.ndarray:
+        return self.parties.public_keys()
+
+    def agree(self, table) -> None:
+        self.parties.agree(table)
+
+    def mask_outbox(self, t: int, out: dict) -> dict:
+        """The step's outbox with its active secure messages masked (attempt 0); silent ones zero (uint64 too)."""
+        names = active_names(self.algorithm, self.specs, t)
+        out = dict(out)
+        for s in self.specs:
+            arr = np.asarray(out[s.name])
+            if arr.dtype.kind not in "iu":
+                raise ValidationError(f"secure-sum message {s.name!r} must hold integers, got dtype {arr.dtype}")
+            if s.name not in names:
+                out[s.name] = np.zeros(arr.shape, dtype=np.uint64)
+        if not names:
+            self._plain = None
+            return out
+        plain = _concat(out, names).astype(np.int64)
+        self._plain = (t, plain)
+        out.update(_split(self.parties.mask(t, 0, plain), names, self.shapes))
+        return out
+
+    def _round_plain(self, t: int) -> np.ndarray:
+        if self._plain is None or self._plain[0] != t:
+            raise ValidationError(f"secure aggregation: no secure message of round {t} to unmask")
+        return self._plain[1]
+
+    def remask(self, t: int, attempt: int, present) -> dict:
+        """Attempt ``attempt`` of round ``t``: the same integer vectors under fresh masks, rows outside ``present``
+        (bool (K,)) zero."""
+        plain = self._round_plain(t)
+        masked = self.parties.mask(t, attempt, plain)
+        masked[~np.asarray(present, dtype=bool)[self.parties.agents]] = 0
+        return _split(masked, active_names(self.algorithm, self.specs, t), self.shapes)
+
+    def answer(self, t: int, attempt: int, present) -> np.ndarray:
+        """Step 3 of the protocol for the block's agents in ``present``: (B, D) uint64, other rows zero."""
+        return self.parties.unmask(t, attempt, present, self._round_plain(t).shape[1])
+
+
+def _lost(be, K: int) -> np.ndarray:
+    """Parties whose process the backend found dead (the Ray backend's ``secure_lost``; none elsewhere)."""
+    lost = getattr(be, "secure_lost", None)
+    return np.zeros(K, dtype=bool) if lost is None else np.asarray(lost(), dtype=bool)
+
+
+def secure_sum(be, algorithm, specs, t: int, agent_out: dict, dropout: Dropout | None, seed: int, trial: int):
+    """The aggregator's side of round ``t`` (module docstring).
+
+    Returns:
+        ``(arrived, sums, present, records, info)``: the agent outbox as it arrived (absent parties' secure rows
+        zero), the sums of the secure messages (centred integers, the message shapes), the parties in them (bool
+        (K,)), further ``{name: array}`` outboxes that crossed the network (retried masks, answers) for the
+        transcript, and ``{"present": n, "attempts": a, "absent": [ids left out]}`` (public: the aggregator
+        announces who is in the sum).
+    """
+    K = next(iter(agent_out.values())).shape[0]
+    shapes = {s.name: tuple(s.shape) for s in specs}
+    names = active_names(algorithm, specs, t)
+    if not names:
+        zeros = {s.name: np.zeros(s.shape, dtype=np.int64) for s in specs}
+        return agent_out, zeros, np.ones(K, dtype=bool), [], {"present": K, "attempts": 0, "absent": [],
+                                                              "silent": True}
+    bits = secure_bits(specs)
+    sent, _ = dropout.failures(seed, trial, t, 0, K) if dropout is not None else (np.zeros(K, bool), None)
+    present = ~sent & ~_lost(be, K)  # a party whose process died sent nothing
+    arrived = dict(agent_out)
+    masked = {n: np.where(present.reshape(-1, *[1] * len(shapes[n])), agent_out[n], 0).astype(np.uint64)
+              for n in names}
+    arrived.update(masked)
+    records, attempt = [], 0
+    while True:
+        if attempt:
+            masked = be.secure_remask(t, attempt, present)
+            if _lost(be, K)[present].any():  # died before resending: this attempt is dropped like a failed answer
+                present = present & ~_lost(be, K)
+                attempt += 1
+                continue
+            records.append({f"{n}@attempt{attempt}": masked[n] for n in names})
+        fails = dropout.failures(seed, trial, t, attempt, K)[1] if dropout is not None else np.zeros(K, bool)
+        answers = be.secure_answer(t, attempt, present)
+        answered = present & ~fails & ~_lost(be, K)
+        answers[~answered] = 0  # a party that failed sends nothing
+        records.append({f"secagg.answer@attempt{attempt}": answers})
+        if np.array_equal(answered, present) or not answered.any():
+            present = answered
+            break
+        present, attempt = answered, attempt + 1
+    flat = unmask_sum(_concat(masked, names), answers, present, bits) if present.any() else \
+        np.zeros(sum(int(np.prod(shapes[n])) for n in names), dtype=np.int64)
+    sums = {s.name: np.zeros(s.shape, dtype=np.int64) for s in specs}
+    sums.update(_split(flat, names, shapes))
+    return arrived, sums, present, records, {"present": int(present.sum()), "attempts": attempt + 1,
+                                             "absent": np.flatnonzero(~present).tolist()}

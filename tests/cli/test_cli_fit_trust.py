@@ -1,0 +1,45 @@
+"""``privdist fit --trust secure_aggregation`` (issue 27): the privacy report names the trust model and its
+assumptions, the guarantee is the requested total, and the options are checked."""
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from privdist.cli.main import main
+
+
+def _csv(tmp_path, n=900):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 3)) / 2
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    df["y"] = (X @ np.array([2.0, -1.0, 0.5]) > 0).astype(int)
+    df.to_csv(tmp_path / "d.csv", index=False)
+    return tmp_path / "d.csv"
+
+
+def test_fit_with_secure_aggregation_prints_its_trust_model(tmp_path, capsys):
+    out = tmp_path / "out"
+    rc = main(["fit", str(_csv(tmp_path)), "--target", "y", "--agents", "12", "--trust", "secure_aggregation",
+               "--colluding", "1", "--dropout-tolerance", "0.1", "--scale", "none", "--epsilon", "1",
+               "--delta", "1e-5", "--seed", "0", "--draws", "1", "--curve", "1", "--out", str(out)])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "trust: secure_aggregation" in text and "honest-but-curious" in text
+    privacy = json.loads((out / "results.json").read_text())["privacy"]
+    assert privacy["trust"]["model"] == "secure_aggregation" and privacy["trust"]["colluding"] == 1
+    assert privacy["trust"]["calibrated_honest_shares"] == 12 - 1 - 1
+    assert privacy["guaranteed"] and all(a["guarantee_rdp"] <= 1.0 + 1e-9 for a in privacy["per_agent"])
+    assert privacy["calibration"]["mechanism"]["kind"] == "skellam"
+
+
+def test_trust_options_are_checked(tmp_path, capsys):
+    path = str(_csv(tmp_path, 200))
+    assert main(["fit", path, "--target", "y", "--colluding", "2", "--epsilon", "1", "--delta", "1e-5"]) == 2
+    assert "--trust secure_aggregation" in capsys.readouterr().err
+    assert main(["fit", path, "--target", "y", "--trust", "secure_aggregation", "--algorithm", "dpsgd",
+                 "--epsilon", "1", "--delta", "1e-5"]) == 2
+    assert "algorithm='dpmm'" in capsys.readouterr().err
+    assert main(["fit", path, "--target", "y", "--vertical", "2", "--trust", "secure_aggregation",
+                 "--epsilon", "1", "--delta", "1e-5"]) == 2
+    assert "vertical" in capsys.readouterr().err
