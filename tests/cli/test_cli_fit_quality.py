@@ -60,7 +60,7 @@ def test_fit_three_classes_one_vs_rest(tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["fit", str(path), "--target", "kind", "--classes", "red,green,blue", "--agents", "3",
                  "--epsilon", "2", "--delta", "1e-5", "--rounds", "30", "--curve", "", "--evaluation",
-                 "--draws", "2", "--out", str(out)]) == 0
+                 "--draws", "2", "--trust", "local", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "one-vs-rest over 3 classes" in text and "majority class" in text and "±" in text
     results = json.loads((out / "results.json").read_text())

@@ -35,8 +35,11 @@ def test_fit_with_secure_aggregation_prints_its_trust_model(tmp_path, capsys):
 
 def test_trust_options_are_checked(tmp_path, capsys):
     path = str(_csv(tmp_path, 200))
-    assert main(["fit", path, "--target", "y", "--colluding", "2", "--epsilon", "1", "--delta", "1e-5"]) == 2
+    assert main(["fit", path, "--target", "y", "--trust", "local", "--colluding", "2", "--epsilon", "1",
+                 "--delta", "1e-5"]) == 2
     assert "--trust secure_aggregation" in capsys.readouterr().err
+    assert main(["fit", path, "--target", "y", "--algorithm", "dpsgd", "--colluding", "2", "--epsilon", "1",
+                 "--delta", "1e-5"]) == 2  # auto resolves to local for dpsgd: the options do not apply
     assert main(["fit", path, "--target", "y", "--trust", "secure_aggregation", "--algorithm", "dpsgd",
                  "--epsilon", "1", "--delta", "1e-5"]) == 2
     assert "algorithm='dpmm'" in capsys.readouterr().err

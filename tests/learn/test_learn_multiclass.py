@@ -24,7 +24,7 @@ def _fit(**kw):
 
 
 def test_three_classes_compose_to_the_requested_total():
-    m, X, y = _fit(epsilon=1.0)
+    m, X, y = _fit(epsilon=1.0, trust="local")  # Gaussian releases: exact shares of mu^2
     report = m.privacy_report_
     assert report["guaranteed"]
     assert all(abs(a["guarantee_pld"] - 1.0) <= 1e-3 for a in report["per_agent"])
@@ -99,3 +99,13 @@ def test_target_bounds_clip_predictions_and_round_trip(tmp_path):
     back = load_model(tmp_path / "m.json")
     assert back.target_bounds == (0.0, 100.0)
     np.testing.assert_allclose(back.predict(far), m.predict(far), atol=1e-9)
+
+
+def test_three_classes_under_secure_aggregation_stay_within_the_total():
+    """The default trust (secure aggregation, Skellam releases): each class on (epsilon/3, delta/3), basic
+    composition, so the merged ledger's guarantee is at most the request."""
+    m, X, y = _fit(epsilon=1.0)
+    report = m.privacy_report_
+    assert report["trust"]["model"] == "secure_aggregation"
+    assert report["multiclass"]["budget_rule"] == "basic_composition"
+    assert report["guaranteed"] and all(a["guarantee_rdp"] <= 1.0 + 1e-9 for a in report["per_agent"])

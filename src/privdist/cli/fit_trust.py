@@ -15,11 +15,16 @@ def trust_options(args) -> dict:
     Raises:
         ValidationError: ``--colluding``/``--dropout-tolerance`` without ``--trust secure_aggregation``.
     """
-    trust = getattr(args, "trust", "local")
+    from ..learn.trust import resolve_trust
+
+    trust = getattr(args, "trust", "auto")
+    if getattr(args, "vertical", None) or getattr(args, "feature_groups", None):
+        trust = "local" if trust == "auto" else trust
+    trust = resolve_trust(getattr(args, "algorithm", "dpmm"), trust, getattr(args, "epsilon", None))
     colluding, tolerance = getattr(args, "colluding", 0), getattr(args, "dropout_tolerance", 0.0)
     if trust == "local":
         if colluding or tolerance:
-            raise ValidationError("--colluding and --dropout-tolerance describe secure aggregation: add "
-                                  "--trust secure_aggregation")
-        return {}
+            raise ValidationError("--colluding and --dropout-tolerance describe secure aggregation (the default "
+                                  "for --algorithm dpmm; --trust secure_aggregation)")
+        return {"trust": "local"}
     return {"trust": trust, "algorithm_params": {"colluding": colluding, "dropout_tolerance": tolerance}}

@@ -43,7 +43,8 @@ _DOC_PARAMS = """
         secure: Draw the noise from fresh OS entropy (never recorded). Default True: what a release needs.
         random_state: Research reproducibility: seeds the partition and the noise; switches ``secure`` off and
             warns (a seeded model is not for release).
-        trust: ``"local"`` (default: every party's release carries all the noise it needs) or
+        trust: ``"auto"`` (default: secure aggregation for ``algorithm="dpmm"`` with noise, else local),
+            ``"local"`` (every party's release carries all the noise it needs, no one trusted) or
             ``"secure_aggregation"`` (``algorithm="dpmm"``: the parties' sums go through secure aggregation with
             distributed Skellam noise, so the model carries central-DP noise instead of ``sqrt(K)`` times it;
             assumes an honest-but-curious aggregator; ``algorithm_params`` may set ``colluding``,
@@ -62,7 +63,7 @@ _DOC_PARAMS = """
 class _Defaults:
     def __init__(self, algorithm="dpmm", epsilon=1.0, delta=1e-5, n_agents=10, network="complete", rounds=None,
                  alpha=1e-4, fit_intercept=True, row_norm=1.0, scale="dp", bounds=None, range_share=0.1,
-                 algorithm_params=None, secure=True, random_state=None, trust="local"):
+                 algorithm_params=None, secure=True, random_state=None, trust="auto"):
         self.algorithm = algorithm
         self.epsilon = epsilon
         self.delta = delta
@@ -143,7 +144,7 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
 class _RegressorDefaults:
     def __init__(self, algorithm="dpmm", epsilon=1.0, delta=1e-5, n_agents=10, network="complete", rounds=None,
                  alpha=1e-4, fit_intercept=True, row_norm=1.0, scale="dp", bounds=None, range_share=0.1,
-                 target_bounds=None, algorithm_params=None, secure=True, random_state=None, trust="local"):
+                 target_bounds=None, algorithm_params=None, secure=True, random_state=None, trust="auto"):
         _Defaults.__init__(self, algorithm, epsilon, delta, n_agents, network, rounds, alpha, fit_intercept,
                            row_norm, scale, bounds, range_share, algorithm_params, secure, random_state, trust)
         self.target_bounds = target_bounds
