@@ -15,10 +15,7 @@ from pydantic import ValidationError as PydanticError
 
 from ..errors import OutputDirError
 
-__all__ = ["check_results", "FIT_EXPERIMENT"]
-
-#: The experiment name ``privdist fit`` writes into a results directory's marker (:mod:`privdist.experiments.store`).
-FIT_EXPERIMENT = "privdist fit"
+__all__ = ["check_results"]
 
 _Number = Optional[float]  # null: NaN (write_json), or a claim that does not apply
 
