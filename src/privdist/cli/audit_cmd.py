@@ -128,7 +128,7 @@ def _check_outputs(args) -> None:
         path = Path(value)
         if not path.name or path.is_dir():
             raise ValidationError(f"{option} {value!r} is a directory: give a file name")
-        check_writable_dir(path.parent if str(path.parent) else Path("."), f"directory of {option}")
+        check_writable_dir(path.parent if str(path.parent) else Path("."), f"the directory of {option}")
 
 
 def _main(args) -> int:
