@@ -35,6 +35,7 @@ import scipy.sparse as sp
 
 from ..errors import UnknownNameError
 from ..runtime import run
+from ..runtime.workers import worker_initializer
 from .neighbours import tile
 
 __all__ = ["VIEWS", "DisjointCopies", "release_of", "view_of", "default_view", "collect_releases",
@@ -177,7 +178,8 @@ def _map_batches(jobs_list, jobs: int, parallel: str, address: str | None):
         task = ray.remote(_pickled_batch)  # pickled: Ray's zero-copy arrays are read-only, scipy's sparse need writes
         return ray.get([task.remote(pickle.dumps(j, protocol=pickle.HIGHEST_PROTOCOL)) for j in jobs_list])
     if jobs > 1 and len(jobs_list) > 1:
-        with ProcessPoolExecutor(max_workers=min(jobs, os.cpu_count() or 1, len(jobs_list))) as pool:
+        with ProcessPoolExecutor(max_workers=min(jobs, os.cpu_count() or 1, len(jobs_list)),
+                                 initializer=worker_initializer, initargs=(False,)) as pool:  # end with the parent
             return list(pool.map(_batch, jobs_list))
     return [_batch(j) for j in jobs_list]
 

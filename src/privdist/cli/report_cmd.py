@@ -26,16 +26,18 @@ def register(sub) -> None:
 
 def _load(path: Path) -> dict:
     from .._io import read_json  # here, not at import: start-up time
+    from ..experiments.results_file import check_results
 
     f = path / "results.json"
+    if path.exists() and not path.is_dir():
+        raise OutputDirError(f"{path} is not a directory (give a results directory, e.g. results/NAME)")
     if not f.is_file():
         raise OutputDirError(f"{path} holds no results.json (not a privdist results directory)")
     try:
         results = read_json(f)
-    except ValueError as exc:
-        raise OutputDirError(f"{f} is not valid JSON: {exc}") from exc
-    if not isinstance(results, dict) or "runs" not in results or not results["runs"]:
-        raise OutputDirError(f"{f} is not a privdist results file (no runs)")
+    except (ValueError, OSError) as exc:
+        raise OutputDirError(f"{f} cannot be read as JSON: {exc}") from None
+    results = check_results(results, str(f))
     if not results.get("complete", False):
         raise OutputDirError(f"{f} is from an unfinished run (complete = false); finish it with --resume first")
     return results

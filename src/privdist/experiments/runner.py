@@ -9,7 +9,6 @@ parallel processes; each finished trial is saved atomically, so an interrupted r
 from __future__ import annotations
 
 import dataclasses
-import signal
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from .._io import read_json, write_json
 from ..errors import ValidationError
 from ..runtime import versions
 from ..runtime.run import noise_provenance
+from ..runtime.workers import worker_initializer
 from .claims import check_claims
 from .plots import draw_plots
 from .boundary import OWNER_DIR, boundary, owner_exposures, owner_outputs, private_data, split_trial
@@ -31,10 +31,6 @@ from .summary import write_summary
 from .trials import TRIAL_BATCH, run_trial, run_trials
 
 __all__ = ["run_experiment", "run_trial", "run_trials", "aggregate", "TRIAL_BATCH"]
-
-
-def _ignore_sigint() -> None:  # worker processes: Ctrl-C is the parent's to handle (no traceback per worker)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _per_run_processes(spec: ExperimentSpec, trials, jobs: int, data_dir, backend):
@@ -314,7 +310,8 @@ class _pool:
     the workers this run started are terminated instead of finishing their trials."""
 
     def __init__(self, jobs: int):
-        self.pool = ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_sigint)
+        # workers ignore Ctrl-C (the parent's to handle) and end with the parent, even a killed one (issue 26)
+        self.pool = ProcessPoolExecutor(max_workers=jobs, initializer=worker_initializer)
 
     def __enter__(self) -> ProcessPoolExecutor:
         return self.pool

@@ -33,6 +33,11 @@ def _fmt(x) -> str:
     return "n/a" if x is None else f"{x:.4g}"
 
 
+def _num(x, spec: str = ".4g") -> str:
+    """A metric value; ``None`` is a NaN as :func:`privdist._io.write_json` stores it (a diverged run)."""
+    return "nan" if x is None else format(x, spec)
+
+
 def fmt_guarantee(privacy: dict, accountant: str) -> str:
     """The guarantee column: the largest epsilon over agents, ``inf (not private)`` when any agent has none."""
     value = max_epsilon(privacy, accountant)
@@ -67,7 +72,7 @@ def results_table(results: dict, metric: str) -> list[str]:
         fm = r.get("metrics", {}).get(metric) if metric else None  # None: owner-only evaluation, not written here
         p = r["privacy"]
         req = f"{_fmt(requested_epsilon(r))} | " if total else ""
-        cell = f"{fm['final_mean']:.4g} ± {fm['final_std']:.2g}" if fm else "owner-only"
+        cell = f"{_num(fm['final_mean'])} ± {_num(fm['final_std'], '.2g')}" if fm else "owner-only"
         lines.append(f"| {r['label']} | {cell} | {req}"
                      f"{fmt_guarantee(p, 'rdp')} | {fmt_guarantee(p, 'pld')} | "
                      f"{_fmt(max_epsilon(p, 'paper'))} | {r['seconds']:.2f} |")
