@@ -192,11 +192,12 @@ def test_a_noiseless_release_in_view_is_infinite():
 
 
 # ----------------------------------------------------------------------------------------------- declared = drawn
-def test_observed_messages_have_the_modelled_covariance():
+@pytest.mark.parametrize("kind", ["static", "timevarying"])
+def test_observed_messages_have_the_modelled_covariance(kind):
     """DPSGD on data whose gradients vanish: the observer's view is pure propagated noise, and whitening it with
     the model's covariance (built from the declared noise multiplier) must give identity covariance."""
     N, T, P, n = 6, 4, 2, 3000
-    net = ring(N)
+    net = ring(N) if kind == "static" else TimeVaryingNetwork(random_time_varying(N, 3, np.random.default_rng(8)))
     problem = HorizontalERM([(np.zeros((3, P)), np.zeros(3)) for _ in range(N)], make_loss("squared"),
                             make_regularizer("l2"), 0.0)
     alg = DPSGD(alpha0=0.5, epsilon=1.0, delta=1e-5)
@@ -208,12 +209,12 @@ def test_observed_messages_have_the_modelled_covariance():
     B = np.hstack([np.vstack([np.zeros((view.rows_from[s], N)), view.blocks[s]]) * sigma[s] for s in range(T)])
     G = B @ B.T
     L = np.linalg.cholesky(G)
-    nbrs = net.neighbors(observer)
+    heard = [protocol.messages(t).receivers[[observer]].toarray().ravel() > 0 for t in range(1, T + 1)]
     samples = []
     for trial in range(n // P):
         res = run(alg, problem, net, T, seed=7, trial=trial, transcript="full")
         q = [np.asarray(res.transcript.rounds[t][("agent", "q")]) for t in range(1, T + 1)]
-        samples.append(np.concatenate([q[t][nbrs] for t in range(T)]))  # (m, P): rows in round order
+        samples.append(np.concatenate([q[t][heard[t]] for t in range(T)]))  # (m, P): rows in round order
     Y = np.concatenate(samples, axis=1).T  # (draws, m)
     W = np.linalg.solve(L, Y.T).T
     C = W.T @ W / len(W)

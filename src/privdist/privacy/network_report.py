@@ -24,7 +24,7 @@ from .network_dp import THREAT_MODEL, gdp_epsilons, noise_multipliers, pairwise_
 
 _gaussian = lazy("dp_accounting.gaussian_mechanism")
 
-__all__ = ["default_observers", "pairwise_report", "MAX_ALL_OBSERVERS"]
+__all__ = ["default_observers", "epsilon_of_mu", "pairwise_report", "MAX_ALL_OBSERVERS"]
 
 #: up to this many agents every agent is an observer by default; beyond, an evenly spaced sample of
 #: :data:`SAMPLED_OBSERVERS` (the cost is one accountant run per observer)
@@ -46,7 +46,7 @@ def _label(protocol: LinearProtocol, ids: np.ndarray) -> str:
     return names[0] if len(names) == 1 else "{" + ", ".join(names) + "}"
 
 
-def _epsilon(mu: float, delta: float) -> float:
+def epsilon_of_mu(mu: float, delta: float) -> float:
     """dp-accounting's epsilon of ``mu``-GDP (a Gaussian mechanism of noise multiplier ``1/mu``)."""
     if not math.isfinite(mu):
         return math.inf
@@ -63,8 +63,8 @@ def _stats(values: np.ndarray) -> dict:
 def _summary(mu: np.ndarray, local_mu: np.ndarray, ratio: np.ndarray, delta: float) -> dict:
     m = _stats(mu)
     return {"pairs": int(mu.size), "mu": m,
-            "epsilon": {k: None if v is None else _epsilon(v, delta) for k, v in m.items()},
-            "local_epsilon": {k: None if v is None else _epsilon(v, delta) for k, v in _stats(local_mu).items()},
+            "epsilon": {k: None if v is None else epsilon_of_mu(v, delta) for k, v in m.items()},
+            "local_epsilon": {k: None if v is None else epsilon_of_mu(v, delta) for k, v in _stats(local_mu).items()},
             "local_over_pair_epsilon": _stats(ratio)}
 
 
@@ -101,7 +101,7 @@ def pairwise_report(protocol: LinearProtocol, ledger: PrivacyLedger, delta: floa
     res = pairwise_mu(protocol, z, sets)
     mu, local_mu = res["mu"], res["local_mu"]
     eps = gdp_epsilons(mu, delta)
-    local_eps = {v: _epsilon(v, delta) for v in np.unique(local_mu).tolist()}
+    local_eps = {v: epsilon_of_mu(v, delta) for v in np.unique(local_mu).tolist()}
     local_eps_arr = np.array([local_eps[v] for v in local_mu.tolist()])
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = local_eps_arr[None, :] / eps
