@@ -16,10 +16,8 @@ from .budget import BUDGETS, check_budget, gamma_norm_mechanism, gaussian_mechan
 from .calibration import MECHANISMS, calibrate, default_composition, mechanism_release
 from .events import event_from_dict, event_to_dict, freeze_event
 from .ledger import PrivacyLedger
-from .linear_protocol import LinearProtocol
 from .mechanisms import (GammaNormMechanism, GaussianMechanism, Identity, LaplaceMechanism, Mechanism,
                          mechanism_from_dict)
-from .network_report import pairwise_report
 from .objective_perturbation import ObjectivePerturbationMechanism
 from .paper import PaperBound, advanced_composition, c0, dzoa_epsilon, moments_epsilon, paper_bound
 from .release import (COMPOSITIONS, Release, claimed, gaussian_epsilon, gaussian_release, gaussian_sigma,
@@ -32,7 +30,6 @@ __all__ = [
     "GaussianMechanism",
     "Identity",
     "LaplaceMechanism",
-    "LinearProtocol",
     "Mechanism",
     "ObjectivePerturbationMechanism",
     "check_budget",
@@ -70,6 +67,5 @@ __all__ = [
     "non_private_release",
     "paper_bound",
     "pure_release",
-    "pairwise_report",
     "privacy_report",
 ]
