@@ -13,7 +13,7 @@ from privdist.algorithms import DPSGD
 from privdist.algorithms.dpadmm import DPADMM
 from privdist.algorithms.linear_models import dpadmm_protocol, dpsgd_protocol, gossip_protocol
 from privdist.errors import ShapeMismatchError, UnsupportedEventError, ValidationError
-from privdist.network import Network, TimeVaryingNetwork, complete, random_regular, random_time_varying, ring
+from privdist.network import TimeVaryingNetwork, complete, random_regular, random_time_varying, ring
 from privdist.privacy import PrivacyLedger, gaussian_release, laplace_release, privacy_report
 from privdist.privacy.linear_protocol import LinearProtocol, Messages, observer_view
 from privdist.privacy.network_dp import gdp_epsilons, noise_multipliers, pairwise_mu
@@ -192,34 +192,48 @@ def test_a_noiseless_release_in_view_is_infinite():
 
 
 # ----------------------------------------------------------------------------------------------- declared = drawn
-@pytest.mark.parametrize("kind", ["static", "timevarying"])
+def _whitened_sample_covariance(protocol, sigma, observer, draws) -> np.ndarray:
+    """Sample covariance of an observer's views (``draws``: rows in the view's order) whitened by the model."""
+    view = observer_view(protocol, observer)
+    T, N = protocol.rounds, protocol.n_agents
+    B = np.hstack([np.vstack([np.zeros((view.rows_from[s], N)), view.blocks[s]]) * sigma[s] for s in range(T)])
+    L = np.linalg.cholesky(B @ B.T)
+    W = np.linalg.solve(L, draws.T).T
+    return W.T @ W / len(W)
+
+
+@pytest.mark.parametrize("kind", ["static", "timevarying", "dpadmm"])
 def test_observed_messages_have_the_modelled_covariance(kind):
-    """DPSGD on data whose gradients vanish: the observer's view is pure propagated noise, and whitening it with
-    the model's covariance (built from the declared noise multiplier) must give identity covariance."""
+    """Runs on data whose gradients vanish: the observer's view is pure propagated noise, and whitening it with
+    the model's covariance (from the declared noise multiplier; unconditional, the observer's own noise varies
+    across draws too) must give identity covariance: timing, receivers and noise of the model are the simulator's."""
     N, T, P, n = 6, 4, 2, 3000
-    net = ring(N) if kind == "static" else TimeVaryingNetwork(random_time_varying(N, 3, np.random.default_rng(8)))
     problem = HorizontalERM([(np.zeros((3, P)), np.zeros(3)) for _ in range(N)], make_loss("squared"),
                             make_regularizer("l2"), 0.0)
-    alg = DPSGD(alpha0=0.5, epsilon=1.0, delta=1e-5)
-    protocol = dpsgd_protocol(alg, problem, net, T)
     observer = 0
-    view = observer_view(protocol, observer)
-    z = alg.mechanism.to_dict()["noise_multiplier"]
-    sigma = z * protocol.sensitivity  # unconditional: the observer's own noise varies across draws too
-    B = np.hstack([np.vstack([np.zeros((view.rows_from[s], N)), view.blocks[s]]) * sigma[s] for s in range(T)])
-    G = B @ B.T
-    L = np.linalg.cholesky(G)
-    heard = [protocol.messages(t).receivers[[observer]].toarray().ravel() > 0 for t in range(1, T + 1)]
+    if kind == "dpadmm":
+        net, alg = complete(N), DPADMM(rho=1.3, eta0=0.7, epsilon=1.0, delta=1e-5)
+        protocol = dpadmm_protocol(alg, problem, net, T)
+
+        def rows(res, t):  # agent 0 receives the broadcast z and its own lambda
+            return np.stack([np.asarray(res.transcript.rounds[t][("coordinator", "z")]),
+                             np.asarray(res.transcript.rounds[t][("coordinator", "lam")])[observer]])
+    else:
+        net = ring(N) if kind == "static" else TimeVaryingNetwork(random_time_varying(N, 3, np.random.default_rng(8)))
+        alg = DPSGD(alpha0=0.5, epsilon=1.0, delta=1e-5)
+        protocol = dpsgd_protocol(alg, problem, net, T)
+        heard = {t: protocol.messages(t).receivers[[observer]].toarray().ravel() > 0 for t in range(1, T + 1)}
+
+        def rows(res, t):
+            return np.asarray(res.transcript.rounds[t][("agent", "q")])[heard[t]]
+    sigma = alg.mechanism.to_dict()["noise_multiplier"] * protocol.sensitivity
     samples = []
     for trial in range(n // P):
         res = run(alg, problem, net, T, seed=7, trial=trial, transcript="full")
-        q = [np.asarray(res.transcript.rounds[t][("agent", "q")]) for t in range(1, T + 1)]
-        samples.append(np.concatenate([q[t][heard[t]] for t in range(T)]))  # (m, P): rows in round order
-    Y = np.concatenate(samples, axis=1).T  # (draws, m)
-    W = np.linalg.solve(L, Y.T).T
-    C = W.T @ W / len(W)
-    # each entry of a sample covariance of n unit normals has sd 1/sqrt(n); 5 sd over ~40 entries
-    assert np.abs(C - np.eye(view.m)).max() < 5 / math.sqrt(len(W))
+        samples.append(np.concatenate([rows(res, t) for t in range(1, T + 1)]))  # (m, P): rows in round order
+    C = _whitened_sample_covariance(protocol, sigma, observer, np.concatenate(samples, axis=1).T)
+    # each entry of a sample covariance of n unit normals has sd 1/sqrt(n); 5 sd over at most 64 entries
+    assert np.abs(C - np.eye(len(C))).max() < 5 / math.sqrt(n)
 
 
 # ----------------------------------------------------------------------------------------------- conversions

@@ -44,8 +44,8 @@ def aggregate_pairwise(per_trial: list[dict], trials: list[int]) -> dict | None:
 
 
 def _fmt(x) -> str:
-    if x is None:
-        return "n/a"
+    if x is None or isinstance(x, str):  # results.json writes inf as "inf"
+        return "n/a" if x is None else x
     return "inf" if math.isinf(x) else f"{x:.3g}"
 
 
@@ -69,7 +69,7 @@ def pairwise_lines(results: dict) -> list[str]:
                      f"{len(pw['observers'])} observers, trial {pw.get('trial', 0)}) min / median / max "
                      f"{_triple(s['epsilon'])}; local DP {_triple(s['local_epsilon'])}; local / pair "
                      f"{_triple(s['local_over_pair_epsilon'])}")
-        lines.append(f"  - by hop distance: " + "; ".join(
+        lines.append("  - by hop distance: " + "; ".join(
             f"{d['distance']}: {_triple(d['epsilon'])} ({d['pairs']} pairs, local / pair median "
             f"{_fmt(d['local_over_pair_epsilon']['median'])})" for d in pw["by_distance"]))
         lines.append(f"  - status: {pw['status']} ({pw['threat_model']}); " + "; ".join(pw["assumptions"]))

@@ -13,11 +13,11 @@ view. Neighbouring runs differ in ``i``'s contributions only.
 inverse of the noise multiplier its ledger declares). For a fixed difference ``h`` the two views are Gaussians with
 the same covariance ``G = B S^2 B^T`` and means ``B S h`` apart, so the loss is exactly ``mu(h)``-GDP with
 
-    mu(h)^2 = h^T M h,   M = A^T G^+ A,   A = the target's columns of B S       (Dong, Roth & Su 2019, Thm 2.7).
+    mu(h)^2 = h^T M h,   M = A^T G^+ A,   A = the target's columns of B S       (Dong, Roth & Su 2019).
 
 Adaptivity: whitening ``Y`` causally (rows in round order) splits it into per-round Gaussian mechanisms whose
 squared sensitivities add up to ``mu(h)^2``; by fully adaptive composition of GDP (Smith & Thakurta 2022;
-Koskela, Tobaben & Honkela 2023, Thm 4.1) the view is ``mu``-GDP whenever every possible sequence has
+Koskela, Tobaben & Honkela 2023) the view is ``mu``-GDP whenever every possible sequence has
 ``mu(h) <= mu``. So the accountant reports
 
     mu_{O <- i} = sqrt(max_{||h_s|| <= r_s} h^T M h),
@@ -39,7 +39,6 @@ guarantee of :func:`privdist.privacy.privacy_report`, which needs no such assump
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Sequence
 
@@ -50,12 +49,15 @@ from scipy.special import log_ndtr
 from threadpoolctl import threadpool_limits
 
 from .._checks import check_probability
+from .._lazy import lazy
 from ..errors import ShapeMismatchError, UnsupportedEventError, ValidationError
 from .ball_quadratic import ball_quadratic_max
 from .ledger import PrivacyLedger
 from .linear_protocol import LinearProtocol, observer_ids, observer_view
 
-__all__ = ["THREAT_MODEL", "noise_multipliers", "pairwise_mu", "gdp_epsilons", "pairwise_report"]
+dp_event = lazy("dp_accounting.dp_event")  # imported on first use (start-up time)
+
+__all__ = ["THREAT_MODEL", "noise_multipliers", "pairwise_mu", "gdp_epsilons"]
 
 THREAT_MODEL = ("observer set sees every message its members receive from other parties over the run and knows its "
                 "own inputs and every other agent's contributions; the target's per-round contributions are "
@@ -74,9 +76,6 @@ def noise_multipliers(ledger: PrivacyLedger, rounds: int) -> np.ndarray:
         UnsupportedEventError: an agent does not release exactly one Gaussian per round (the linear-Gaussian model
             needs it; Laplace or pure-DP releases have no such accountant here).
     """
-    from .._lazy import lazy
-
-    dp_event = lazy("dp_accounting.dp_event")
     N = ledger.n_agents
     z = np.zeros((rounds, N))
     for k in range(N):
