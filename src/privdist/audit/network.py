@@ -4,7 +4,7 @@ The per-pair accountant (:mod:`privdist.privacy.network_dp`) claims that an obse
 ``mu``-GDP with respect to one target agent's data. This audit checks that claim the way :func:`privdist.audit.audit`
 checks a local guarantee: neighbouring datasets ``D, D'`` differing in the target's data (:mod:`.neighbours`), many
 runs of each through the algorithm's own rounds (:func:`~privdist.audit.releases.collect_releases`), and, on each
-run, the observer's view: the messages of the agents it hears in every round (an
+run, the observer's view: the messages of the agents it hears in every round and its own (an
 :class:`~privdist.audit.releases.ObserverView`, from the protocol's own receivers). The threshold and trade-off
 tests of :func:`privdist.audit.audit_outputs` then give an empirical lower bound (``mu_lb``, ``epsilon_lb``) to set
 against the per-pair claim, and against the target's local-DP epsilon: a sound per-pair claim is never refuted, and
@@ -60,8 +60,9 @@ class PairAudit:
 
 
 def observer_senders(protocol, observer: int) -> tuple:
-    """The agents whose messages ``observer`` receives in each round ``1..T`` (from the protocol's receivers; the
-    coordinator's messages are not in a transcript row of an agent, so an observer hearing one is refused).
+    """The agents whose messages ``observer`` receives in each round ``1..T`` (from the protocol's receivers), and
+    the observer itself: its own release tells it its own noise, which the accountant's observer knows too. The
+    coordinator's messages are not in a transcript row of an agent, so an observer hearing one is refused.
 
     Raises:
         ValidationError: the observer receives messages from the coordinator.
@@ -73,7 +74,7 @@ def observer_senders(protocol, observer: int) -> tuple:
         senders = np.asarray(msg.senders)[heard]
         if np.any(senders < 0):
             raise ValidationError("audit_pair audits observers that hear agents only (no coordinator messages)")
-        out.append(np.sort(senders[senders != observer]))
+        out.append(np.union1d(senders, [observer]))
     return tuple(out)
 
 
