@@ -15,5 +15,5 @@ from .releases import (VIEWS, DisjointCopies, ObserverView, collect_releases, co
                        view_of)
 
 __all__ = ["CANARIES", "CLAIMS", "KINDS", "VIEWS", "AuditResult", "DisjointCopies", "LinearCost", "ObserverView",
-           "OutputAudit", "PairAudit", "audit", "audit_outputs", "audit_pair", "collect_releases", "copies_are_independent", "neighbours",
-           "plot_privacy_region", "problem_for", "problem_kind", "release_of", "small_problem", "view_of"]
+           "OutputAudit", "PairAudit", "audit", "audit_outputs", "audit_pair", "collect_releases",
+           "copies_are_independent", "neighbours", "plot_privacy_region", "problem_for", "problem_kind", "release_of", "small_problem", "view_of"]

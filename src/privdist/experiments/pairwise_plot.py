@@ -3,8 +3,8 @@
 Left: the per-pair epsilon matrix (rows: observers, columns: target agents) on a log colour scale. When every agent
 is an observer, rows and columns follow one reverse Cuthill-McKee order of the graph (neighbours get nearby
 indices, so the loss concentrates in a band around the blank diagonal, an observer's own data); otherwise targets
-are ordered by hop distance from the first observer. Right: epsilon by hop distance (median and min-max range over pairs) against the local-DP
-epsilon of the same releases.
+are ordered by hop distance from the first observer. Right: epsilon by hop distance (median and min-max range over
+pairs) against the local-DP epsilon of the same releases.
 """
 
 from __future__ import annotations

@@ -90,8 +90,8 @@ class LinearProtocol:
         check_int(self.n_state, "n_state", 1)
         sens = np.asarray(self.sensitivity, dtype=float)
         if sens.shape != (self.rounds, self.n_agents):
-            raise ShapeMismatchError(f"sensitivity must have shape (rounds, n_agents) = {(self.rounds, self.n_agents)}, "
-                                     f"got {sens.shape}")
+            raise ShapeMismatchError(f"sensitivity must have shape (rounds, n_agents) = "
+                                     f"{(self.rounds, self.n_agents)}, got {sens.shape}")
         if not np.all(np.isfinite(sens)) or np.any(sens <= 0):
             raise ValidationError("sensitivity must be finite and > 0 for every agent and round")
         object.__setattr__(self, "sensitivity", sens)
@@ -149,7 +149,8 @@ def _observed_rows(protocol: LinearProtocol, t: int, members: np.ndarray) -> sp.
     msg = protocol.messages(t)
     H = sp.csr_array(msg.H)
     if H.shape[1] != protocol.n_state:
-        raise ShapeMismatchError(f"round {t}: messages have {H.shape[1]} state columns, the state has {protocol.n_state}")
+        raise ShapeMismatchError(f"round {t}: messages have {H.shape[1]} state columns, the state has "
+                                 f"{protocol.n_state}")
     recv = sp.csc_array(msg.receivers)
     if recv.shape != (protocol.n_parties, H.shape[0]):
         raise ShapeMismatchError(f"round {t}: receivers must be parties x messages = "
