@@ -7,6 +7,7 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
+from ..experiments.pairwise import pairwise_lines
 from ..experiments.summary import fmt_guarantee, max_epsilon, privacy_notes, requested_epsilon
 
 __all__ = ["print_results"]
@@ -55,6 +56,8 @@ def print_results(results: dict, out_dir, console: Console | None = None) -> Non
                 cells.append(" / ".join(req + [_fmt(e.get(a)) for a in ("paper", "rdp", "pld")]))
             agents.add_row(str(entry["agent"]), *cells)
         console.print(agents)
+    for line in pairwise_lines(results):  # per-pair (network) DP, issue 29
+        console.print(line[2:] if line.startswith("- ") else line, markup=False)
     for c in results["claims"]:
         mark = ("[yellow]not evaluated[/yellow]" if c["holds"] is None
                 else "[green]holds[/green]" if c["holds"] else "[red]does not hold[/red]")

@@ -51,6 +51,7 @@ def report_markdown(dirs, metric: str | None = None, claims: bool = True, notes:
         OutputDirError: a directory holds no complete results.
         ValidationError: ``metric`` is not one of an experiment's metrics.
     """
+    from ..experiments.pairwise import pairwise_lines
     from ..experiments.summary import claim_lines, privacy_notes, results_table, tuning_lines
 
     parts = []
@@ -67,7 +68,7 @@ def report_markdown(dirs, metric: str | None = None, claims: bool = True, notes:
         rb = results.get("release_boundary", {})
         if rb.get("private_data"):
             parts += [f"- release boundary: {rb['note']}", ""]
-        for lines in (privacy_notes(results) if notes else [], tuning_lines(results)):
+        for lines in (privacy_notes(results) if notes else [], pairwise_lines(results), tuning_lines(results)):
             if lines:
                 parts += [*lines, ""]
         if claims and results.get("claims"):

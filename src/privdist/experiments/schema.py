@@ -88,6 +88,10 @@ class PrivacySpec(_Model):
     # how every DP run's ``epsilon`` is meant when the run does not say (issue 23): "round" = per release (the
     # papers'), "total" = each agent's budget for the whole run (PLD-calibrated; ``delta`` above is then its delta)
     budget: Optional[Literal["round", "total"]] = None
+    # per-pair (network) DP of every run with a linear-Gaussian model (issue 29): observer x target matrix; the
+    # observers (agent ids) default to every agent up to 200 agents, else 20 evenly spaced ones
+    pairwise: bool = False
+    pairwise_observers: Optional[list[_Int]] = None
 
 
 class OutputSpec(_Model):

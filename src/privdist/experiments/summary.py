@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .._io import atomic_write_bytes
+from .pairwise import pairwise_lines
 
 __all__ = ["write_summary", "max_epsilon", "fmt_guarantee", "privacy_notes", "results_table", "claim_lines",
            "tuning_lines", "requested_epsilon"]
@@ -128,6 +129,10 @@ def write_summary(spec, results: dict, out_dir: Path) -> None:
     notes = privacy_notes(results)
     if notes:
         lines += ["## What the epsilon means here", ""] + notes + [""]
+    pairwise = pairwise_lines(results)
+    if pairwise:
+        lines += ["## Per-pair (network) DP", "", "Epsilon of what one observer's whole view reveals about one target "
+                  "agent, beside the target's local DP (docs/network_dp.md).", "", *pairwise, ""]
     infos = [(r["label"], r["info"][0]) for r in results["runs"] if r.get("info") and r["info"][0]]
     if infos:
         lines += ["## Run details (first trial)", ""]

@@ -27,6 +27,7 @@ __all__ = [
     "star",
     "erdos_renyi",
     "random_geometric",
+    "random_regular",
     "default_rgg_radius",
     "make_network",
     "NETWORK_KINDS",
@@ -165,6 +166,29 @@ def random_geometric(
     )
 
 
+def random_regular(n: int, d: int, rng: np.random.Generator, *, max_attempts: int = 100) -> Network:
+    """Connected random ``d``-regular graph on ``n`` nodes (uniform, networkx's pairing model), redrawn until
+    connected (the setting of the pairwise-DP analyses of Cyffers et al. 2022, issue 29).
+
+    Args:
+        n: number of nodes (>= 2).
+        d: degree, ``1 <= d < n`` with ``n d`` even.
+        rng: source of randomness; the result is a pure function of its state.
+        max_attempts: number of draws before giving up.
+
+    Raises:
+        ValidationError: ``d`` out of range, ``n d`` odd, or ``rng`` missing.
+        DisconnectedNetworkError: no draw was connected (``d = 1``, or ``d = 2`` on many nodes).
+    """
+    n = check_int(n, "n", minimum=2)
+    d = check_int(d, "d", minimum=1)
+    if d >= n or (n * d) % 2:
+        raise ValidationError(f"a {d}-regular graph on {n} nodes needs d < n and n*d even")
+    rng = _check_rng(rng, "random_regular")
+    return _draw_connected(lambda seed: nx.random_regular_graph(d, n, seed=seed), rng, max_attempts,
+                           f"random_regular(n={n}, d={d})", "increase d (3 or more is connected almost surely)")
+
+
 _REGISTRY: dict[str, tuple[Callable[..., Network], bool]] = {
     "dzoa5": (dzoa5, False),
     "ring": (ring, False),
@@ -172,6 +196,7 @@ _REGISTRY: dict[str, tuple[Callable[..., Network], bool]] = {
     "star": (star, False),
     "erdos_renyi": (erdos_renyi, True),
     "random_geometric": (random_geometric, True),
+    "random_regular": (random_regular, True),
 }
 
 NETWORK_KINDS: tuple[str, ...] = tuple(_REGISTRY)
