@@ -1,4 +1,8 @@
-"""MkDocs hook: the references in docstrings become links.
+"""MkDocs hooks of the privdist site: new guide pages join the navigation; references in docstrings become links.
+
+A Markdown page dropped at the top of ``docs/`` that ``mkdocs.yml``'s nav does not list is appended to the "Guides"
+section (titled by its first heading), so a new topic page needs no edit of the nav; give it a place in the nav to put
+it elsewhere.
 
 privdist's docstrings cite the ambiguity register (``AMB-D12``) and sections of the algorithm specification
 (``spec §2.4``), neither of which is a link in the source. On every rendered page (the API reference included) this
@@ -18,6 +22,24 @@ SPEC = re.compile(r"\b([Ss]pec(?:ification)? §)(\d+(?:\.\d+)?)")
 SKIP = {"a", "pre", "h1", "h2", "h3", "h4", "h5", "h6", "script", "style", "title"}
 TAG = re.compile(r"(<[^>]+>)")
 _anchors: dict[str, set[str]] = {}
+
+
+def _nav_pages(nav) -> list[str]:
+    if isinstance(nav, str):
+        return [nav]
+    if isinstance(nav, dict):
+        return [p for v in nav.values() for p in _nav_pages(v)]
+    return [p for item in nav for p in _nav_pages(item)]
+
+
+def on_config(config):
+    _anchors.clear()
+    listed = set(_nav_pages(config["nav"] or []))
+    extra = sorted(p.name for p in Path(config["docs_dir"]).glob("*.md") if p.name not in listed)
+    if extra:
+        guides = next(item["Guides"] for item in config["nav"] if isinstance(item, dict) and "Guides" in item)
+        guides.extend(extra)
+    return config
 
 
 def _ids(docs_dir: str, page: str) -> set[str]:

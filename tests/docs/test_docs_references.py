@@ -85,11 +85,14 @@ def _nav_pages(nav) -> list[str]:
 
 
 def test_every_docs_page_is_in_the_navigation():
+    """Pages in sub-folders are listed in mkdocs.yml; a top-level page may be left out (the site's hook appends it to
+    the Guides section)."""
     yaml = pytest.importorskip("yaml")
-    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8").replace("!!python", "#"))
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
     nav = set(_nav_pages(config["nav"]))
     pages = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")}
-    assert pages == nav, f"not in the nav: {sorted(pages - nav)}; in the nav but missing: {sorted(nav - pages)}"
+    unlisted = {p for p in pages - nav if "/" in p}
+    assert not unlisted and nav <= pages, f"not in the nav: {sorted(unlisted)}; missing: {sorted(nav - pages)}"
 
 
 def test_architecture_table_matches_the_imports():
