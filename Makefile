@@ -9,7 +9,7 @@ DEMO_STAMP := $(VENV)/.installed-privdist
 DEV_STAMP := $(VENV)/.installed-privdist-dev
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: demo test test-all docs docs-build bench clean
+.PHONY: demo test test-all docs docs-build bench bench-utility clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,5 +42,13 @@ test-all: docs-build
 bench: $(DEV_STAMP)
 	$(BIN)/python benchmarks/run.py --json results/benchmarks.json
 
+# The utility benchmark with its diffprivlib column: diffprivlib 0.6.6 does not import beside scikit-learn >= 1.8,
+# so it runs in its own environment (scikit-learn < 1.8), apart from the project's .venv.
+DPL_VENV ?= .venv-diffprivlib
+bench-utility:
+	test -x $(DPL_VENV)/bin/python || $(PYTHON) -m venv $(DPL_VENV)
+	$(DPL_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e . 'scikit-learn>=1.5,<1.8' 'diffprivlib==0.6.6'
+	$(DPL_VENV)/bin/python benchmarks/bench_utility.py --page docs/benchmarks.md $(BENCH_ARGS)
+
 clean:
-	rm -rf $(VENV) results site .pytest_cache
+	rm -rf $(VENV) $(DPL_VENV) results site .pytest_cache

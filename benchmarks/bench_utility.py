@@ -10,15 +10,18 @@ as ``privdist fit adult`` does (nothing to estimate: the range step spends nothi
   the split into train/test and into parties is fixed;
 * non-private distributed: the same estimator with ``epsilon=None``;
 * pooled: scikit-learn ``LogisticRegression(C = 1 / (2 alpha n))`` / ``Ridge(alpha = alpha n)``, ``alpha = 1e-4``
-  (the objective scale of ``privdist fit``), on all training rows after the private model's own preprocessing
-  (``preprocessor_.transform`` of the first draw); non-private;
+  (the objective scale of ``privdist fit``), on all training rows after the non-private model's preprocessing
+  (``preprocessor_.transform``: exact column ranges where the private model estimated them with DP, so that a
+  column the private step could not estimate does not cripple the reference); non-private;
 * each party alone: the same scikit-learn model on one party's rows (mean, min, max over parties; a party with a
   single class predicts it); with more than 100 parties a fixed sample of 50 parties;
 * majority class (training majority) or, for regression, the mean predictor;
 * diffprivlib (optional benchmark extra): its pooled private ``LogisticRegression(epsilon=1, data_norm=1)`` /
   ``LinearRegression(epsilon=1, bounds_X=(-1, 1), bounds_y=...)`` on the same preprocessed rows (each column in
   [-1, 1], rows clipped to norm 1 as privdist does); a central model (one trusted curator), pure epsilon-DP. It is
-  given privdist's preprocessing for free (where privdist's DP range step spent part of the budget on it). Skipped
+  given the private model's preprocessing (``preprocessor_`` of the first draw) for free, where privdist's DP
+  range step spent part of the budget on it. diffprivlib 0.6.6 does not import beside scikit-learn >= 1.8:
+  ``make bench-utility`` runs this script in a separate environment with scikit-learn < 1.8 and diffprivlib. Skipped
   with a note when diffprivlib cannot be imported.
 
 Metric: test accuracy (RMSE, in the target's units, for regression). Run:
@@ -186,8 +189,11 @@ def run_case(case, draws=5, dpl=None, local_sample=LOCAL_SAMPLE):
         if first is None:
             first = m
         private.append(_metric(task, m, Xte, yte))
-    nonpriv = _metric(task, fit(None, 0), Xte, yte)
-    pre = first.preprocessor_
+    baseline_model = fit(None, 0)
+    nonpriv = _metric(task, baseline_model, Xte, yte)
+    # the non-private baselines see the features as the non-private model does (exact ranges where the private
+    # model estimated them): the fair pooled reference, never the private model's fallback clipping
+    pre = baseline_model.preprocessor_
     Z, Zte = np.asarray(pre.transform(Xtr)), np.asarray(pre.transform(Xte))
     pooled = _metric(task, _sk(task, Z.shape[0]).fit(Z, ytr), Zte, yte)
     K = int(g.max()) + 1
@@ -224,7 +230,9 @@ def run_case(case, draws=5, dpl=None, local_sample=LOCAL_SAMPLE):
     if case.get("party_names"):
         row["party_names"] = list(case["party_names"])
     if dpl is not None:
-        row["diffprivlib"] = _diffprivlib(dpl, task, Z, ytr, Zte, yte, draws, first)
+        priv = first.preprocessor_  # diffprivlib gets the private model's preprocessing (its DP range step) free
+        row["diffprivlib"] = _diffprivlib(dpl, task, np.asarray(priv.transform(Xtr)), ytr,
+                                          np.asarray(priv.transform(Xte)), yte, draws, first)
     row["warnings"] = sorted(notes)
     row["seconds"] = time.perf_counter() - t0
     return row
@@ -351,7 +359,7 @@ def main(argv=None) -> int:
            "versions": _versions(), "notes": notes, "below": flags, "wall_seconds": wall, "cases": rows}
     stem.with_suffix(".json").write_text(json.dumps(out, indent=1) + "\n")
     stem.with_suffix(".md").write_text(md)
-    print(f"wrote {stem.with_suffix('.json').name} and {stem.with_suffix('.md').name} in {stem.parent.name}/")
+    print(f"wrote {stem.with_suffix('.json')} and {stem.with_suffix('.md')}")
     if args.page:
         path = Path(args.page)
         path.write_text(replace_block(path.read_text(), md))

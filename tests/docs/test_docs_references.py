@@ -107,6 +107,10 @@ def test_architecture_table_matches_the_imports():
             if line.startswith("| ") and not line.startswith("| layer")]
     layers = [r[0].strip() for r in rows]
     assert layers == [x for x in reversed(mod.LAYERS) if x != "entry"]
+    from privdist.cli.main import _COMMAND_MODULES
+
+    cli_row = (DOCS / "architecture.md").read_text(encoding="utf-8").split("| cli |", 1)[1].splitlines()[0]
+    assert all(m.removesuffix("_cmd") in cli_row for m in _COMMAND_MODULES), "the cli row misses a command"
     for name, _, deps in rows:
         stated = set() if deps.strip() == "-" else {d.strip() for d in deps.split(",")}
         assert stated == imported.get(name.strip(), set()), f"layer {name.strip()}: docs say {sorted(stated)}"

@@ -118,3 +118,22 @@ def test_cli_fit_default_is_dp_and_writes_the_bounds(tmp_path, capsys):
     step = next(s for s in model["preprocessing"]["steps"] if s["step"] == "scale_by_dp_ranges")
     assert step["share"] == 0.05 and step["columns"] == ["x0"] and model["preprocessing"]["bounds"][1][1] == 4.0
     assert "DP release, share 0.05" in capsys.readouterr().out
+
+
+def test_a_skipped_range_step_warns_with_its_cause_and_cure():
+    """Diabetes (442 rows, 5 parties): at epsilon 1 the step's noise would swamp every count, so it is not run;
+    the estimator names the unestimated columns and the target, why, and what to do (no silent clipping)."""
+    X, y = load_diabetes(return_X_y=True, scaled=False)
+    with pytest.warns(Warning) as caught:
+        m = DistributedRidge(epsilon=1.0, n_agents=5, random_state=0).fit(X, y)
+    texts = [str(w.message) for w in caught if "no private range" in str(w.message)]
+    assert len(texts) == 1
+    assert "11 column(s)" in texts[0] and "not run: 442 rows" in texts[0] and "target_bounds=" in texts[0]
+    step = next(s for s in m.privacy_report_["preprocessing"] if s["step"] == "scale_by_dp_ranges")
+    assert step["share"] == 0.0 and step["fallback"][-1] == "<target>"
+    # stated public bounds remove the cause: no such warning
+    with warnings.catch_warnings(record=True) as quiet:
+        warnings.simplefilter("always")
+        DistributedRidge(epsilon=1.0, n_agents=5, random_state=0, scale="bounds", bounds=np.vstack(
+            [X.min(axis=0), X.max(axis=0)]), target_bounds=(25, 346)).fit(X, y)
+    assert not [w for w in quiet if "no private range" in str(w.message)]

@@ -33,7 +33,8 @@ clear (public under replace-one neighbours). Round ``T`` releases nothing: it on
 
 **Aggregation.** A coordinator (honest-but-curious, holding no data; the ``network`` argument is not used) sums the
 releases, ``S = sum_k S_k`` and ``G = sum_k G_k`` (post-processing), takes the MM step and broadcasts ``w_t`` and the
-Polyak average of the iterates after ``average_from * T`` rounds (the parties' estimate). The noisy Gram's eigenvalues
+Polyak average of the iterates after ``average_from * T`` rounds (the parties' estimate; without noise the last
+iterate, since MM decreases ``F`` monotonically). The noisy Gram's eigenvalues
 are floored at ``floor * sigma_S sqrt(P)`` (``sigma_S`` the std of a summed entry, public: ``floor = 2`` is about
 the spectral norm of its noise), so ``B`` stays positive definite and directions the noise swamps get a
 conservative step. Defaults (``gram_uses = 4``, ``floor = 2``, ``average_from = 1/2``, 20 rounds in the estimators)
@@ -215,7 +216,8 @@ class DPMM(Budgeted, AlgorithmBase):
             cstate = replace(cstate, n_total=float(g[-1]),
                              precond=self._majorizer(inbox["h"].sum(axis=0), P, float(g[-1]), problem))
         w = self._update(cstate.w, g[:P] / cstate.n_total, cstate.precond, problem)
-        if t > self.average_from * self._last:  # Polyak averaging of the later iterates (post-processing)
+        if self.mechanism.private and t > self.average_from * self._last:  # Polyak averaging of the later
+            # iterates (post-processing); without noise the last iterate of the monotone MM is the estimate
             cstate = replace(cstate, w_sum=cstate.w_sum + w, n_avg=cstate.n_avg + 1)
         cstate = replace(cstate, w=w)
         return cstate, {"w": w, "w_bar": self._average(cstate)}

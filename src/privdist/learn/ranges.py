@@ -136,7 +136,7 @@ def fit_ranges(pre, X, parties: list[np.ndarray], *, epsilon, delta: float, shar
         budget = range_budget(epsilon, delta, share, _exact(algorithm, algorithm_params))
         zs = [budget.z(k) for k in range(len(parties))]
         if _swamped(zs, m, sum(len(p) for p in parties)):
-            return _skipped(pre, X, names, cols, epsilon, delta, share, target_bounds, target)
+            return _skipped(pre, X, names, cols, epsilon, delta, share, target_bounds, target, dp_target)
         rel = dp_ranges(blocks, zs, [step_generator(seed, "ranges", k, secure) for k in range(len(parties))])
     col_names = [names[j] if names else f"x{j}" for j in cols]
     if dp_target and not rel.fallback[-1]:  # a target without an estimated range stays unscaled
@@ -185,12 +185,13 @@ def _swamped(zs, m: int, n_rows: int) -> bool:
     return n_rows < 2 * occupied_threshold(noise_std, GRID.size - 1)
 
 
-def _skipped(pre, X, names, cols, epsilon, delta, share, target_bounds, target) -> RangeStep:
+def _skipped(pre, X, names, cols, epsilon, delta, share, target_bounds, target, dp_target) -> RangeStep:
     from ..privacy.dp_ranges import FALLBACK_BOUNDS
 
     col_names = [names[j] if names else f"x{j}" for j in cols]
+    skipped = col_names + (["<target>"] if dp_target else [])
     record = {"step": "scale_by_dp_ranges", "private": True, "share": 0.0, "requested_share": float(share),
-              "epsilon": None, "columns": col_names, "fallback": col_names,
+              "epsilon": None, "columns": skipped, "fallback": skipped,
               "bounds": {n: list(FALLBACK_BOUNDS) for n in col_names},
               "note": "NOT RUN, nothing spent: at this budget, row count and number of parties the step's noise "
                       "would swamp every count (decided from public quantities before any release); the columns "
