@@ -117,8 +117,11 @@ def test_architecture_table_matches_the_imports():
 
 
 def test_readme_is_short_and_links_inside_the_repository():
+    from privdist.algorithms import ALGORITHMS
+
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert len(text.splitlines()) <= 250
+    assert f"{len(ALGORITHMS)} algorithms" in text, "the README's algorithm count is stale"
     for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text):
         if not target.startswith("http"):
             assert (ROOT / target).exists(), f"README links to {target}, which is not in the repository"
