@@ -83,6 +83,7 @@ def test_report_page_keeps_the_text_around_its_block(tmp_path, capsys):
     from privdist.experiments import load_experiment, run_experiment
 
     run_experiment(load_experiment("quickstart").with_settings(["trials=1", "rounds=5"]), tmp_path / "qs", progress=False)
+    assert "## Epsilon per agent" in (tmp_path / "qs" / "summary.md").read_text()  # what reproduce no longer prints
     page = tmp_path / "docs" / "page.md"
     page.parent.mkdir()
     page.write_text("# Title\n\nauthored text\n")
