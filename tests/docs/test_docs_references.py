@@ -76,12 +76,11 @@ def test_the_patterns_read_the_forms_used_in_docstrings():
     assert AMB.findall(text) == [("B", "1"), ("D", "7")]
 
 
-def _nav_pages(nav) -> list[str]:
-    if isinstance(nav, str):
-        return [nav]
-    if isinstance(nav, dict):
-        return [p for v in nav.values() for p in _nav_pages(v)]
-    return [p for item in nav for p in _nav_pages(item)]
+def _load(path: Path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def test_every_docs_page_is_in_the_navigation():
@@ -89,16 +88,14 @@ def test_every_docs_page_is_in_the_navigation():
     the Guides section)."""
     yaml = pytest.importorskip("yaml")
     config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
-    nav = set(_nav_pages(config["nav"]))
+    nav = set(_load(ROOT / "tools" / "mkdocs_hooks.py")._nav_pages(config["nav"]))
     pages = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")}
     unlisted = {p for p in pages - nav if "/" in p}
     assert not unlisted and nav <= pages, f"not in the nav: {sorted(unlisted)}; missing: {sorted(nav - pages)}"
 
 
 def test_architecture_table_matches_the_imports():
-    spec = importlib.util.spec_from_file_location("test_imports", ROOT / "tests" / "test_imports.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _load(ROOT / "tests" / "test_imports.py")
     imported: dict[str, set[str]] = {}
     for module, targets in mod._graph().items():
         imported.setdefault(mod.layer(module), set()).update(
