@@ -33,7 +33,8 @@ observer, independent of the target's data), as Muffliato (Cyffers et al. 2022, 
 analysis of decentralized learning (Bellet et al. 2025) do. It is exact for protocols whose contributions depend on
 each agent's own data only (gossip averaging of fixed values). In gradient methods an agent's gradient is taken at
 its own last release, which mixes the target's messages; that dependence, through messages the observer does not
-see, is outside the model. The per-pair numbers are therefore reported as ``status = "model"``, beside the local-DP
+see, is outside the model (and the target's own gradient depends on its own noise, not only on the observer's
+view, which the adaptive argument above assumes). The per-pair numbers are therefore reported as ``status = "model"``, beside the local-DP
 guarantee of :func:`privdist.privacy.privacy_report`, which needs no such assumption.
 """
 
