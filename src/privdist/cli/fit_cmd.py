@@ -326,7 +326,9 @@ def _print_privacy(console, report, args) -> None:
         t.add_row(str(a["agent"]), *[_eps(v) if v is not None else "n/a"
                                       for v in (a["guarantee_pld"], a["guarantee_rdp"], a["paper_claim"])])
     console.print(t)
-    console.print(f"guarantee epsilon = {_eps(report['epsilon'])} (PLD, delta {report['delta']}); noise: "
+    skellam = (report.get("trust") or {}).get("model") == "secure_aggregation"
+    accountant = "Skellam RDP" if skellam else "PLD"  # no PLD is published for the Skellam sums
+    console.print(f"guarantee epsilon = {_eps(report['epsilon'])} ({accountant}, delta {report['delta']}); noise: "
                   f"{(report.get('noise') or {}).get('mode', '?')}")
     if "messages_epsilon" in report:
         console.print(f"  [red]not a guarantee:[/red] the messages alone spend {_eps(report['messages_epsilon'])}, "
