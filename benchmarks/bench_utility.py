@@ -25,8 +25,9 @@ as ``privdist fit adult`` does (nothing to estimate: the range step spends nothi
   with a note when diffprivlib cannot be imported.
 
 Metric: test accuracy (RMSE, in the target's units, for regression). Run:
-``python benchmarks/bench_utility.py [--quick] [--draws N] [--data-dir DIR] [--readme README.md]``; writes
-``benchmarks/results/utility.json`` and ``benchmarks/results/utility.md`` (``--out`` changes the stem).
+``python benchmarks/bench_utility.py [--quick] [--draws N] [--data-dir DIR] [--page docs/benchmarks.md]``; writes
+``benchmarks/results/utility.json`` and ``benchmarks/results/utility.md`` (``--out`` changes the stem); ``--page``
+also replaces the utility-table block of that page (``make docs`` copies ``utility.md`` there too).
 ``--data-dir`` is where the LIBSVM ``a9a`` files are (default: privdist's data directory); a9a is skipped with a
 note when they are not there.
 """
@@ -310,7 +311,8 @@ def main(argv=None) -> int:
     p.add_argument("--data-dir", help="directory holding a9a/a9a.t (default: privdist's data directory)")
     p.add_argument("--out", default=str(HERE / "results" / "utility"),
                    help="stem of the results: STEM.json and STEM.md (default benchmarks/results/utility)")
-    p.add_argument("--readme", help="replace the utility-table block of this README with the table")
+    p.add_argument("--page", "--readme", dest="page",
+                   help="replace the utility-table block of this markdown page (docs/benchmarks.md) with the table")
     args = p.parse_args(argv)
     draws = args.draws or (2 if args.quick else 5)
     t_all = time.perf_counter()
@@ -358,8 +360,8 @@ def main(argv=None) -> int:
     stem.with_suffix(".json").write_text(json.dumps(out, indent=1) + "\n")
     stem.with_suffix(".md").write_text(md)
     print(f"wrote {stem.with_suffix('.json')} and {stem.with_suffix('.md')}")
-    if args.readme:
-        path = Path(args.readme)
+    if args.page:
+        path = Path(args.page)
         path.write_text(replace_block(path.read_text(), md))
         print(f"updated the utility table in {path.name}")
     return 0

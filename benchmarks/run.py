@@ -19,7 +19,8 @@ BENCHMARKS = {"admm_round": "bench_admm", "accountant": "bench_accountant", "ray
               "ray_cluster": "bench_ray_cluster", "dpdonc": "bench_dpdonc", "sharing_a9a": "bench_sharing",
               "laadmm_adult": "bench_laadmm", "dzoa_inner": "bench_dzoa_inner", "dzoa_full": "bench_dzoa_full",
               "startup": "bench_startup", "audit_throughput": "bench_audit_throughput",
-              "serve_cli": "bench_serve_cli", "audit_tightness": "bench_audit_tightness"}
+              "serve_cli": "bench_serve_cli", "audit_tightness": "bench_audit_tightness",
+              "network_dp": "bench_network_dp"}
 
 
 def _load(module: str):

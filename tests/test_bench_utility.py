@@ -1,4 +1,5 @@
-"""benchmarks/bench_utility.py: its core on a tiny synthetic case, the markdown table and the README block."""
+"""benchmarks/bench_utility.py: its core on a tiny synthetic case, the markdown table and the page block (the block of
+docs/benchmarks.md; tests/docs checks the committed page against benchmarks/results/utility.md)."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def test_core_row(rows):
     assert abs(c["guarantee_epsilon"] - 1.0) < 1e-6 and c["seconds"] >= 0
 
 
-def test_table_and_readme_block(bench, rows):
+def test_table_and_page_block(bench, rows):
     md = bench.markdown_table(rows)
     lines = md.strip().splitlines()
     assert lines[0].startswith("| data, parties | private (epsilon 1) |") and "diffprivlib" not in lines[0]

@@ -6,9 +6,55 @@ import numbers
 
 import numpy as np
 
-from .errors import NonFiniteDataError, ValidationError
+from .errors import NonFiniteDataError, ResourceLimitError, ValidationError
 
-__all__ = ["check_finite", "check_positive", "check_nonnegative", "check_probability", "check_int"]
+__all__ = ["MAX_BYTES", "MAX_SECONDS", "check_estimate", "shown", "check_finite", "check_positive", "check_nonnegative", "check_probability", "check_int"]
+
+
+#: Above these estimates (peak memory, serial CPU time) ``privdist run``, ``privdist fit`` and ``privdist audit`` (and
+#: their Python functions) refuse to start unless confirmed: ``--yes`` / ``allow_large=True`` (issues 15, 26).
+MAX_BYTES = 4 * 2**30
+MAX_SECONDS = 24 * 3600.0
+
+
+def check_estimate(what: str, nbytes: float, seconds: float, allow_large: bool, detail: str) -> None:
+    """Refuse a job whose estimated memory ``nbytes`` or time ``seconds`` is above :data:`MAX_BYTES` or
+    :data:`MAX_SECONDS`, unless ``allow_large``.
+
+    Args:
+        what: the job, e.g. ``"experiment 'x'"`` or ``"this fit"``.
+        detail: the public sizes the estimate rests on (named in the message).
+
+    Raises:
+        ResourceLimitError: above a limit and not ``allow_large``.
+    """
+    if allow_large:
+        return
+    over = []
+    if nbytes > MAX_BYTES:
+        over.append(f"about {nbytes / 2**30:.3g} GiB of memory (limit {MAX_BYTES / 2**30:g} GiB)")
+    if seconds > MAX_SECONDS:
+        over.append(f"about {seconds / 3600:.3g} CPU hours (limit {MAX_SECONDS / 3600:g} h)")
+    if over:
+        raise ResourceLimitError(f"{what} needs {' and '.join(over)} ({detail}); pass --yes (allow_large=True) to "
+                                 "run it anyway")
+
+
+def shown(value, limit: int = 60) -> str:
+    """``repr(value)`` for a message, cut to ``limit`` characters; numpy scalars (also inside lists, tuples and
+    dicts) appear as the plain numbers they are, never as ``np.float64(...)`` (issue 26)."""
+    text = repr(_plain(value))
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _plain(value):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    if isinstance(value, dict):
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    return value
 
 
 def check_finite(array, name: str) -> np.ndarray:

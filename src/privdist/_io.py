@@ -15,25 +15,59 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["atomic_write_bytes", "write_json", "read_json", "fingerprint"]
+from .errors import OutputWriteError, PrivdistError
+
+__all__ = ["atomic_write_bytes", "check_writable_dir", "write_json", "read_json", "fingerprint"]
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same directory and ``os.replace``:
-    a reader sees the old file or the new one, never a partial one. Missing parent directories are created."""
+    a reader sees the old file or the new one, never a partial one. Missing parent directories are created.
+
+    Raises:
+        OutputWriteError: the file or its directory cannot be written (the message names the path and why).
+    """
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise OutputWriteError(f"cannot write {path}: {_reason(exc)}") from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and not isinstance(exc, PrivdistError):
+            raise OutputWriteError(f"cannot write {path}: {_reason(exc)}") from None
         raise
+
+
+def check_writable_dir(directory: str | os.PathLike, what: str = "output directory") -> Path:
+    """Create ``directory`` (and its parents) if needed and check that a file can be written in it, before any
+    work whose result would go there (issue 26: an unwritable ``--out`` is found before training, not after).
+
+    Raises:
+        OutputWriteError: it exists and is not a directory, or it cannot be created or written.
+    """
+    directory = Path(directory)
+    if directory.exists() and not directory.is_dir():
+        raise OutputWriteError(f"{what} {directory} exists and is not a directory")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=".privdist-probe."):
+            pass
+    except OSError as exc:
+        raise OutputWriteError(f"cannot write into {what} {directory}: {_reason(exc)}") from None
+    return directory
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc) or type(exc).__name__
 
 
 def write_json(path, obj) -> None:

@@ -37,6 +37,8 @@ __all__ = [
     "FeatureGroupError",
     "DataFormatError",
     "BinaryOnlyError",
+    "ParameterTypeError",
+    "OutputWriteError",
 ]
 
 
@@ -172,3 +174,14 @@ class DataFormatError(ValidationError):
 class BinaryOnlyError(ValidationError):
     """A method that fits two classes only (e.g. a vertical fit) got a target with more; the message says what to
     do instead (issue 25)."""
+
+
+class ParameterTypeError(ValidationError, TypeError):
+    """A parameter has the wrong type (a string where a number is expected, ...); the message names the parameter
+    and the type it must have (issue 26). Both a ``ValueError`` and a ``TypeError``, so that either handler works."""
+
+
+class OutputWriteError(PrivdistError, OSError):
+    """A file or directory privdist was asked to write cannot be written (a path under a read-only or virtual file
+    system, a missing parent that cannot be created, a file where a directory is needed); the message names the
+    path and the operating system's reason (issue 26)."""

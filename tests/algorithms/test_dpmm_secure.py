@@ -46,7 +46,7 @@ def _round_one_gradient(res, algo, P):
     h = msgs[("agent", "h")].astype(np.uint64)
     answers = msgs[("agent", "secagg.answer@attempt0")].astype(np.uint64)
     present = np.ones(masked.shape[0], dtype=bool)
-    total = unmask_sum(np.hstack([masked, h]), answers, present, algo.bits)[:P]
+    total = unmask_sum(np.hstack([masked, h]), answers, present, algo._bits(res.final_state.problem))[:P]
     return algo.mechanism.decode(total, 2.0 * algo._clip(res.final_state.problem.loss))
 
 

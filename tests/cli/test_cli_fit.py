@@ -23,7 +23,7 @@ def test_fit_csv_prints_requested_total_budget(tmp_path, capsys):
                "--epsilon", "0.8", "--delta", "1e-5", "--rounds", "20", "--curve", "0.8,4", "--out", str(out)])
     assert rc == 0
     text = capsys.readouterr().out
-    assert "guarantee epsilon = 0.8000 (PLD" in text
+    assert "guarantee epsilon = 0.8000 (Skellam RDP" in text
     for name in ("private distributed", "non-private distributed", "centralized", "party 0 alone", "majority"):
         assert name in text
     results = json.loads((out / "results.json").read_text())
@@ -47,7 +47,7 @@ def test_fit_on_the_shipped_adult_data_beats_the_majority_class(tmp_path, capsys
     out = tmp_path / "demo"
     assert main(["fit", "adult", "--agents", "10", "--epsilon", "1", "--delta", "1e-5", "--rounds", "30",
                  "--curve", "1", "--seed", "0", "--out", str(out)]) == 0
-    assert "guarantee epsilon = 1.0000 (PLD" in capsys.readouterr().out
+    assert "guarantee epsilon = 1.0000 (Skellam RDP" in capsys.readouterr().out
     rows = json.loads((out / "evaluation.json").read_text())["test"]
     assert rows["private distributed"]["accuracy"] > rows["majority class"]["accuracy"] + 0.03
 

@@ -18,6 +18,7 @@ from privdist.network import (
     dzoa5,
     erdos_renyi,
     make_network,
+    random_regular,
     random_geometric,
     ring,
     star,
@@ -97,13 +98,27 @@ def test_large_rgg_fast_and_sparse():
 
 
 def test_make_network_registry():
-    assert set(NETWORK_KINDS) == {"dzoa5", "ring", "complete", "star", "erdos_renyi", "random_geometric"}
+    assert set(NETWORK_KINDS) == {"dzoa5", "ring", "complete", "star", "erdos_renyi", "random_geometric",
+                                  "random_regular"}
     assert make_network("dzoa5") == dzoa5()
     assert make_network("ring", n=5) == ring(5)
     assert make_network("star", rng=np.random.default_rng(0), n=4) == star(4)  # rng ignored
     er = make_network("erdos_renyi", rng=np.random.default_rng(5), n=20, p=0.4)
     assert er == erdos_renyi(20, 0.4, np.random.default_rng(5))
     assert isinstance(make_network("random_geometric", rng=np.random.default_rng(1), n=30), Network)
+    rr = make_network("random_regular", rng=np.random.default_rng(2), n=20, d=3)
+    assert rr == random_regular(20, 3, np.random.default_rng(2))
+
+
+def test_random_regular_is_regular_connected_and_checked():
+    net = random_regular(100, 4, np.random.default_rng(0))
+    assert np.all(net.degrees == 4) and net.n_edges == 200
+    with pytest.raises(ValidationError, match="n\\*d even"):
+        random_regular(9, 3, np.random.default_rng(0))
+    with pytest.raises(ValidationError):
+        random_regular(5, 5, np.random.default_rng(0))
+    with pytest.raises(DisconnectedNetworkError):
+        random_regular(10, 1, np.random.default_rng(0), max_attempts=3)
 
 
 def test_make_network_errors():

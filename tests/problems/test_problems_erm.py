@@ -69,6 +69,27 @@ def test_prox_solve_is_optimal(loss, reg):
         assert np.all(base <= F(B + 1e-4 * rng.standard_normal(B.shape)) + 1e-13)
 
 
+@pytest.mark.parametrize("loss", [SquaredLoss(), LogisticLoss()])
+def test_prox_solve_without_strong_convexity(loss):
+    """Issue 26: l1 with q = 0 and fewer rows than features (a singular Gram matrix; the logistic loss has no
+    curvature bound below) is solved by FISTA with Nesterov's momentum, to the optimum cvxpy finds."""
+    import cvxpy as cp
+
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((5, 10))
+    y = np.where(rng.random(5) > 0.5, 1.0, -1.0) if loss.name == "logistic" else rng.standard_normal(5)
+    prob = HorizontalERM([(X, y)], loss, L1(), reg_weight=0.3)
+    v = 0.1 * rng.standard_normal((1, 10))
+    B = prob.prox_solve(0.0, v, tol=1e-12, max_iter=200000)
+
+    b = cp.Variable(10)
+    fit = cp.sum_squares(X @ b - y) if loss.name == "squared" else cp.sum(cp.logistic(-cp.multiply(y, X @ b)))
+    objective = fit / 5 + 0.3 * cp.norm1(b) - v[0] @ b
+    cp.Problem(cp.Minimize(objective)).solve()
+    mine = prob.local_values(B)[0] - float(v[0] @ B[0])
+    assert mine == pytest.approx(objective.value, abs=1e-5) and mine <= objective.value + 1e-6
+
+
 def test_subset_keeps_regularizer_split():
     rng = np.random.default_rng(5)
     prob = HorizontalERM(_parts(rng), SquaredLoss(), L2(), reg_weight=1.0)

@@ -116,6 +116,12 @@ class DPADMM(PerIterationGaussian, AlgorithmBase):
     def estimate(self, state):
         return state.w
 
+    def linear_protocol(self, problem, network, rounds: int):
+        """The linear-Gaussian model of this protocol, for pairwise accounting (:mod:`.linear_models`)."""
+        from .linear_models import dpadmm_protocol
+
+        return dpadmm_protocol(self, problem, network, rounds)
+
     def assumptions(self):
         out = ["dpadmm: reconstruction of Huang et al. 2020 (spec §6.1 [RECON]); coordinator holds the duals"]
         if not self.mechanism.private:

@@ -118,7 +118,8 @@ class DPMM(Budgeted, AlgorithmBase):
         colluding: secure aggregation: parties assumed to collude with the aggregator (their shares do not count).
         dropout_tolerance: secure aggregation: fraction of the parties whose shares the calibration can lose in a
             round (dropouts) and still meet the budget; more dropouts lower the recomputed guarantee.
-        bits: secure aggregation: the modulus ``2^bits`` of the secure sums (checked against the sums' range).
+        bits: secure aggregation: the modulus ``2^bits`` of the secure sums (checked against the sums' range);
+            ``None`` (default): the smallest of 32 .. 53 that holds them, from public quantities (row counts, noise).
         prior: secure aggregation: noise multipliers of Gaussian releases each party made before the run (the
             estimators' DP range step) that the total budget also covers; the Skellam noise is calibrated so that
             their composition with the run's releases is the budget.
@@ -136,7 +137,7 @@ class DPMM(Budgeted, AlgorithmBase):
     trust: str = "local"
     colluding: int = 0
     dropout_tolerance: float = 0.0
-    bits: int = 32
+    bits: int | None = None
     prior: tuple[float, ...] = ()
     name: ClassVar[str] = "dpmm"
     has_coordinator: ClassVar[bool] = True
@@ -153,7 +154,8 @@ class DPMM(Budgeted, AlgorithmBase):
         if isinstance(self.dropout_tolerance, bool) or not isinstance(self.dropout_tolerance, (int, float)) \
                 or not 0 <= self.dropout_tolerance < 1:
             raise ValidationError(f"dropout_tolerance must be in [0, 1), got {self.dropout_tolerance!r}")
-        check_bits(self.bits)
+        if self.bits is not None:
+            check_bits(self.bits)
         object.__setattr__(self, "prior", tuple(float(check_positive(z, "prior[i]")) for z in self.prior))
         if self.prior and self.trust != "secure_aggregation":
             raise ValidationError("dpmm: prior releases are composed into the Skellam calibration of "
@@ -254,7 +256,7 @@ class DPMM(Budgeted, AlgorithmBase):
     # ------------------------------------------------------------------ protocol
     def messages(self, problem, network):
         P = problem.n_features
-        kind, bits = (Aggregation.SECURE_SUM, self.bits) if self.secure else (Aggregation.GATHER, None)
+        kind, bits = (Aggregation.SECURE_SUM, self._bits(problem)) if self.secure else (Aggregation.GATHER, None)
         return (MessageSpec("g", (P + 1,), kind, bits), MessageSpec("h", (P * (P + 1) // 2,), kind, bits),
                 MessageSpec("w", (P,), Aggregation.BROADCAST), MessageSpec("w_bar", (P,), Aggregation.BROADCAST))
 
@@ -274,21 +276,39 @@ class DPMM(Budgeted, AlgorithmBase):
         dtype = np.int64 if self.secure else float
         return {"g": np.zeros((n, P + 1), dtype=dtype), "h": np.zeros((n, P * (P + 1) // 2), dtype=dtype)}
 
-    def _check_modulus(self, state) -> None:
-        """Public, before any release: every secure sum stays inside ``[-2^(bits-1), 2^(bits-1))`` when each of the
-        ``K`` parties is at most as large as this block's largest (every block checks its own) and the noise stays
-        within 40 standard deviations; else a named error (raise ``bits``)."""
-        K, P = state.problem.n_agents_total, state.X.shape[2]
-        rows = float(state.mask.sum(axis=1).max()) if state.mask.size else 0.0
-        grad = rows * self._clip(state.problem.loss) * self.mechanism.scale(2.0 * self._clip(state.problem.loss), P)
+    def _sum_range(self, problem, rows: float) -> float:
+        """Public bound on a secure sum's magnitude when each of the ``K`` parties has at most ``rows`` rows and the
+        noise stays within 40 standard deviations."""
+        K, P = problem.n_agents_total, problem.n_features
+        clip = self._clip(problem.loss)
+        grad = rows * clip * self.mechanism.scale(2.0 * clip, P)
         gram_sens = math.sqrt(2.0) * self.row_bound**2
         gram = rows * self.row_bound**2 * self.mechanism.scale(gram_sens, P * (P + 1) // 2)
         noise = math.sqrt(self.mechanism.variance(P * (P + 1) // 2, self.gram_uses) * K / self.shares(K))
         noise = max(noise, math.sqrt(self.mechanism.variance(P) * K / self.shares(K)))
-        need = K * (max(grad, gram, rows) + 1.0) + 40.0 * noise
-        if need >= 2.0 ** (self.bits - 1):
-            raise ValidationError(f"dpmm: secure sums of {K} parties of up to {rows:g} rows may reach {need:.3g}, "
-                                  f"beyond the modulus 2^{self.bits}; set bits={math.ceil(math.log2(need)) + 2}")
+        return K * (max(grad, gram, rows) + 1.0) + 40.0 * noise
+
+    def _bits(self, problem) -> int:
+        """``bits``, or (``None``) the smallest modulus exponent in 32 .. MAX_BITS that holds every secure sum."""
+        from ..contract import MAX_BITS
+
+        if self.bits is not None:
+            return self.bits
+        rows = float(np.max(np.sum(np.asarray(problem.w) > 0, axis=1))) if np.size(problem.w) else 0.0
+        need = self._sum_range(problem, rows)
+        return int(min(MAX_BITS, max(32, math.ceil(math.log2(max(need, 1.0))) + 2)))
+
+    def _check_modulus(self, state) -> None:
+        """Public, before any release: every secure sum stays inside ``[-2^(bits-1), 2^(bits-1))`` when each of the
+        ``K`` parties is at most as large as this block's largest (every block checks its own); else a named error
+        (raise ``bits``)."""
+        rows = float(state.mask.sum(axis=1).max()) if state.mask.size else 0.0
+        need = self._sum_range(state.problem, rows)
+        bits = self._bits(state.problem)
+        if need >= 2.0 ** (bits - 1):
+            raise ValidationError(f"dpmm: secure sums of {state.problem.n_agents_total} parties of up to {rows:g} rows "
+                                  f"may reach {need:.3g}, beyond the modulus 2^{bits}; set bits="
+                                  f"{math.ceil(math.log2(need)) + 2}")
 
     def init_coordinator(self, problem, network, rng):
         P = problem.n_features

@@ -98,6 +98,12 @@ class DPSGD(PerIterationGaussian, AlgorithmBase):
     def estimate(self, state):
         return state.q
 
+    def linear_protocol(self, problem, network, rounds: int):
+        """The linear-Gaussian model of this protocol, for pairwise accounting (:mod:`.linear_models`)."""
+        from .linear_models import dpsgd_protocol
+
+        return dpsgd_protocol(self, problem, network, rounds)
+
     def assumptions(self):
         if not self.mechanism.private:
             return []

@@ -7,7 +7,8 @@ import numbers
 import types
 import typing
 
-from ..errors import UnknownNameError, ValidationError
+from .._checks import shown
+from ..errors import ParameterTypeError, UnknownNameError, ValidationError
 from .base import Budgeted
 from .consensus_admm import ConsensusADMM
 from .dpadmm import DPADMM
@@ -73,8 +74,9 @@ def _allowed(hint) -> set:
 
 
 def _check_types(name: str, cls: type, params: dict) -> None:
-    """Reject a value of the wrong type before the factory sees it (a TypeError naming the parameter, STYLE
-    #11): a string where a number is expected would otherwise fail deep inside a comparison."""
+    """Reject a value of the wrong type before the factory sees it (a :class:`ParameterTypeError`, also a
+    TypeError, naming the parameter, STYLE #11): a string where a number is expected would otherwise fail deep
+    inside a comparison."""
     hints = typing.get_type_hints(cls)
     for key, value in params.items():
         allowed = _allowed(hints.get(key, typing.Any))
@@ -89,5 +91,6 @@ def _check_types(name: str, cls: type, params: dict) -> None:
         if isinstance(value, (list, tuple)) and (tuple in allowed or list in allowed):
             continue
         names = sorted(getattr(t, "__name__", str(t)).replace("NoneType", "None") for t in allowed)
-        raise TypeError(f"{name}: parameter {key} must be {' or '.join(names)}, got {type(value).__name__} "
-                        f"{value!r}")
+        raise ParameterTypeError(f"{name}: parameter {key} must be {' or '.join(names)}, got "
+                                 f"{type(value).__name__} {shown(value)}")
+

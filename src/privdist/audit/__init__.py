@@ -8,10 +8,12 @@ Sits above :mod:`privdist.runtime` and below the experiments and the CLI; the st
 
 from .core import CLAIMS, AuditResult, audit, problem_for, small_problem
 from .neighbours import CANARIES, KINDS, LinearCost, neighbours, problem_kind
+from .network import PairAudit, audit_pair
 from .outputs import OutputAudit, audit_outputs
 from .plot import plot_privacy_region
-from .releases import VIEWS, DisjointCopies, collect_releases, copies_are_independent, release_of, view_of
+from .releases import (VIEWS, DisjointCopies, ObserverView, collect_releases, copies_are_independent, release_of,
+                       view_of)
 
-__all__ = ["CANARIES", "CLAIMS", "KINDS", "VIEWS", "AuditResult", "DisjointCopies", "LinearCost", "OutputAudit",
-           "audit", "audit_outputs", "collect_releases", "copies_are_independent", "neighbours",
-           "plot_privacy_region", "problem_for", "problem_kind", "release_of", "small_problem", "view_of"]
+__all__ = ["CANARIES", "CLAIMS", "KINDS", "VIEWS", "AuditResult", "DisjointCopies", "LinearCost", "ObserverView",
+           "OutputAudit", "PairAudit", "audit", "audit_outputs", "audit_pair", "collect_releases",
+           "copies_are_independent", "neighbours", "plot_privacy_region", "problem_for", "problem_kind", "release_of", "small_problem", "view_of"]

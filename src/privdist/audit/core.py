@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from .._checks import check_int, check_probability
+from .._checks import check_estimate, check_int, check_probability
 from ..errors import PrivdistError, UnknownNameError, ValidationError
 from ..privacy import privacy_report
 from ..privacy.audit_stats import threshold_audit
@@ -43,9 +43,25 @@ from ..runtime import AgentBlock, AgentStreams, run
 from .neighbours import KINDS, neighbours, problem_kind
 from .releases import collect_releases, default_view
 
-__all__ = ["CLAIMS", "AuditResult", "audit", "small_problem", "problem_for"]
+__all__ = ["CLAIMS", "AuditResult", "audit", "audit_estimate", "small_problem", "problem_for"]
 
 CLAIMS = ("guarantee", "paper")
+
+#: Upper-end seconds of one release of one round: one run per release (the mode for algorithms whose copies cannot
+#: be vectorised) took 0.14 to 0.93 ms per release and round (dpsgd, dpadmm, pvp; 400 releases, 1 and 5 rounds;
+#: issue 26); the vectorised mode 0.02 to 0.34 ms.
+SECONDS_PER_RELEASE_ROUND = 1e-3
+
+
+def audit_estimate(releases: int, rounds: int, view: str, dim: int = 10, n_agents: int = 2) -> tuple[float, float]:
+    """``(bytes, seconds)`` an audit needs, from public sizes only: ``2 releases`` runs of ``rounds`` rounds of
+    ``n_agents`` agents (the cost above is for the default 2), and the releases kept in memory (``dim`` values per
+    round; every round's with ``view="all"``), four times over (the two data sets, the copies' tiles and the tests'
+    sorted copies)."""
+    per_release = dim * (rounds if view == "all" else 1)
+    agents = max(1.0, n_agents / 2.0)
+    return (4.0 * 2 * releases * per_release * 8 + 8.0 * 20 * dim * n_agents,
+            2.0 * releases * rounds * agents * SECONDS_PER_RELEASE_ROUND)
 
 
 def small_problem(kind: str, seed: int = 0, horizon: int = 1000, n_agents: int = 5):
@@ -212,7 +228,7 @@ def audit(algorithm, problem=None, network=None, *, releases: int = 1000, rounds
           pair=None, delta: float | None = None, claim: str = "guarantee", target: int = 0, seed: int = 0,
           jobs: int = 1, secure: bool = False, vectorise="auto", confidence: float = 0.95,
           n_agents: int = 2, parallel: str = "process", address: str | None = None,
-          view: str | None = None) -> AuditResult:
+          view: str | None = None, allow_large: bool = False) -> AuditResult:
     """Audit ``algorithm`` on neighbouring datasets: epsilon lower bound, claims, verdict.
 
     Args:
@@ -238,17 +254,23 @@ def audit(algorithm, problem=None, network=None, *, releases: int = 1000, rounds
             algorithm runs; the per-agent claims do not depend on it, the cost per release does).
         parallel: ``"process"`` (``jobs`` worker processes) or ``"ray"`` (replicate batches as Ray tasks).
         address: Ray cluster address for ``parallel="ray"``.
+        allow_large: run even if :func:`audit_estimate` is above the limits (:func:`privdist._checks.check_estimate`).
 
     Returns:
         :class:`AuditResult`.
 
     Raises:
         ValidationError / UnknownNameError: bad arguments (named).
+        ResourceLimitError: the estimated memory or time is above the limits and ``allow_large`` is false.
     """
     t0 = time.perf_counter()
     releases = check_int(releases, "releases", 8)
     rounds = check_int(rounds, "rounds", 1)
     view = default_view(view, rounds)
+    agents = network.n_agents if network is not None else check_int(n_agents, "n_agents", 1)
+    check_estimate("this audit", *audit_estimate(releases, rounds, view, getattr(problem, "n_features", None) or 10,
+                                                 agents),
+                   allow_large, f"{releases} releases per data set x {rounds} rounds, {agents} agents, view {view!r}")
     if hasattr(algorithm, "for_rounds"):  # a total budget (issue 23) is spread over the audited run's rounds
         algorithm = algorithm.for_rounds(rounds)
     jobs = check_int(jobs, "jobs", 1)

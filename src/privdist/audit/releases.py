@@ -7,7 +7,9 @@ A *release* is what the target agent sends, by ``view`` (:data:`VIEWS`):
 * ``"all"``: its outboxes of every round ``0..rounds`` concatenated (round 0 is the ``init`` outbox): the
   target's whole transcript, which is what a guarantee composed over the run's rounds is about. Columns that are
   the same constant in every release of both datasets (e.g. a data-free ``init`` message of zeros) are dropped:
-  they tell nothing apart.
+  they tell nothing apart;
+* an :class:`ObserverView`: not the target's outboxes but what one observer receives, the messages of the agents it
+  hears in each round ``1..rounds`` (the view of a per-pair, network-DP guarantee, :mod:`privdist.audit.network`).
 
 Each replicate draws independent noise: replicate ``i`` runs with ``trial = i`` (or in secure mode, with fresh OS
 entropy).
@@ -29,15 +31,17 @@ from __future__ import annotations
 import os
 import pickle
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..errors import UnknownNameError
 from ..runtime import run
+from ..runtime.workers import worker_initializer
 from .neighbours import tile
 
-__all__ = ["VIEWS", "DisjointCopies", "release_of", "view_of", "default_view", "collect_releases",
+__all__ = ["VIEWS", "DisjointCopies", "ObserverView", "release_of", "view_of", "default_view", "collect_releases",
            "copies_are_independent"]
 
 #: What of the target's transcript an audit compares (see the module docstring).
@@ -81,6 +85,27 @@ def _repeat(matrix, copies: int):
     return sp.csr_array(sp.kron(sp.identity(copies, format="csr"), sp.csr_matrix(matrix), format="csr"))
 
 
+@dataclass(frozen=True)
+class ObserverView:
+    """The view of one observer: in round ``t`` (1-based) the agent messages of ``senders[t - 1]`` (agent ids of
+    one network copy). ``target`` is the agent whose data differ: in a copies run, the ``agents`` asked for are the
+    target's ids in each copy, which locate the copy."""
+
+    target: int
+    senders: tuple
+
+    def rows(self, result, agents, rounds: int) -> np.ndarray:
+        """One row per copy: the observed messages of rounds ``1..rounds`` (all agent message names, sorted)."""
+        base = np.asarray(agents, dtype=np.int64) - self.target
+        parts = []
+        for t in range(1, rounds + 1):
+            ids = base[:, None] + np.asarray(self.senders[t - 1], dtype=np.int64)[None, :]
+            msgs = result.transcript.rounds[t]
+            for name in sorted(n for role, n in msgs if role == "agent"):
+                parts.append(np.asarray(msgs[("agent", name)])[ids].reshape(len(base), -1))
+        return np.concatenate(parts, axis=1)
+
+
 def release_of(result, agents, t: int) -> np.ndarray:
     """Rows: the messages ``agents`` sent in round ``t`` (all message names, sorted, flattened, concatenated);
     for an algorithm whose agents send nothing, the coordinator's messages of round ``t`` (same row for all)."""
@@ -103,6 +128,8 @@ def default_view(view, rounds: int) -> str:
     """
     if view is None:
         return "last" if int(rounds) == 1 else "all"
+    if isinstance(view, ObserverView):
+        return view
     if view not in VIEWS:
         raise UnknownNameError("audit view", str(view), VIEWS)
     return view
@@ -110,7 +137,9 @@ def default_view(view, rounds: int) -> str:
 
 def view_of(result, agents, rounds: int, view: str = "last") -> np.ndarray:
     """Rows: ``agents``' release under ``view`` (``"last"``: :func:`release_of` round ``rounds``; ``"all"``: rounds
-    ``0..rounds`` concatenated)."""
+    ``0..rounds`` concatenated; an :class:`ObserverView`: what the observer receives)."""
+    if isinstance(view, ObserverView):
+        return view.rows(result, agents, rounds)
     if view == "last":
         return release_of(result, agents, rounds)
     return np.concatenate([release_of(result, agents, t) for t in range(rounds + 1) if t in result.transcript.rounds],
@@ -177,7 +206,8 @@ def _map_batches(jobs_list, jobs: int, parallel: str, address: str | None):
         task = ray.remote(_pickled_batch)  # pickled: Ray's zero-copy arrays are read-only, scipy's sparse need writes
         return ray.get([task.remote(pickle.dumps(j, protocol=pickle.HIGHEST_PROTOCOL)) for j in jobs_list])
     if jobs > 1 and len(jobs_list) > 1:
-        with ProcessPoolExecutor(max_workers=min(jobs, os.cpu_count() or 1, len(jobs_list))) as pool:
+        with ProcessPoolExecutor(max_workers=min(jobs, os.cpu_count() or 1, len(jobs_list)),
+                                 initializer=worker_initializer, initargs=(False,)) as pool:  # end with the parent
             return list(pool.map(_batch, jobs_list))
     return [_batch(j) for j in jobs_list]
 

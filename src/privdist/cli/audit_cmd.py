@@ -43,6 +43,8 @@ def register(sub) -> None:
     p.add_argument("--secure", action="store_true", help="fresh OS-entropy noise in every replicate")
     p.add_argument("--json", dest="json_out", metavar="OUT", help="write the result as JSON")
     p.add_argument("--plot", metavar="OUT", help="write the privacy-region plot (OUT.png and OUT.svg)")
+    p.add_argument("--yes", action="store_true",
+                   help="audit even if the estimated memory or time is above the limits (as privdist run --yes)")
     p.set_defaults(func=_main)
 
 
@@ -114,6 +116,21 @@ def _fmt(x) -> str:
 AUDIT_DEFAULTS = {"dzoa": {"R": "oracle"}}
 
 
+def _check_outputs(args) -> None:
+    """``--json`` and ``--plot`` must be writable files, checked before the releases are drawn (issue 26)."""
+    from pathlib import Path
+
+    from .._io import check_writable_dir
+
+    for option, value in (("--json", args.json_out), ("--plot", args.plot)):
+        if value is None:
+            continue
+        path = Path(value)
+        if not path.name or path.is_dir():
+            raise ValidationError(f"{option} {value!r} is a directory: give a file name")
+        check_writable_dir(path.parent if str(path.parent) else Path("."), f"the directory of {option}")
+
+
 def _main(args) -> int:
     from ..algorithms import ALGORITHMS, make_algorithm
     from ..audit import CANARIES, CLAIMS, VIEWS, audit, plot_privacy_region
@@ -132,6 +149,12 @@ def _main(args) -> int:
             raise ValidationError(f"--{name} must be >= {low}, got {getattr(args, name)}")
     if args.ray_address and args.backend != "ray":
         raise ValidationError("--ray-address needs --backend ray")
+    if args.delta is not None and not 0 < args.delta < 1:
+        raise ValidationError(f"--delta must be in (0, 1), got {args.delta}")
+    if not 0 <= args.target_agent < args.agents and args.target in ALGORITHMS:
+        raise ValidationError(f"--target-agent must be in 0..{args.agents - 1} (--agents {args.agents}), got "
+                              f"{args.target_agent}")
+    _check_outputs(args)
     params = parse_params(args.params)
     if args.target in ALGORITHMS:
         supplied = {k: v for k, v in AUDIT_DEFAULTS.get(args.target, {}).items() if k not in params}
@@ -144,7 +167,7 @@ def _main(args) -> int:
     res = audit(algo, problem, network, releases=args.releases, rounds=args.rounds, canary=args.canary,
                 delta=args.delta, claim=args.claim, target=args.target_agent, seed=args.seed, jobs=args.jobs,
                 parallel=args.backend, address=args.ray_address,
-                secure=args.secure, n_agents=args.agents, view=args.view)
+                secure=args.secure, n_agents=args.agents, view=args.view, allow_large=args.yes)
     d = res.to_dict()
     c = res.claims
     b = d["test"]["bounds"][str(res.delta)]

@@ -50,9 +50,8 @@ def register(sub) -> None:
                      "(';' separates parties; an attribute name takes its one-hot columns 'name=...'; integers are "
                      "column indices); every column in exactly one group")
     p.add_argument("--agents-count", type=int, default=10, help="parties of --dirichlet (default 10)")
-    p.add_argument("--algorithm", default="dpmm", help="dpmm (default; complete network), dpsgd, dpadmm, pvp, "
-                   "dvp, laadmm (horizontal; "
-                   "vertical runs always use admm_sharing)")
+    p.add_argument("--algorithm", default="dpmm", help="dpmm (default; a coordinator, no network), dpsgd, dpadmm, "
+                   "pvp, laadmm (horizontal; vertical runs always use admm_sharing)")
     p.add_argument("--trust", choices=("auto", "local", "secure_aggregation"), default="auto",
                    help="auto (default): secure_aggregation for dpmm, local otherwise; secure_aggregation: the sums go "
                         "through secure aggregation with distributed Skellam noise (central-DP noise; assumes an "
@@ -102,7 +101,11 @@ def register(sub) -> None:
                    "std over N fits; the released model is the first (default 3 for a cheap fit, else 1; secure "
                    "mode without --evaluation: 1)")
     p.add_argument("--seed", type=int, help="research mode: seed the split and the noise (not for release)")
-    p.add_argument("--out", help="directory for model.json, results.json and privacy_utility.png")
+    p.add_argument("--out", help="directory for model.json, results.json and privacy_utility.png (locked while the "
+                   "fit runs; a former fit's files there are replaced)")
+    p.add_argument("--overwrite", action="store_true", help="replace another command's results in --out")
+    p.add_argument("--yes", action="store_true",
+                   help="fit even if the estimated memory or time is above the limits (as privdist run --yes)")
     p.set_defaults(func=fit_main)
 
 
@@ -119,7 +122,8 @@ def _load(args):
     kwargs = {"encode": "onehot" if args.onehot else "none", "task": args.task,
               "categories": parse_categories(args.categories) or None, "classes": parse_classes(args.classes)}
     if len(args.data) > 1:
-        if args.party_column or args.agents or args.dirichlet or args.vertical or args.feature_groups:
+        if any(v is not None for v in (args.party_column, args.agents, args.dirichlet, args.vertical,
+                                       args.feature_groups)):
             raise ValidationError("several DATA files are one party each: do not combine them with --agents, "
                                   "--party-column, --dirichlet, --vertical or --feature-groups")
         return load_files(args.data, args.target, **kwargs)
@@ -158,9 +162,20 @@ def _scaling(args, ds, n_features: int):
 
 
 def fit_main(args) -> int:
+    """``privdist fit``: every option checked first (:mod:`privdist.cli.fit_check`), ``--out`` locked for the whole
+    fit, the data checked against the options before any training."""
+    from .fit_check import check_fit_args, fit_output
+
+    check_fit_args(args)
+    with fit_output(args):
+        return _fit(args)
+
+
+def _fit(args) -> int:
     from rich.console import Console
 
     from ..learn._base import with_preprocessing
+    from .fit_check import check_fit_data, curve_epsilons
     from .fit_common import FitProgress, default_draws
     from .fit_diagnose import data_warnings, target_hints, utility_warnings
 
@@ -171,18 +186,15 @@ def fit_main(args) -> int:
     secure = args.seed is None
     seed = args.seed if args.seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
     rng = np.random.default_rng(seed)
-    if not 0 < args.test_size < 1:
-        raise ValidationError(f"--test-size must be in (0, 1), got {args.test_size}")
-    if args.draws is not None and args.draws < 1:
-        raise ValidationError(f"--draws must be >= 1, got {args.draws}")
-    scale, bounds = _scaling(args, ds, X.shape[1])
-    vertical = args.vertical is not None or bool(args.feature_groups)
-    if args.rounds is None:
-        args.rounds = 50 if vertical else None
     task = ds.extras["task"]
     n_classes = len(ds.extras.get("classes") or []) if task == "classification" else 0
+    check_fit_data(args, ds, X, groups, n_classes)
+    scale, bounds = _scaling(args, ds, X.shape[1])
+    vertical = args.vertical is not None or args.feature_groups is not None
+    if args.rounds is None:
+        args.rounds = 50 if vertical else None
     evaluate = args.evaluation or not secure
-    eps_list = [float(e) for e in args.curve.split(",") if e.strip()] if args.curve else []
+    eps_list = curve_epsilons(args.curve)
     # public sizes only: rows, columns, rounds, the number of class models
     n_train = int(round(X.shape[0] * (1 - args.test_size)))
     draws = (args.draws or default_draws(n_train, X.shape[1], args.rounds or 20, n_classes if n_classes > 2 else 1)
@@ -298,6 +310,11 @@ def _print_table(console, ds, what, args, fitted, draws: int) -> None:
     console.print(table)
 
 
+def _eps(value: float) -> str:
+    """An epsilon with 4 decimals, or 3 significant digits below 0.001 (1e-05 never prints as 0.0000)."""
+    return f"{value:.4f}" if value == 0 or not np.isfinite(value) or abs(value) >= 1e-3 else f"{value:.3g}"
+
+
 def _print_privacy(console, report, args) -> None:
     from rich.table import Table
 
@@ -306,13 +323,15 @@ def _print_privacy(console, report, args) -> None:
     for col in ("party", "guarantee (PLD)", "RDP cross-check", "paper's claim"):
         t.add_column(col, justify="right")
     for a in report["per_agent"]:
-        t.add_row(str(a["agent"]), *[f"{v:.4f}" if v is not None else "n/a"
+        t.add_row(str(a["agent"]), *[_eps(v) if v is not None else "n/a"
                                       for v in (a["guarantee_pld"], a["guarantee_rdp"], a["paper_claim"])])
     console.print(t)
-    console.print(f"guarantee epsilon = {report['epsilon']:.4f} (PLD, delta {report['delta']}); noise: "
+    skellam = (report.get("trust") or {}).get("model") == "secure_aggregation"
+    accountant = "Skellam RDP" if skellam else "PLD"  # no PLD is published for the Skellam sums
+    console.print(f"guarantee epsilon = {_eps(report['epsilon'])} ({accountant}, delta {report['delta']}); noise: "
                   f"{(report.get('noise') or {}).get('mode', '?')}")
     if "messages_epsilon" in report:
-        console.print(f"  [red]not a guarantee:[/red] the messages alone spend {report['messages_epsilon']:.4f}, "
+        console.print(f"  [red]not a guarantee:[/red] the messages alone spend {_eps(report['messages_epsilon'])}, "
                       "but preprocessing read the data without DP (below)")
     if report.get("trust"):
         console.print(f"  trust: {report['trust']['model']}: assumes {report['trust']['assumes']}")

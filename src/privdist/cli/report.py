@@ -7,7 +7,8 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
-from ..experiments.summary import fmt_guarantee, max_epsilon, privacy_notes, requested_epsilon
+from ..experiments.pairwise import pairwise_lines
+from ..experiments.summary import fmt_guarantee, max_epsilon, privacy_notes, private_runs, requested_epsilon
 
 __all__ = ["print_results"]
 
@@ -38,8 +39,7 @@ def print_results(results: dict, out_dir, console: Console | None = None) -> Non
     for line in privacy_notes(results):  # the same notes as summary.md (secure noise needs no warning)
         if not line.startswith("- noise: secure"):
             console.print(line[2:], style="yellow", markup=False)
-    private = [r for r in results["runs"]
-               if any(0 < (max_epsilon(r["privacy"], a) or 0) < float("inf") for a in ("rdp", "pld"))]
+    private = private_runs(results)
     if private:
         total = any(requested_epsilon(r) is not None for r in private)  # each party's request beside its guarantee
         agents = Table(title=f"epsilon per agent: {'requested total / ' if total else ''}paper's claim / guarantee "
@@ -55,6 +55,8 @@ def print_results(results: dict, out_dir, console: Console | None = None) -> Non
                 cells.append(" / ".join(req + [_fmt(e.get(a)) for a in ("paper", "rdp", "pld")]))
             agents.add_row(str(entry["agent"]), *cells)
         console.print(agents)
+    for line in pairwise_lines(results):  # per-pair (network) DP, issue 29
+        console.print(line[2:] if line.startswith("- ") else line, markup=False)
     for c in results["claims"]:
         mark = ("[yellow]not evaluated[/yellow]" if c["holds"] is None
                 else "[green]holds[/green]" if c["holds"] else "[red]does not hold[/red]")

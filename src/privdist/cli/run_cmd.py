@@ -32,7 +32,7 @@ def add_run_options(p) -> None:
     p.add_argument("--parallel", choices=["process", "ray"], default="process",
                    help="spread trials over --jobs processes (default) or over Ray tasks")
     p.add_argument("--yes", action="store_true",
-                   help="run even if the estimated memory or time is above the limits (see the README)")
+                   help="run even if the estimated memory or time is above the limits (4 GiB, 24 CPU-hours)")
 
 
 def check_run_options(args) -> None:

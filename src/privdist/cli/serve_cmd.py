@@ -8,6 +8,11 @@
   keeper and the warm actors there and returns; ``--stop`` removes them, the cluster stays.
 * ``privdist run SPEC --backend ray`` then connects to the served cluster (``--address``, ``$RAY_ADDRESS``, or the
   state file of a server started here) and takes the warm actors; a second run at the same time queues.
+* A local server killed outright (``kill -9``) cannot stop its cluster itself: its ``ray start`` process gets
+  SIGTERM from the kernel (``PR_SET_PDEATHSIG``) and shuts Ray down gracefully, which takes up to about half a
+  minute. Meanwhile the state file still names the dead server, its address and the ``ray start`` process group
+  (issue 26): ``privdist serve --stop`` finds what it left and stops it, ``--status`` says what is left, and a new
+  ``privdist serve`` clears it first.
 """
 
 from __future__ import annotations
@@ -74,7 +79,66 @@ def _connect(address):
     return connect(address), address
 
 
+def _left_behind() -> dict | None:
+    """The state of a local server that died without cleaning up (its process gone, the state file still there),
+    with ``"cluster"``: whether the Ray processes it started are still running; None if there is no such state."""
+    state = _read_state()
+    if not state or _alive(state.get("pid")):
+        return None
+    return {**state, "cluster": _head_alive(state)}
+
+
+def _head_alive(state: dict) -> bool:
+    """Whether the ``ray start`` process a server recorded is still running (and is that process, not a later one
+    with the same pid: its command line names the server's temporary directory, where /proc can tell)."""
+    pid = state.get("head_pid")
+    if not isinstance(pid, int) or not _alive(pid):
+        return False
+    cmdline = Path(f"/proc/{pid}/cmdline")
+    if cmdline.exists():
+        try:
+            return str(state.get("temp_dir", "")) in cmdline.read_bytes().decode(errors="replace")
+        except OSError:
+            return False
+    return True
+
+
+def _clean_up(state: dict, timeout: float = 60.0) -> str:
+    """Stop the Ray processes a dead server left (SIGTERM to the ``ray start`` process group, SIGKILL after
+    ``timeout`` s) and remove its state file; returns what was done."""
+    what = "its Ray processes had already ended"
+    if state.get("cluster"):
+        pgid = state["head_pid"]
+        _signal_group(pgid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while _head_alive(state) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        if _head_alive(state):
+            _signal_group(pgid, signal.SIGKILL)
+        what = f"stopped the Ray processes it left (process group {pgid}, {state.get('address')})"
+    state_file().unlink(missing_ok=True)
+    return f"the privdist server (pid {state.get('pid')}) had died; {what}"
+
+
+def _signal_group(pgid: int, sig) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
 def _main(args) -> int:
+    if (args.stop or args.status) and not args.address and not os.environ.get("RAY_ADDRESS") \
+            and served_address() is None:
+        left = _left_behind()
+        if left is not None:
+            if args.status:
+                print(json.dumps({"address": left.get("address"), "served": False, "server_pid": left.get("pid"),
+                                  "server_alive": False, "cluster_left": left["cluster"],
+                                  "note": "the server died; privdist serve --stop stops what it left"}, indent=1))
+                return 0
+            print(_clean_up(left))
+            return 0
     if args.stop or args.status:
         ray, address = _connect(args.address)
         from ..runtime.serve import find_keeper, stop_keeper
@@ -154,6 +218,9 @@ def _serve_local(args) -> int:
     if live and _alive(live.get("pid")):
         raise ValidationError(f"a privdist server already runs here (pid {live['pid']}, {live['address']}); "
                               "privdist serve --stop first")
+    left = _left_behind()
+    if left is not None:  # a killed server's cluster would hold the port and the party resources
+        print(f"note: {_clean_up(left)}", file=sys.stderr)
     temp_dir = os.path.abspath(args.temp_dir or tempfile.mkdtemp(prefix="privdist-serve-"))
     if len(temp_dir) > 45:  # Ray puts sockets at TEMP/session_<date>_<pid>/sockets/plasma_store (AF_UNIX: 107 bytes)
         raise ValidationError(f"--temp-dir {temp_dir!r} is too long for Ray's socket paths (at most 45 characters)")
@@ -176,7 +243,8 @@ def _serve_local(args) -> int:
         start_keeper(ray, {"address": address, "started_cluster": True, "pid": os.getpid()}, warm)
         path = state_file()
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"address": address, "pid": os.getpid(), "temp_dir": temp_dir}))
+        path.write_text(json.dumps({"address": address, "pid": os.getpid(), "temp_dir": temp_dir,
+                                    "head_pid": head.pid}))  # head.pid is also its process group (new session)
         print(f"serving {address}: Ray head started in {started:.1f} s, {len(warm)} warm party actor(s) ready after "
               f"{time.perf_counter() - t0:.1f} s; run with: privdist run SPEC --backend ray [--address {address}]; "
               "stop with: privdist serve --stop", flush=True)

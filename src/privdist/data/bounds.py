@@ -63,7 +63,7 @@ def bounds_array(bounds, feature_names: Sequence[str] | None, n_features: int) -
     if isinstance(bounds, Mapping):
         out = _set_named(np.tile(np.array([[-1.0], [1.0]]), (1, n_features)), bounds, feature_names)
     else:
-        arr = np.asarray(bounds, dtype=float)
+        arr = _numbers(bounds)
         if arr.shape == (2,):
             arr = np.repeat(arr[:, None], n_features, axis=1)
         if arr.shape != (2, n_features):
@@ -71,7 +71,8 @@ def bounds_array(bounds, feature_names: Sequence[str] | None, n_features: int) -
         out = arr.copy()
     if not np.all(np.isfinite(out)) or np.any(out[0] >= out[1]):
         j = int(np.flatnonzero(~(out[0] < out[1]))[0]) if np.any(out[0] >= out[1]) else 0
-        raise ValidationError(f"bounds must be finite with lower < upper, column {j} has {tuple(out[:, j])}")
+        raise ValidationError(f"bounds must be finite with lower < upper, column {j} has "
+                              f"{tuple(float(v) for v in out[:, j])}")
     return out
 
 
@@ -81,11 +82,23 @@ def _set_named(out: np.ndarray, bounds: Mapping, feature_names) -> np.ndarray:
     n_features = out.shape[1]
     names = [str(n) for n in (feature_names or [f"x{j}" for j in range(n_features)])]
     where = {n: j for j, n in enumerate(names)}
-    for key, (lo, hi) in bounds.items():
+    for key, pair in bounds.items():
         if str(key) not in where:
             raise UnknownColumnError(f"bounds name column {key!r}, which is not a feature; features: {names}")
-        out[:, where[str(key)]] = (lo, hi)
+        values = _numbers(pair)
+        if values.shape != (2,):
+            raise ValidationError(f"bounds of column {key!r} must be a pair (lower, upper), got {pair!r}")
+        out[:, where[str(key)]] = values
     return out
+
+
+def _numbers(bounds) -> np.ndarray:
+    """``bounds`` as a float array; a named error for anything that is not numbers (issue 26)."""
+    try:
+        return np.asarray(bounds, dtype=float)
+    except (TypeError, ValueError):
+        raise ValidationError(f"bounds must be numbers: a (2, d) array of (lower, upper), a pair, or "
+                              f"{{column: (lower, upper)}}; got {bounds!r}") from None
 
 
 def partial_bounds(bounds, feature_names: Sequence[str] | None, n_features: int) -> np.ndarray:
@@ -103,7 +116,7 @@ def partial_bounds(bounds, feature_names: Sequence[str] | None, n_features: int)
     if isinstance(bounds, Mapping):
         _set_named(out, bounds, feature_names)
     else:
-        arr = np.asarray(bounds, dtype=float)
+        arr = _numbers(bounds)
         if arr.shape != (2, n_features):
             raise ShapeMismatchError(f"bounds must have shape (2, {n_features}) (lower, upper; NaN = none), "
                                      f"got {arr.shape}")
@@ -111,7 +124,8 @@ def partial_bounds(bounds, feature_names: Sequence[str] | None, n_features: int)
     known = ~np.isnan(out).any(axis=0)
     if not np.all(np.isfinite(out[:, known])) or np.any(out[0, known] >= out[1, known]):
         j = int(np.flatnonzero(known & ~(out[0] < out[1]))[0]) if np.any(known & ~(out[0] < out[1])) else 0
-        raise ValidationError(f"bounds must be finite with lower < upper, column {j} has {tuple(out[:, j])}")
+        raise ValidationError(f"bounds must be finite with lower < upper, column {j} has "
+                              f"{tuple(float(v) for v in out[:, j])}")
     return out
 
 

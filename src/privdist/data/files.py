@@ -123,6 +123,9 @@ def load_file(
         ValidationError: a classification target with fewer than two classes.
     """
     path = Path(path)
+    if path.is_dir():
+        raise DataFormatError(f"data file {str(path)!r} is a directory: give a file (.csv, .tsv, .parquet, .svm, "
+                              ".npy, .npz; several files = one per party)")
     if not path.is_file():
         raise DataFileNotFoundError(f"data file {str(path)!r} not found")
     if encode not in ("none", "onehot"):
@@ -187,6 +190,8 @@ def _load_files_onehot(paths, target, kwargs):
     frames = []
     for k, p in enumerate(paths):
         p = Path(p)
+        if p.is_dir():
+            raise DataFormatError(f"data file {str(p)!r} (party {k}) is a directory: give a file")
         if not p.is_file():
             raise DataFileNotFoundError(f"data file {str(p)!r} (party {k}) not found")
         f = file_format(p, fmt)
@@ -229,9 +234,17 @@ def _read_table(path: Path, fmt: str):
     try:
         if fmt == "parquet":
             return pd.read_parquet(path)
-        return pd.read_csv(path, sep="," if fmt == "csv" else "\t", skipinitialspace=True)
+        sep = "," if fmt == "csv" else "\t"
+        table = pd.read_csv(path, sep=sep, skipinitialspace=True)
+        header = pd.read_csv(path, sep=sep, skipinitialspace=True, header=None, nrows=1, dtype=str)
     except (ValueError, OSError, pd.errors.ParserError) as exc:
         raise DataFormatError(f"cannot read {path.name} as {fmt}: {exc}") from None
+    names = [str(v) for v in header.iloc[0].tolist()] if len(header) else []
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:  # pandas would rename the second 'label' to 'label.1' and read it as a feature (issue 26)
+        raise DataFormatError(f"{path.name}: column name(s) {repeated} appear more than once in the header; give "
+                              "every column its own name")
+    return table
 
 
 def _from_table(df, target, encode, drop, party_column, label, extras, categories=None):

@@ -23,7 +23,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._checks import check_int, check_positive
-from ..errors import EmptyPartyError, FeatureGroupError, ShapeMismatchError, UnknownColumnError, ValidationError
+from ..errors import (EmptyPartyError, FeatureGroupError, NonFiniteDataError, ShapeMismatchError, UnknownColumnError,
+                      ValidationError)
 
 __all__ = ["PARTITIONS", "random_groups", "column_groups", "dirichlet_groups", "check_groups", "split_rows",
            "column_blocks", "feature_blocks", "make_groups"]
@@ -61,6 +62,10 @@ def column_groups(values) -> tuple[np.ndarray, list]:
     values = np.asarray(values)
     if values.ndim != 1 or values.size == 0:
         raise ValidationError(f"party values must be a non-empty 1-D array, got shape {values.shape}")
+    missing = _missing(values)
+    if missing.any():
+        raise NonFiniteDataError(f"{int(missing.sum())} row(s) have no party (NaN or None), first at row "
+                                 f"{int(np.flatnonzero(missing)[0])}")
     names, groups = np.unique(values.astype(str) if values.dtype == object else values, return_inverse=True)
     return groups.astype(int), [v.item() if hasattr(v, "item") else v for v in names]
 
@@ -144,6 +149,10 @@ def check_groups(groups, n_samples: int, n_parties: int | None = None) -> tuple[
     groups = np.asarray(groups)
     if groups.ndim != 1 or groups.shape[0] != n_samples:
         raise ShapeMismatchError(f"groups must give one party per row: {n_samples} rows, got shape {groups.shape}")
+    missing = _missing(groups)
+    if missing.any():  # NaN / None is no party's name (it would silently become a party of its own)
+        raise NonFiniteDataError(f"groups has {int(missing.sum())} row(s) without a party (NaN or None), first at "
+                                 f"row {int(np.flatnonzero(missing)[0])}")
     if n_parties is None:
         _, inv = np.unique(groups, return_inverse=True)
         return inv.astype(int), int(inv.max()) + 1 if inv.size else 0
@@ -155,6 +164,15 @@ def check_groups(groups, n_samples: int, n_parties: int | None = None) -> tuple[
         raise EmptyPartyError(f"party {int(np.flatnonzero(counts == 0)[0])} holds no rows "
                               f"({int((counts == 0).sum())} of {k} parties are empty)")
     return groups.astype(int), k
+
+
+def _missing(values: np.ndarray) -> np.ndarray:
+    """Which entries of a party-label array are missing (NaN, or None in an object array)."""
+    if values.dtype.kind == "f":
+        return np.isnan(values)
+    if values.dtype == object:
+        return np.array([v is None or (isinstance(v, float) and v != v) for v in values], dtype=bool)
+    return np.zeros(values.shape, dtype=bool)
 
 
 def split_rows(X, y, groups, n_parties: int | None = None) -> list[tuple]:

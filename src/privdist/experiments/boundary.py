@@ -114,4 +114,6 @@ def without_guarantee(report: dict, steps) -> dict:
         a["guaranteed"] = False
         a["epsilon"] = {k: (inf if k in ("rdp", "pld") else v) for k, v in a["epsilon"].items()}
     report["not_guaranteed"] = list(report.get("not_guaranteed", [])) + reasons
+    if "assumptions" in report.get("pairwise", {}):  # the per-pair numbers rest on the same data (issue 29)
+        report["pairwise"]["assumptions"] = report["pairwise"]["assumptions"] + reasons
     return report

@@ -9,6 +9,8 @@ the metrics ``ne`` (normalized error, spec §1.5) and ``objective_gap``.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..data import column_groups, dirichlet_groups, horizontal_partition, load_dataset, split_rows
 from ..errors import SpecError
 from ..network import make_network
@@ -68,6 +70,10 @@ def build_horizontal_erm(spec, rng, data_dir) -> Trial:
         beta_c = literal_reference(X, dataset.y, loss, reg, prob.get("reg_weight", 0.0))
     else:
         raise SpecError(f"[problem].reference must be 'distributed' or 'literal', got {reference!r}")
+    if "ne" in spec.metrics and not np.any(beta_c):  # NE divides by ||beta_c||^2 (issue 26: was "ne is nan")
+        raise SpecError(f"[problem]: the reference solution is 0 (reg_weight {prob.get('reg_weight', 0.0):g} makes "
+                        "every coefficient zero), so the normalized error 'ne', divided by ||beta_c||^2, is undefined; "
+                        "lower [problem].reg_weight, or set metrics = [\"objective_gap\"]")
     f_star = problem.objective(beta_c)
     metrics = {
         "ne": lambda est: normalized_error(est, beta_c),

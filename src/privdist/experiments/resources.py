@@ -1,21 +1,18 @@
 """Memory and time a validated spec needs, estimated before any data is generated (issue 15).
 
-:func:`check_resources` refuses an experiment above :data:`MAX_BYTES` or :data:`MAX_SECONDS` unless the caller
-confirms it (``allow_large=True``, ``privdist run --yes``).
+:func:`check_resources` refuses an experiment above :data:`MAX_BYTES` or :data:`MAX_SECONDS` (the limits of
+:mod:`privdist._checks`, shared with ``fit`` and ``audit``) unless the caller confirms it (``allow_large=True``,
+``privdist run --yes``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import ResourceLimitError
+from .._checks import MAX_BYTES, MAX_SECONDS, check_estimate
 from .validate import data_kinds, n_agents_of_network
 
 __all__ = ["Estimate", "estimate", "check_resources", "MAX_BYTES", "MAX_SECONDS"]
-
-#: Above these estimates a run needs ``allow_large=True`` (``--yes``).
-MAX_BYTES = 4 * 2**30
-MAX_SECONDS = 24 * 3600.0
 
 
 @dataclass(frozen=True)
@@ -76,16 +73,7 @@ def check_resources(spec, allow_large: bool = False) -> Estimate:
         ResourceLimitError: the estimate is above a limit and ``allow_large`` is false.
     """
     est = estimate(spec)
-    if allow_large:
-        return est
-    over = []
-    if est.bytes > MAX_BYTES:
-        over.append(f"about {est.bytes / 2**30:.3g} GiB of memory (limit {MAX_BYTES / 2**30:g} GiB)")
-    if est.seconds > MAX_SECONDS:
-        over.append(f"about {est.seconds / 3600:.3g} CPU hours (limit {MAX_SECONDS / 3600:g} h)")
-    if over:
-        raise ResourceLimitError(
-            f"experiment {spec.name!r} needs {' and '.join(over)} ({spec.trials} trials x {len(spec.runs)} runs x "
-            f"{spec.rounds} rounds, {est.agents} agents, {est.samples} x {est.features} data); pass --yes "
-            "(allow_large=True) to run it anyway")
+    check_estimate(f"experiment {spec.name!r}", est.bytes, est.seconds, allow_large,
+                   f"{spec.trials} trials x {len(spec.runs)} runs x {spec.rounds} rounds, {est.agents} agents, "
+                   f"{est.samples} x {est.features} data")
     return est

@@ -9,7 +9,6 @@ parallel processes; each finished trial is saved atomically, so an interrupted r
 from __future__ import annotations
 
 import dataclasses
-import signal
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
@@ -20,7 +19,10 @@ from .._io import read_json, write_json
 from ..errors import ValidationError
 from ..runtime import versions
 from ..runtime.run import noise_provenance
+from ..runtime.workers import worker_initializer
 from .claims import check_claims
+from .pairwise import aggregate_pairwise
+from .pairwise_plot import draw_pairwise
 from .plots import draw_plots
 from .boundary import OWNER_DIR, boundary, owner_exposures, owner_outputs, private_data, split_trial
 from .ray_parallel import ray_trials
@@ -31,10 +33,6 @@ from .summary import write_summary
 from .trials import TRIAL_BATCH, run_trial, run_trials
 
 __all__ = ["run_experiment", "run_trial", "run_trials", "aggregate", "TRIAL_BATCH"]
-
-
-def _ignore_sigint() -> None:  # worker processes: Ctrl-C is the parent's to handle (no traceback per worker)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _per_run_processes(spec: ExperimentSpec, trials, jobs: int, data_dir, backend):
@@ -96,9 +94,13 @@ def aggregate(spec: ExperimentSpec, trials: dict[int, dict]) -> tuple[list[dict]
                           "curve_mean": data.mean(axis=0), "curve_std": data.std(axis=0)}
         reports = [pt["privacy"] for pt in per_trial if pt["privacy"]["per_agent"]]
         diverged = [f"trial {t}: {pt['diverged']}" for t, pt in zip(order, per_trial) if pt.get("diverged")]
+        privacy = _privacy_max(reports) if reports else per_trial[0]["privacy"]
+        pairwise = aggregate_pairwise(per_trial, order)
+        if pairwise is not None:
+            privacy = {**privacy, "pairwise": pairwise}
         runs.append({"label": rs.label, "algorithm": rs.algorithm, "params": rs.params, "group": rs.group,
                      "sweep": rs.sweep, "metrics": metrics, "diverged": diverged,
-                     "privacy": _privacy_max(reports) if reports else per_trial[0]["privacy"],
+                     "privacy": privacy,
                      "info": [pt.get("info", {}) for pt in per_trial],
                      "seconds": float(sum(pt["seconds"] for pt in per_trial))})
     return runs, traces
@@ -280,7 +282,7 @@ def _run_into(store, spec, done, jobs, progress, data_dir, backend, parallel) ->
     claims = check_claims(spec.claims, runs, spec.metrics[0], spec.skipped_claims)
     if not private_data(spec):  # public data: the layout of the paper reproductions, unchanged
         store.save_traces(traces)
-        figures = draw_plots(spec, runs, traces, Path(store.path))
+        figures = draw_plots(spec, runs, traces, Path(store.path)) + draw_pairwise(runs, Path(store.path))
         results = _release_only(spec, _results(spec, done, runs, claims, True, figures), [], figures)
         write_json(store.path / "results.json", results)
         write_summary(spec, results, store.path)
@@ -314,7 +316,8 @@ class _pool:
     the workers this run started are terminated instead of finishing their trials."""
 
     def __init__(self, jobs: int):
-        self.pool = ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_sigint)
+        # workers ignore Ctrl-C (the parent's to handle) and end with the parent, even a killed one (issue 26)
+        self.pool = ProcessPoolExecutor(max_workers=jobs, initializer=worker_initializer)
 
     def __enter__(self) -> ProcessPoolExecutor:
         return self.pool

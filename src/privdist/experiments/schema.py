@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic import ValidationError as PydanticError
 
+from .._checks import shown
 from ..errors import SpecError
 from ..privacy.accountants import ACCOUNTANTS
 from .papers import PAPERS
@@ -87,6 +88,10 @@ class PrivacySpec(_Model):
     # how every DP run's ``epsilon`` is meant when the run does not say (issue 23): "round" = per release (the
     # papers'), "total" = each agent's budget for the whole run (PLD-calibrated; ``delta`` above is then its delta)
     budget: Optional[Literal["round", "total"]] = None
+    # per-pair (network) DP of every run with a linear-Gaussian model (issue 29): observer x target matrix; the
+    # observers (agent ids) default to every agent up to 200 agents, else 20 evenly spaced ones
+    pairwise: bool = False
+    pairwise_observers: Optional[list[_Int]] = None
 
 
 class OutputSpec(_Model):
@@ -263,8 +268,9 @@ def _describe(err: dict) -> str:
     kind, value = err["type"], err.get("input")
     ctx = err.get("ctx", {})
     if kind in _BOUNDS:
-        what = "an integer " if isinstance(value, int) else ""
         symbol, key = _BOUNDS[kind]
+        # "an integer" only where the bound is one (a float field given 0 is not asked for an integer, issue 26)
+        what = "an integer " if isinstance(value, int) and isinstance(ctx.get(key), int) else ""
         return f"must be {what}{symbol} {ctx.get(key)}, got {short(value)}"
     if kind == "literal_error":
         return f"must be {ctx.get('expected')}, got {short(value)}"
@@ -281,9 +287,8 @@ def _describe(err: dict) -> str:
 
 
 def short(value) -> str:
-    """``repr(value)``, cut to 60 characters."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    """``repr(value)``, cut to 60 characters (numpy scalars as plain numbers)."""
+    return shown(value)
 
 
 def raise_problems(problems: list[str], source: str) -> None:

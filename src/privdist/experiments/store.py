@@ -23,13 +23,17 @@ from pathlib import Path
 
 import numpy as np
 
+from .._checks import shown
 from .._io import atomic_write_bytes, fingerprint, read_json, write_json
 from ..errors import OutputDirError, ResultsLockedError
 
-__all__ = ["ResultsDir", "acquire_lock", "release_lock", "inside", "LOCK"]
+__all__ = ["ResultsDir", "acquire_lock", "release_lock", "inside", "LOCK", "FIT_EXPERIMENT"]
 
 MARKER = ".privdist-experiment"
 LOCK = ".privdist-lock"
+#: The experiment name a ``privdist fit`` output directory carries in its marker (issue 26): another command's
+#: results are not replaced without ``--overwrite``, and two fits never write into one directory at once.
+FIT_EXPERIMENT = "privdist fit"
 
 
 def _alive(pid: int) -> bool:
@@ -69,6 +73,10 @@ def acquire_lock(directory: Path) -> Path:
                 if owner is None:
                     continue  # removed meanwhile
                 pid, host = owner.get("pid"), owner.get("host")
+                if not isinstance(pid, int) or not isinstance(host, str):
+                    raise ResultsLockedError(
+                        f"{directory} has a lock file {lock} that privdist cannot read (not written by privdist, or "
+                        "damaged); if no privdist process writes into this directory, delete the lock file") from None
                 if host == me["host"] and isinstance(pid, int) and not _alive(pid):
                     _remove_if(lock, owner)  # stale: its owner died without releasing it
                     continue
@@ -99,6 +107,39 @@ def _remove_if(lock: Path, owner: dict) -> None:
         lock.unlink(missing_ok=True)
 
 
+def _differences(old, new, limit: int = 4) -> str:
+    """What differs between a recorded configuration and this one, as key paths with both values (issue 26:
+    ``--resume`` with other ``--trials`` now says ``trials: 2 -> 3``)."""
+    if not isinstance(old, dict):
+        return "the directory does not record its configuration"
+    found: list[str] = []
+
+    def walk(a, b, path):
+        if len(found) > limit:
+            return
+        if isinstance(a, dict) and isinstance(b, dict):
+            for key in sorted(set(a) | set(b), key=str):
+                walk(a.get(key, _UNSET), b.get(key, _UNSET), f"{path}.{key}" if path else str(key))
+        elif a != b:
+            found.append(f"{path or 'config'}: {_show(a)} there, {_show(b)} now")
+
+    walk(_restore_json(old), _restore_json(new), "")
+    more = "; ..." if len(found) > limit else ""
+    return "; ".join(found[:limit]) + more if found else "the same keys, another fingerprint"
+
+
+_UNSET = object()
+
+
+def _show(value) -> str:
+    return "unset" if value is _UNSET else shown(value, 40)
+
+
+def _restore_json(config):
+    """``config`` as it reads back from JSON (tuples as lists, inf as ``"inf"``), so equal values compare equal."""
+    return json.loads(json.dumps(config, default=str))
+
+
 def release_lock(lock: Path) -> None:
     """Remove a lock taken by :func:`acquire_lock` in this process (no-op if it is not ours any more)."""
     owner = _read_lock(lock)
@@ -122,6 +163,7 @@ class ResultsDir:
         experiment: experiment name; config: its configuration (fingerprinted).
         overwrite: allow replacing another experiment's results.
         resume: keep finished trials of the same configuration.
+        subdirs: subdirectories made in it (an experiment's ``trials``; none for a fit).
 
     The directory is locked (:func:`acquire_lock`) from construction until :meth:`close` (or the end of a
     ``with`` block), before anything in it is read or removed: a second run into the same directory is refused
@@ -134,8 +176,11 @@ class ResultsDir:
         ResultsLockedError: another live process is writing into it.
     """
 
-    def __init__(self, path, experiment: str, config: dict, overwrite: bool = False, resume: bool = False):
+    def __init__(self, path, experiment: str, config: dict, overwrite: bool = False, resume: bool = False,
+                 subdirs: tuple[str, ...] = ("trials",)):
         self.path = Path(path)
+        self.subdirs = subdirs
+        self.config = config
         self.fingerprint = fingerprint(config)
         self.lock: Path | None = None
         marker = self.path / MARKER
@@ -166,8 +211,9 @@ class ResultsDir:
                 raise OutputDirError(f"{self.path} holds results of experiment {other!r}, not {experiment!r}; "
                                      "choose another --out or pass --overwrite")
             if resume and info.get("fingerprint") != self.fingerprint and not overwrite:
-                raise OutputDirError(f"{self.path} holds results of a different configuration of {experiment!r}; "
-                                     "cannot --resume (pass --overwrite to start over)")
+                raise OutputDirError(f"{self.path} holds results of a different configuration of {experiment!r} "
+                                     f"({_differences(info.get('config'), self.config)}); cannot --resume (pass "
+                                     "--overwrite to start over)")
             if not resume or other != experiment or info.get("fingerprint") != self.fingerprint:
                 self._clear()
         elif not fresh and not overwrite:
@@ -176,8 +222,9 @@ class ResultsDir:
         elif overwrite:
             self._clear()
         try:
-            (self.path / "trials").mkdir(parents=True, exist_ok=True)
-            write_json(marker, {"experiment": experiment, "fingerprint": self.fingerprint})
+            for sub in self.subdirs:
+                (self.path / sub).mkdir(parents=True, exist_ok=True)
+            write_json(marker, {"experiment": experiment, "fingerprint": self.fingerprint, "config": self.config})
         except OSError as exc:
             raise OutputDirError(f"cannot write into results directory {self.path}: {exc.strerror or exc}") from None
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from .._io import atomic_write_bytes
+from .pairwise import pairwise_lines
 
 __all__ = ["write_summary", "max_epsilon", "fmt_guarantee", "privacy_notes", "results_table", "claim_lines",
-           "tuning_lines", "requested_epsilon"]
+           "tuning_lines", "requested_epsilon", "private_runs", "per_agent_lines", "claim_counts"]
 
 
 def max_epsilon(privacy: dict, accountant: str, key: str = "epsilon"):
@@ -33,6 +34,16 @@ def _fmt(x) -> str:
     return "n/a" if x is None else f"{x:.4g}"
 
 
+def _num(x, spec: str = ".4g") -> str:
+    """A metric value; ``None`` is a NaN as :func:`privdist._io.write_json` stores it (a diverged run)."""
+    return "nan" if x is None else format(x, spec)
+
+
+def _cell(text: str) -> str:
+    """``text`` for a markdown table cell (a ``|`` in a label such as ``||x||^2`` would start a new cell)."""
+    return text.replace("|", "\\|")
+
+
 def fmt_guarantee(privacy: dict, accountant: str) -> str:
     """The guarantee column: the largest epsilon over agents, ``inf (not private)`` when any agent has none."""
     value = max_epsilon(privacy, accountant)
@@ -42,16 +53,17 @@ def fmt_guarantee(privacy: dict, accountant: str) -> str:
 
 
 def privacy_notes(results: dict) -> list[str]:
-    """Markdown bullets: why a guarantee is missing, named exposures, invalid paper formulas, noise provenance."""
-    lines = []
+    """Markdown bullets: why a guarantee is missing, named exposures, invalid paper formulas, noise provenance; a
+    note that several runs share is one bullet naming them all."""
+    runs_of: dict[tuple[str, str], list[str]] = {}  # (kind, note) -> labels, in order of first appearance
     for r in results["runs"]:
         p = r["privacy"]
-        for why in p.get("not_guaranteed", []):
-            lines.append(f"- {r['label']}: no guarantee - {why}")
-        for what in p.get("exposures", []):
-            lines.append(f"- {r['label']}: exposure - {what}")
-        notes = {a.get("paper_note") for a in p["per_agent"]} - {None}
-        lines += [f"- {r['label']}: paper claim - {n}" for n in sorted(notes)]
+        notes = [("no guarantee", why) for why in p.get("not_guaranteed", [])]
+        notes += [("exposure", what) for what in p.get("exposures", [])]
+        notes += [("paper claim", n) for n in sorted({a.get("paper_note") for a in p["per_agent"]} - {None})]
+        for note in notes:
+            runs_of.setdefault(note, []).append(r["label"])
+    lines = [f"- {', '.join(labels)}: {kind} - {text}" for (kind, text), labels in runs_of.items()]
     noise = results.get("noise")
     if noise:
         lines.append(f"- noise: {noise['mode']} - {noise['note']}")
@@ -67,11 +79,41 @@ def results_table(results: dict, metric: str) -> list[str]:
         fm = r.get("metrics", {}).get(metric) if metric else None  # None: owner-only evaluation, not written here
         p = r["privacy"]
         req = f"{_fmt(requested_epsilon(r))} | " if total else ""
-        cell = f"{fm['final_mean']:.4g} ± {fm['final_std']:.2g}" if fm else "owner-only"
-        lines.append(f"| {r['label']} | {cell} | {req}"
+        cell = f"{_num(fm['final_mean'])} ± {_num(fm['final_std'], '.2g')}" if fm else "owner-only"
+        lines.append(f"| {_cell(r['label'])} | {cell} | {req}"
                      f"{fmt_guarantee(p, 'rdp')} | {fmt_guarantee(p, 'pld')} | "
                      f"{_fmt(max_epsilon(p, 'paper'))} | {r['seconds']:.2f} |")
     return lines
+
+
+def private_runs(results: dict) -> list[dict]:
+    """The runs with a finite, nonzero guarantee (RDP or PLD) for some agent: the ones a per-agent table shows."""
+    return [r for r in results["runs"]
+            if any(0 < (max_epsilon(r["privacy"], a) or 0) < float("inf") for a in ("rdp", "pld"))]
+
+
+def per_agent_lines(results: dict) -> list[str]:
+    """Markdown table of each agent's epsilon in every private run: requested total (where one was given) /
+    paper's claim / guarantee RDP / guarantee PLD; empty when no run has a finite guarantee."""
+    private = private_runs(results)
+    if not private:
+        return []
+    total = any(requested_epsilon(r) is not None for r in private)
+    lines = ["| agent | " + " | ".join(_cell(r["label"]) for r in private) + " |", "|---" * (len(private) + 1) + "|"]
+    for i, entry in enumerate(private[0]["privacy"]["per_agent"]):
+        cells = []
+        for r in private:
+            e = r["privacy"]["per_agent"][i]["epsilon"]
+            req = [_fmt(requested_epsilon(r, i))] if total else []
+            cells.append(" / ".join(req + [_fmt(e.get(a)) for a in ("paper", "rdp", "pld")]))
+        lines.append(f"| {entry['agent']} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def claim_counts(results: dict) -> tuple[int, int, int]:
+    """How many claims of ``results`` hold, do not hold and were not evaluated."""
+    verdicts = [c["holds"] for c in results.get("claims", [])]
+    return (sum(v is True for v in verdicts), sum(v is False for v in verdicts), sum(v is None for v in verdicts))
 
 
 def claim_lines(results: dict) -> list[str]:
@@ -123,10 +165,19 @@ def write_summary(spec, results: dict, out_dir: Path) -> None:
     notes = privacy_notes(results)
     if notes:
         lines += ["## What the epsilon means here", ""] + notes + [""]
+    pairwise = pairwise_lines(results)
+    if pairwise:
+        lines += ["## Per-pair (network) DP", "", "Epsilon of what one observer's whole view reveals about one target "
+                  "agent, beside the target's local DP (docs/network_dp.md).", "", *pairwise, ""]
     infos = [(r["label"], r["info"][0]) for r in results["runs"] if r.get("info") and r["info"][0]]
     if infos:
         lines += ["## Run details (first trial)", ""]
         lines += [f"- {lab}: " + "; ".join(f"{k} = {v}" for k, v in info.items()) for lab, info in infos] + [""]
+    agents = per_agent_lines(results)
+    if agents:
+        total = any(requested_epsilon(r) is not None for r in private_runs(results))
+        lines += ["## Epsilon per agent", "", f"Each cell: {'requested total / ' if total else ''}paper's claim / "
+                  f"guarantee RDP / guarantee PLD (delta = {delta}).", "", *agents, ""]
     tuning = tuning_lines(results)
     if tuning:
         lines += ["## Tuning (chosen on tuning draws, not the reported trials)", "", *tuning, ""]

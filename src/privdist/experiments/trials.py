@@ -20,6 +20,7 @@ from ..privacy import privacy_report
 from ..runtime import run as run_algorithm
 from .boundary import without_guarantee
 from .build import build_trial
+from .pairwise import pairwise_protocol, unmodelled
 from .spec import ExperimentSpec
 
 __all__ = ["run_trial", "run_trials", "TRIAL_BATCH", "PARTY_CHECKPOINT_EVERY"]
@@ -90,7 +91,7 @@ def run_trial(spec: ExperimentSpec, trial: int, data_dir=None, backend="simulate
             res = exc
         if ckpt is not None and not isinstance(res, BaseException):
             ckpt.unlink(missing_ok=True)
-        runs[rs.label] = _entry(spec, rs, algorithm, res, time.perf_counter() - t0, _data_steps(built))
+        runs[rs.label] = _entry(spec, rs, algorithm, res, time.perf_counter() - t0, _data_steps(built), built)
     return {"trial": trial, "runs": runs}
 
 
@@ -130,7 +131,7 @@ def run_trials(spec: ExperimentSpec, trials, data_dir=None, backend="simulate") 
         for entry, res, b in zip(out, results, built):
             if isinstance(res, BaseException) and not isinstance(res, _STOPS):
                 raise res
-            entry["runs"][rs.label] = _entry(spec, rs, algorithm, res, seconds, _data_steps(b))
+            entry["runs"][rs.label] = _entry(spec, rs, algorithm, res, seconds, _data_steps(b), b)
     return out
 
 
@@ -140,11 +141,12 @@ def _data_steps(built) -> list:
     return list(getattr(dataset, "extras", {}).get("preprocessing", [])) if dataset is not None else []
 
 
-def _entry(spec, rs, algorithm, res, seconds, data_steps=()) -> dict:
+def _entry(spec, rs, algorithm, res, seconds, data_steps=(), built=None) -> dict:
     """One run's entry of a trial: curves, privacy report, run info and digest, or the diverged entry when
     ``res`` is the exception that stopped it. A data step that read the data without DP (``data_steps`` with
     ``private`` false: ``scale = "data"``, category lists or class names taken from a file) makes every agent's
-    guarantee inf with the step named (issue 24: never only a warning)."""
+    guarantee inf with the step named (issue 24: never only a warning). With ``[privacy] pairwise`` the report gets
+    the per-pair section of the run's protocol on ``built``'s network (issue 29)."""
     delta, accountants = spec.privacy.delta, tuple(spec.privacy.accountants)
     if isinstance(res, BaseException):
         return _diverged(spec, rs, res, seconds, delta, accountants)
@@ -153,8 +155,12 @@ def _entry(spec, rs, algorithm, res, seconds, data_steps=()) -> dict:
     info = info_fn(states) if info_fn is not None and res.final_state is not None else {}
     # party-local runs (issue 17): where the data were resolved, where each metric was computed, Ray placement
     info = {**info, **{k: res.config[k] for k in ("data", "metrics_where", "ray") if k in res.config}}
+    protocol, observers = pairwise_protocol(spec, algorithm, built) if built is not None else (None, None)
+    report = privacy_report(res.ledger, delta, accountants, protocol=protocol, observers=observers)
+    if spec.privacy.pairwise and protocol is None:
+        report["pairwise"] = unmodelled(algorithm.name)
     return {"info": info, "curves": {m: res.curves[m].tolist() for m in spec.metrics},
-            "privacy": without_guarantee(privacy_report(res.ledger, delta, accountants), data_steps),
+            "privacy": without_guarantee(report, data_steps),
             "seconds": seconds,
             "transcript_digest": res.transcript.digest}
 

@@ -15,11 +15,13 @@ except ImportError:  # pragma: no cover
     def _validate_data(est, *args, **kwargs):
         return est._validate_data(*args, **kwargs)
 
-from ..errors import ValidationError
+from .._checks import shown
+from ..errors import BinaryOnlyError, DivergenceError, ParameterTypeError, ValidationError
 from .budget import NON_PRIVATE_ALGORITHMS, TOTAL_BUDGET_ALGORITHMS, total_budget_params
 from .trust import check_trust, trust_params, trust_report
 
-__all__ = ["DistributedLinearModel", "summarise_privacy", "with_preprocessing", "noise_seed", "UtilityWarning", "ResearchModeWarning", "PrivacyTargetWarning"]
+__all__ = ["DistributedLinearModel", "summarise_privacy", "with_preprocessing", "noise_seed", "check_number",
+           "check_finite_fit", "UtilityWarning", "ResearchModeWarning", "PrivacyTargetWarning"]
 
 
 class UtilityWarning(UserWarning):
@@ -37,6 +39,15 @@ class PrivacyTargetWarning(UserWarning):
 #: Relative tolerance between the requested and the PLD-accounted total epsilon.
 EPSILON_TOLERANCE = 1e-3
 
+#: Largest ``rounds`` / ``n_agents`` / ``n_parties`` an estimator accepts (as an integer hyperparameter of a run
+#: spec, :data:`privdist.experiments.validate.MAX_INT_PARAM`): a typo such as ``rounds=10**12`` is an error, not a
+#: fit that never ends (issue 26).
+MAX_COUNT = 10**6
+
+#: A fit whose training objective ends this many times above its value at the start (the zero model; at least 1)
+#: has diverged (steps that overshoot, e.g. a subgradient step times a huge regularisation weight): warned about.
+DIVERGENCE_FACTOR = 1e3
+
 #: DPSGD step scale at row norm 1 with an intercept, for the logistic loss: chosen on a validation split of the
 #: Adult training file (10 parties, total epsilon 1, 100 rounds; grid 16/64/256), never on test data.
 _DPSGD_STEP_LOGISTIC = 64.0
@@ -44,29 +55,72 @@ _DPSGD_STEP_LOGISTIC = 64.0
 
 def noise_seed(random_state, secure: bool, stacklevel: int = 3) -> tuple[int, bool]:
     """``(seed, secure)`` of a fit: ``random_state`` set = research mode (seeded noise, warned, ``secure`` off);
-    else a seed from fresh entropy (used for the partition only; the noise comes from ``secure`` draws)."""
+    else a seed from fresh entropy (used for the partition only; the noise comes from ``secure`` draws).
+
+    Raises:
+        ValidationError: ``random_state`` is a negative integer; ParameterTypeError: it is neither None, an integer
+            nor a numpy ``Generator``/``RandomState`` (scikit-learn's conventions).
+    """
     if random_state is None:
         return int(np.random.SeedSequence().generate_state(1)[0]), secure
+    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValidationError(f"random_state must be >= 0 (a seed), got {shown(random_state)}")
+        seed = int(random_state)
+    elif isinstance(random_state, np.random.Generator):
+        seed = int(random_state.integers(2**63))
+    elif isinstance(random_state, np.random.RandomState):
+        seed = int(random_state.randint(2**31))
+    else:
+        raise ParameterTypeError(f"random_state must be None, an integer seed or a numpy Generator/RandomState, got "
+                                 f"{type(random_state).__name__} {shown(random_state)}")
     if secure:
         warnings.warn("random_state is set: the noise is seeded (research mode) and anyone who knows the "
                       "seed can remove it; these models are not for release (use random_state=None)",
                       ResearchModeWarning, stacklevel=stacklevel)
-    seed = int(np.random.SeedSequence(random_state).generate_state(1)[0]) \
-        if not isinstance(random_state, (int, np.integer)) else int(random_state)
     return seed, False
 
 
 def check_budget_and_counts(est, counts: tuple[str, ...]) -> None:
-    """Named errors for the parameters every estimator shares: ``epsilon`` (> 0 or None), ``delta`` in (0, 1) and
-    the integer counts ``counts`` (>= 1)."""
-    if est.epsilon is not None and not (isinstance(est.epsilon, (int, float)) and est.epsilon > 0):
-        raise ValidationError(f"epsilon must be > 0 or None, got {est.epsilon!r}")
-    if not (isinstance(est.delta, (int, float)) and 0 < est.delta < 1):
-        raise ValidationError(f"delta must be in (0, 1), got {est.delta!r}")
+    """Named errors for the parameters every estimator shares: ``epsilon`` (finite > 0, or None), ``delta`` in
+    (0, 1), the integer counts ``counts`` (1 to :data:`MAX_COUNT`) and ``secure`` (a bool)."""
+    eps = est.epsilon
+    if eps is not None and (isinstance(eps, bool) or not isinstance(eps, (int, float, np.floating))
+                            or not 0 < eps < math.inf):
+        raise ValidationError(f"epsilon must be a finite number > 0 (the total budget) or None (no noise), got "
+                              f"{shown(eps)}")
+    if isinstance(est.delta, bool) or not (isinstance(est.delta, (int, float, np.floating)) and 0 < est.delta < 1):
+        raise ValidationError(f"delta must be in (0, 1), got {shown(est.delta)}")
     for name in counts:
         value = getattr(est, name)
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValidationError(f"{name} must be an integer >= 1, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= MAX_COUNT:
+            raise ValidationError(f"{name} must be an integer from 1 to {MAX_COUNT}, got {shown(value)}")
+    if type(est.secure) is not bool:
+        raise ParameterTypeError(f"secure must be a bool, got {type(est.secure).__name__} {shown(est.secure)}")
+
+
+def check_number(value, name: str, low: float = 0.0, strict: bool = False) -> float:
+    """``float(value)`` of a finite real ``>= low`` (``> low`` with ``strict``), else a named error."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ParameterTypeError(f"{name} must be a number, got {type(value).__name__} {shown(value)}")
+    if not math.isfinite(value) or value < low or (strict and value == low):
+        raise ValidationError(f"{name} must be a finite number {'>' if strict else '>='} {low:g}, got {shown(value)}")
+    return float(value)
+
+
+def check_finite_fit(est, estimates, objective, advice: str, stacklevel: int = 4) -> None:
+    """After training: :class:`DivergenceError` when an agent's released model is not finite (NaN or inf); a
+    :class:`UtilityWarning` when the training objective ended more than :data:`DIVERGENCE_FACTOR` times above its
+    value at the start (the steps overshoot). ``advice`` says what to change."""
+    estimates = np.asarray(estimates, dtype=float)
+    if not np.all(np.isfinite(estimates)):
+        raise DivergenceError(f"the fit diverged: the released model has non-finite coefficients (NaN or inf) after "
+                              f"{len(objective) - 1} rounds{advice}")
+    objective = np.asarray(objective, dtype=float)
+    start, end = float(objective[0]), float(objective[-1])
+    if not math.isfinite(end) or end > DIVERGENCE_FACTOR * max(abs(start), 1.0):
+        warnings.warn(f"the fit diverged: the training objective rose from {start:.4g} at the start (the zero "
+                      f"model) to {end:.4g}{advice}", UtilityWarning, stacklevel=stacklevel)
 
 
 def binary_classifier_tags(tags):
@@ -84,10 +138,12 @@ def binary_labels(est, y) -> np.ndarray:
 
     check_classification_targets(y)
     if len(np.unique(y)) < 2:
-        raise ValueError("Classifier can't train when only one class is present.")
+        raise ValidationError(f"Classifier can't train when only one class is present: y holds one class only "
+                              f"({shown(np.unique(y)[0])})")
     kind = type_of_target(y)
     if kind != "binary":
-        raise ValueError(f"Only binary classification is supported. The type of the target is {kind}.")
+        raise BinaryOnlyError(f"Only binary classification is supported. The type of the target is {kind}. "
+                              f"({type(est).__name__} fits two classes; y has {len(np.unique(y))})")
     est.classes_ = np.unique(y)
     return np.where(y == est.classes_[1], 1.0, -1.0)
 
@@ -215,14 +271,23 @@ class DistributedLinearModel(BaseEstimator):
         return {}
 
     def _check_params(self):
-        if self.algorithm not in TOTAL_BUDGET_ALGORITHMS + NON_PRIVATE_ALGORITHMS:
+        from ..network import Network
+
+        known = TOTAL_BUDGET_ALGORITHMS + NON_PRIVATE_ALGORITHMS
+        if not isinstance(self.algorithm, str) or self.algorithm not in known:
             raise ValidationError(f"algorithm must be one of {TOTAL_BUDGET_ALGORITHMS + NON_PRIVATE_ALGORITHMS}, "
-                                  f"got {self.algorithm!r}")
+                                  f"got {shown(self.algorithm)}")
         check_budget_and_counts(self, ("n_agents",) if self.rounds is None else ("rounds", "n_agents"))
-        if not (isinstance(self.alpha, (int, float)) and self.alpha >= 0):
-            raise ValidationError(f"alpha must be >= 0, got {self.alpha!r}")
-        if type(self.secure) is not bool:
-            raise TypeError(f"secure must be a bool, got {type(self.secure).__name__}")
+        check_number(self.alpha, "alpha")
+        check_number(self.row_norm, "row_norm", strict=True)
+        if not isinstance(self.network, (str, Network)):
+            raise ParameterTypeError(f"network must be a network kind (e.g. 'complete', 'ring') or a Network, got "
+                                     f"{type(self.network).__name__} {shown(self.network)}")
+        if self.algorithm_params is not None and not isinstance(self.algorithm_params, dict):
+            raise ParameterTypeError(f"algorithm_params must be a dict (e.g. {{'alpha0': 32}}) or None, got "
+                                     f"{type(self.algorithm_params).__name__} {shown(self.algorithm_params)}")
+        if type(self.fit_intercept) is not bool:
+            raise ParameterTypeError(f"fit_intercept must be a bool, got {shown(self.fit_intercept)}")
         check_trust(self.algorithm, getattr(self, "trust", "local"))
 
     # ------------------------------------------------------------------ fit
@@ -289,6 +354,7 @@ class DistributedLinearModel(BaseEstimator):
         result = run(algo, problem, network, rounds, seed=seed % 2**63, secure=secure,
                      metrics={"objective": lambda est: problem_objective(est.mean(axis=0))})
         est = np.asarray(result.estimates)
+        check_finite_fit(self, est, result.curves["objective"], self._divergence_advice(params))
         coef = est.mean(axis=0)
         self.agent_coefs_, self.agent_intercepts_ = ranges.unscale(*self._split(est))
         self.coef_, self.intercept_ = ranges.unscale(*self._split(coef[None, :]))
@@ -303,6 +369,12 @@ class DistributedLinearModel(BaseEstimator):
         self.privacy_report_["trust"] = trust_report(self, algo)
         self.algorithm_params_ = algo.params()
         return self
+
+    def _divergence_advice(self, params: dict) -> str:
+        """What to change when :func:`check_finite_fit` finds a diverged fit (the step-size parameters used)."""
+        steps = {k: params[k] for k in ("alpha0", "eta0", "rho") if k in params}
+        return (f" ({self.algorithm} with alpha={shown(self.alpha)}" + (f", {shown(steps)}" if steps else "")
+                + "): lower the step size (algorithm_params) or alpha, or use algorithm='dpmm'")
 
     def _design(self, X):
         X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=float)

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
 
+from .._checks import shown
 from ._base import DistributedLinearModel, UtilityWarning, binary_classifier_tags, binary_labels, warn_if_majority
 
 __all__ = ["DistributedLogisticRegression", "DistributedRidge", "DistributedLasso"]
@@ -168,6 +169,7 @@ class _DistributedRegressor(RegressorMixin, DistributedLinearModel):
 
     def fit(self, X, y, groups=None):
         """Fit on rows ``X``, responses ``y`` and ``groups`` (the agent holding each row, optional)."""
+        _check_numeric_target(y)
         X, y = self._validate_xy(X, y, y_numeric=True)
         y = np.asarray(y, dtype=float)
         self._fit(X, y, groups)
@@ -187,6 +189,30 @@ class _DistributedRegressor(RegressorMixin, DistributedLinearModel):
         score = self._decision(X)
         bounds = getattr(self, "target_bounds_", None)
         return score if bounds is None else np.clip(score, *bounds)
+
+
+def _check_numeric_target(y) -> None:
+    """A regressor's target must be numbers (scikit-learn's own check would say only "could not convert string to
+    float"); NaN and infinity are left to its finiteness check, which names them."""
+    from ..errors import NonNumericDataError
+
+    values = np.asarray(y)
+    if values.dtype.kind in "biuf":
+        return
+    try:
+        values.astype(float)
+    except (TypeError, ValueError):
+        bad = next((v for v in values.ravel() if not _is_number(v)), None)
+        raise NonNumericDataError(f"y must be numeric for a regressor, got a value {shown(bad)}; class labels are fitted "
+                                  "by DistributedLogisticRegression") from None
+
+
+def _is_number(value) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 class DistributedRidge(_DistributedRegressor):

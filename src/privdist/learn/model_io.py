@@ -151,21 +151,44 @@ def load_model(path) -> LinearModel:
     """Read a ``model.json`` written by :func:`save_model` (or ``privdist fit``).
 
     Raises:
-        DataFormatError: not a privdist model file; a vertical model whose party block files are missing.
+        DataFileNotFoundError: no such file.
+        DataFormatError: not a privdist model file (a directory, not JSON, another format, missing or malformed
+            fields); a vertical model whose party block files are missing.
     """
     path = Path(path)
-    data = read_json(path)
+    data = _read_model_json(path, "model file")
     if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT:
         raise DataFormatError(f"{path}: not a {MODEL_FORMAT} file")
-    pre = data["preprocessing"]
-    coef, intercept = data["coef"], data["intercept"]
-    if coef is None:  # vertical: join the parties' owner-only blocks
-        coef, intercept = _join_blocks(path, data)
-    intercept = np.asarray(intercept, dtype=float) if isinstance(intercept, list) else float(intercept)
-    return LinearModel(data["kind"], np.asarray(coef, dtype=float), intercept,
-                       data.get("classes"), None if pre["bounds"] is None else np.asarray(pre["bounds"]),
-                       None if pre["row_norm"] is None else float(pre["row_norm"]), data,
-                       None if pre.get("target_bounds") is None else tuple(pre["target_bounds"]))
+    try:
+        pre = data["preprocessing"]
+        coef, intercept = data["coef"], data["intercept"]
+        if coef is None:  # vertical: join the parties' owner-only blocks
+            coef, intercept = _join_blocks(path, data)
+        intercept = np.asarray(intercept, dtype=float) if isinstance(intercept, list) else float(intercept)
+        model = LinearModel(data["kind"], np.asarray(coef, dtype=float), intercept,
+                            data.get("classes"), None if pre["bounds"] is None else np.asarray(pre["bounds"], dtype=float),
+                            None if pre["row_norm"] is None else float(pre["row_norm"]), data,
+                            None if pre.get("target_bounds") is None else tuple(pre["target_bounds"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        if isinstance(exc, DataFormatError):
+            raise
+        raise DataFormatError(f"{path}: a malformed {MODEL_FORMAT} file ({type(exc).__name__}: {exc})") from None
+    if model.kind not in ("logistic", "logistic_ovr", "regression"):
+        raise DataFormatError(f"{path}: unknown model kind {model.kind!r}")
+    return model
+
+
+def _read_model_json(path: Path, what: str):
+    from ..errors import DataFileNotFoundError
+
+    if path.is_dir():
+        raise DataFormatError(f"{what} {path} is a directory (give its model.json)")
+    if not path.is_file():
+        raise DataFileNotFoundError(f"{what} {path} not found")
+    try:
+        return read_json(path)
+    except (ValueError, OSError) as exc:
+        raise DataFormatError(f"{path}: not a privdist model file (cannot be read as JSON: {exc})") from None
 
 
 def _join_blocks(path: Path, data: dict) -> tuple[np.ndarray, float]:
@@ -180,8 +203,8 @@ def _join_blocks(path: Path, data: dict) -> tuple[np.ndarray, float]:
             raise DataFormatError(f"{path}: a vertical model; party {p['party']}'s coefficient block "
                                   f"{p['block_file']} is not beside it (each party holds its own block; scoring a "
                                   "row needs all of them)")
-        block = read_json(block_path)
-        if block.get("format") != PARTY_FORMAT or block.get("columns") != p["columns"]:
+        block = _read_model_json(block_path, "party block")
+        if not isinstance(block, dict) or block.get("format") != PARTY_FORMAT or block.get("columns") != p["columns"]:
             raise DataFormatError(f"{block_path}: not party {p['party']}'s block of this model")
         coef[p["columns"]] = block["coef"]
         intercept += float(block["intercept"])

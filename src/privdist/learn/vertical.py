@@ -31,8 +31,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from ..errors import ValidationError
-from ._base import (_validate_data, binary_classifier_tags, binary_labels, check_budget_and_counts, noise_seed, summarise_privacy,
-                    warn_if_majority)
+from .._checks import shown
+from ._base import (_validate_data, binary_classifier_tags, binary_labels, check_budget_and_counts, check_finite_fit,
+                    check_number, noise_seed, summarise_privacy, warn_if_majority)
 
 __all__ = ["SharedFeatureLogisticRegression", "VERTICAL_SCOPE"]
 
@@ -118,13 +119,12 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         check_budget_and_counts(self, ("rounds", "n_parties"))
         for name in ("rho", "b1"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not value > 0:
-                raise ValidationError(f"{name} must be a number > 0 (b1 is a PUBLIC bound, never read off the "
-                                      f"data), got {value!r}")
-        if not (isinstance(self.alpha, (int, float)) and self.alpha >= 0):
-            raise ValidationError(f"alpha must be >= 0, got {self.alpha!r}")
-        if type(self.secure) is not bool:
-            raise TypeError(f"secure must be a bool, got {type(self.secure).__name__}")
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not 0 < value < np.inf:
+                raise ValidationError(f"{name} must be a finite number > 0 (b1 is a PUBLIC bound, never read off the "
+                                      f"data), got {shown(value)}")
+        check_number(self.alpha, "alpha")
+        if type(self.fit_intercept) is not bool:
+            raise ValidationError(f"fit_intercept must be a bool, got {shown(self.fit_intercept)}")
 
     def fit(self, X, y):
         """Fit on ``X`` (all parties' columns side by side, rows aligned) and binary labels ``y``."""
@@ -160,6 +160,9 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         objective = problem.objective
         result = run(algo, problem, complete(M), int(self.rounds), seed=seed % 2**63, secure=secure,
                      metrics={"objective": lambda est: objective(est.sum(axis=0))})
+        check_finite_fit(self, result.estimates, result.curves["objective"],
+                         f" (admm_sharing with rho={shown(self.rho)}, alpha={shown(self.alpha)}): change rho or alpha",
+                         stacklevel=3)
         beta = np.asarray(result.estimates).sum(axis=0)
         offset = 1 if self.fit_intercept else 0
         coef = np.zeros(X.shape[1])

@@ -20,6 +20,7 @@ from .generators import (
     erdos_renyi,
     make_network,
     random_geometric,
+    random_regular,
     ring,
     star,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "star",
     "erdos_renyi",
     "random_geometric",
+    "random_regular",
     "default_rgg_radius",
     "s4_matrices",
     "random_time_varying",

@@ -229,6 +229,8 @@ def privacy_report(
     accountants: Sequence[str] = ACCOUNTANTS,
     *,
     delta_prime: float | None = None,
+    protocol=None,
+    observers=None,
 ) -> dict[str, Any]:
     """Epsilon of every agent of ``ledger``: the guarantee (RDP, PLD) beside the paper's claim.
 
@@ -237,6 +239,9 @@ def privacy_report(
         delta: Target delta of ``rdp``/``pld``, in (0, 1).
         accountants: Accountant names to compute (default all three, in :data:`ACCOUNTANTS` order).
         delta_prime: Slack of advanced composition for ``paper`` (AMB-V6).
+        protocol: the run's linear-Gaussian model (``algorithm.linear_protocol(...)``): adds ``"pairwise"``, the
+            per-pair (observer x target) accounting of :func:`privdist.privacy.network_report.pairwise_report`.
+        observers: its observer sets (default: every agent, or a sample beyond 200 agents).
 
     Returns:
         ``{"delta": delta, "paper_delta": <largest total delta the paper formula certifies over agents, or None>,
@@ -289,5 +294,10 @@ def privacy_report(
         reasons += [w for w in g["why"] if w not in reasons]
         per_agent.append({"agent": agent, "releases": sum(c for _, c in key), "guaranteed": not g["why"],
                           "epsilon": dict(g["eps"]), "claimed": dict(g["claimed"]), "paper_note": g["note"]})
-    return {"delta": delta, "paper_delta": paper_delta, "per_agent": per_agent, "not_guaranteed": reasons,
-            "exposures": ledger.exposures, "assumptions": ledger.assumptions}
+    report = {"delta": delta, "paper_delta": paper_delta, "per_agent": per_agent, "not_guaranteed": reasons,
+              "exposures": ledger.exposures, "assumptions": ledger.assumptions}
+    if protocol is not None:
+        from .network_report import pairwise_report
+
+        report["pairwise"] = pairwise_report(protocol, ledger, delta, observers)
+    return report

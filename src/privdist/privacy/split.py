@@ -19,11 +19,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+
 from .._checks import check_positive, check_probability
 from .._lazy import lazy
-from ..errors import ValidationError
+from ..errors import CalibrationError, ValidationError
 
-__all__ = ["gaussian_mu", "share_epsilon", "split_budget"]
+__all__ = ["gaussian_mu", "share_epsilon", "split_budget", "min_total_epsilon"]
 
 _gaussian = lazy("dp_accounting.gaussian_mechanism")
 
@@ -38,13 +40,37 @@ def gaussian_mu(epsilon: float, delta: float) -> float:
 
 def share_epsilon(epsilon: float, delta: float, share: float) -> float:
     """The epsilon (at the same ``delta``) of a Gaussian step that spends ``share`` of ``(epsilon, delta)``'s
-    ``mu^2``; ``share = 1`` returns ``epsilon`` itself."""
+    ``mu^2``; ``share = 1`` returns ``epsilon`` itself.
+
+    Raises:
+        CalibrationError: the share is so small that its noise is ``(0, delta)``-DP (an epsilon far below delta):
+            there is no epsilon to calibrate to (issue 26: was "target_epsilon must be > 0, got 0.0").
+    """
     if not (isinstance(share, (int, float)) and 0 < share <= 1):
         raise ValidationError(f"a budget share must be in (0, 1], got {share!r}")
     if share == 1:
         return float(epsilon)
     mu = gaussian_mu(epsilon, delta) * math.sqrt(share)
-    return float(_gaussian.get_epsilon_gaussian(1.0 / mu, delta))
+    with np.errstate(divide="ignore"):  # dp-accounting's log1p(-1) at a vanishing epsilon
+        out = float(_gaussian.get_epsilon_gaussian(1.0 / mu, delta))
+    if not out > 0:  # the share's noise is (0, delta)-DP: no epsilon of its own to calibrate to
+        raise CalibrationError(f"a share {share:.3g} of epsilon {epsilon:g} at delta {delta:g} is too small to "
+                               f"calibrate (its Gaussian noise would be (0, delta)-DP); raise epsilon (to about "
+                               f"{min_total_epsilon(delta, share):.2g} or more) or the share, or spend the budget on "
+                               "fewer steps")
+    return out
+
+
+def min_total_epsilon(delta: float, share: float) -> float:
+    """The smallest total epsilon (at ``delta``, to a factor of 2) whose ``share`` still calibrates."""
+    eps = 1e-6
+    while eps < 1e3:
+        mu = gaussian_mu(eps, delta) * math.sqrt(share)
+        with np.errstate(divide="ignore"):
+            if float(_gaussian.get_epsilon_gaussian(1.0 / mu, delta)) > 0:
+                return eps
+        eps *= 2
+    return eps
 
 
 def split_budget(epsilon: float, delta: float, shares: Sequence[float]) -> tuple[float, ...]:

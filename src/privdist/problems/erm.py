@@ -204,10 +204,12 @@ class HorizontalERM:
 
         Squared loss with l2 (or no) regularizer: closed form through the cached eigen-decomposition of
         ``G_k``. Other smooth cases: damped Newton to gradient norm ``tol``. l1: accelerated proximal gradient
-        (FISTA with the strongly-convex momentum) to step size ``tol``.
+        (FISTA with the strongly-convex momentum; Nesterov's momentum sequence where the subproblem is not strongly
+        convex: ``q = 0`` with a non-quadratic loss or a singular Gram matrix, e.g. one agent with fewer rows than
+        features) to step size ``tol``.
 
         Args:
-            q: (K,) or scalar, the quadratic weight (> 0 for non-quadratic losses).
+            q: (K,) or scalar, the quadratic weight (>= 0).
             v: (K, P) linear term.
             init: warm start (K, P); zeros by default.
         """
@@ -267,12 +269,17 @@ class HorizontalERM:
         lam_max = self._gram_lmax
         L = self.loss.curvature_bound * lam_max + 2.0 * q
         mu = 2.0 * q + (self.loss.curvature_bound * self._gram_eig[0][:, 0] if self.loss.quadratic else 0.0)
-        if np.any(mu <= 0):
-            raise ValidationError("prox_solve with an l1 regularizer needs q > 0 for a non-quadratic loss")
-        mom = ((np.sqrt(L) - np.sqrt(mu)) / (np.sqrt(L) + np.sqrt(mu)))[:, None]
+        mu = np.maximum(mu, 0.0)  # a singular Gram matrix (fewer rows than features) rounds to 0 or just below
+        L = np.maximum(L, 1e-12)
+        strong = mu > 0  # strongly convex: constant momentum; else (q = 0 and no curvature) Nesterov's sequence
+        constant = ((np.sqrt(L) - np.sqrt(mu)) / (np.sqrt(L) + np.sqrt(mu)))[:, None]
         step = (1.0 / L)[:, None]
         Yv, B_prev = B.copy(), B.copy()
+        t_k = 1.0
         for _ in range(max_iter):
+            t_next = (1.0 + np.sqrt(1.0 + 4.0 * t_k * t_k)) / 2.0
+            mom = np.where(strong[:, None], constant, (t_k - 1.0) / t_next)
+            t_k = t_next
             grad = self.loss_grads(Yv) + 2.0 * q[:, None] * Yv - v
             B_new = self.regularizer.prox(Yv - step * grad, self.local_reg * step[:, 0])
             delta = np.max(np.linalg.norm(B_new - B_prev, axis=1) / (1.0 + np.linalg.norm(B_new, axis=1)))

@@ -14,8 +14,8 @@ from typing import Callable, Mapping
 import numpy as np
 
 from .._checks import check_int
-from .._io import fingerprint
-from ..errors import ShapeMismatchError, UnknownNameError, ValidationError
+from .._io import check_writable_dir, fingerprint
+from ..errors import OutputWriteError, ShapeMismatchError, UnknownNameError, ValidationError
 from .checkpoint import load_checkpoint, save_checkpoint
 from ..contract import AGENT, BACKEND_MEMBERS, COORDINATOR, Backend
 from .result import RunResult
@@ -162,6 +162,7 @@ def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int =
         ShapeMismatchError: network and problem disagree on the number of agents, or an outbox does not
             match the declared messages.
         CheckpointError: ``resume`` with a checkpoint of another configuration.
+        OutputWriteError: ``checkpoint`` cannot be written (checked before the first round).
     """
     steps = _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, keep_iterates, transcript,
                     checkpoint, checkpoint_every, resume, secure, dropout)
@@ -282,6 +283,10 @@ def _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, 
         config["mechanism"] = algorithm.mechanism_info()
     fp = fingerprint({k: v for k, v in config.items() if k != "backend"})
 
+    if checkpoint is not None:  # an unwritable checkpoint is found before the first round, not at the first save
+        check_writable_dir(Path(checkpoint).parent, "checkpoint directory")
+        if Path(checkpoint).is_dir():
+            raise OutputWriteError(f"checkpoint {checkpoint} is a directory: give a file name")
     t0 = time.perf_counter()
     # secure mode: every party draws its own noise key where it runs; none exists in the driver (DESIGN idea 4)
     agent_out, coord_out = be.start(algorithm, problem, network, seed, trial, secure=secure)

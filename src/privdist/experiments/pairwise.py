@@ -1,0 +1,76 @@
+"""Per-pair (network) DP in experiments (issue 29): ``[privacy] pairwise = true`` adds, to every run's privacy
+report, the observer x target accounting of :func:`privdist.privacy.network_report.pairwise_report` for the run's
+protocol on the trial's network; here are the hook the trials call, the aggregation over trials and the text lines
+of ``summary.md``, ``privdist report`` and ``privdist run``.
+
+A run of an algorithm without a linear-Gaussian model (:mod:`privdist.algorithms.linear_models`) gets a section that
+says so: its per-pair loss is bounded by its local DP only (an observer's view is a post-processing of the
+target's releases and independent randomness).
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["pairwise_protocol", "unmodelled", "aggregate_pairwise", "pairwise_lines"]
+
+
+def pairwise_protocol(spec, algorithm, built):
+    """``(protocol, observers)`` of a run when ``[privacy] pairwise`` is on and the algorithm has a linear model,
+    else ``(None, None)``."""
+    if not spec.privacy.pairwise or not hasattr(algorithm, "linear_protocol"):
+        return None, None
+    algo = algorithm.for_rounds(spec.rounds) if hasattr(algorithm, "for_rounds") else algorithm
+    observers = spec.privacy.pairwise_observers
+    return algo.linear_protocol(built.problem, built.network, spec.rounds), observers
+
+
+def unmodelled(name: str) -> dict:
+    """The pairwise section of an algorithm without a linear-Gaussian model."""
+    return {"model": None, "status": "not modelled",
+            "reason": f"{name} has no linear-Gaussian model in privdist (see docs/network_dp.md): every observer's "
+                      "view is a post-processing of the target's releases, so its loss is at most the local-DP "
+                      "epsilon; no smaller per-pair value is claimed"}
+
+
+def aggregate_pairwise(per_trial: list[dict], trials: list[int]) -> dict | None:
+    """The pairwise section of a run over trials: the first trial's (random networks differ per trial; the
+    section names the trial), or None when no trial has one."""
+    for t, pt in zip(trials, per_trial):
+        section = pt.get("privacy", {}).get("pairwise")
+        if section is not None:
+            return {**section, "trial": t}
+    return None
+
+
+def _fmt(x) -> str:
+    if x is None or isinstance(x, str):  # results.json writes inf as "inf"
+        return "n/a" if x is None else x
+    return "inf" if math.isinf(x) else f"{x:.3g}"
+
+
+def _triple(stats: dict) -> str:
+    return " / ".join(_fmt(stats.get(k)) for k in ("min", "median", "max"))
+
+
+def pairwise_lines(results: dict) -> list[str]:
+    """Markdown lines per run with a pairwise section: min / median / max over pairs, local DP beside them, the
+    distance profile, and the model's status and assumptions."""
+    lines = []
+    for r in results["runs"]:
+        pw = r.get("privacy", {}).get("pairwise")
+        if not pw:
+            continue
+        if pw.get("status") == "not modelled":
+            lines.append(f"- {r['label']}: per-pair DP not modelled - {pw['reason']}")
+            continue
+        s = pw["summary"]
+        lines.append(f"- {r['label']}: per-pair epsilon (observer x target, delta = {pw['delta']:g}, "
+                     f"{len(pw['observers'])} observers, trial {pw.get('trial', 0)}) min / median / max "
+                     f"{_triple(s['epsilon'])}; local DP {_triple(s['local_epsilon'])}; local / pair "
+                     f"{_triple(s['local_over_pair_epsilon'])}")
+        lines.append("  - by hop distance: " + "; ".join(
+            f"{d['distance']}: {_triple(d['epsilon'])} ({d['pairs']} pairs, local / pair median "
+            f"{_fmt(d['local_over_pair_epsilon']['median'])})" for d in pw["by_distance"]))
+        lines.append(f"  - status: {pw['status']} ({pw['threat_model']}); " + "; ".join(pw["assumptions"]))
+    return lines
