@@ -178,3 +178,11 @@ def test_serve_stop_finds_what_a_killed_server_left(tmp_path, monkeypatch, capsy
     finally:
         if head.poll() is None:
             head.kill()
+
+
+@pytest.mark.parametrize("extra,text", [(["--port", "0"], "--port must be from 1 to 65535"),
+                                        (["--port", "70000"], "--port must be from 1 to 65535"),
+                                        (["--num-cpus", "0"], "--num-cpus must be >= 1")])
+def test_serve_options_checked_before_ray_starts(tmp_path, monkeypatch, capsys, extra, text):
+    monkeypatch.setenv("PRIVDIST_SERVE_STATE", str(tmp_path / "serve.json"))
+    assert text in _error(["serve", "--parties", "2", *extra], capsys)

@@ -132,6 +132,7 @@ def check_fit_args(args) -> None:
     Raises:
         ValidationError (and its named subclasses): the first bad option, named.
     """
+    from ..learn._base import MAX_ROW_NORM
     from .fit_horizontal import parse_target_bounds
     from .fit_release import parse_bounds, parse_categories, parse_classes
     from .fit_vertical import parse_feature_groups
@@ -152,7 +153,8 @@ def check_fit_args(args) -> None:
         _number(args.dirichlet, "--dirichlet", 0.0)
     _number(args.test_size, "--test-size", 0.0, 1.0)
     _number(args.range_share, "--range-share", 0.0, 1.0)
-    _number(args.row_norm, "--row-norm", 0.0)
+    if not 0 < args.row_norm <= MAX_ROW_NORM:  # NaN fails too
+        raise ValidationError(f"--row-norm must be in (0, {MAX_ROW_NORM:g}], got {args.row_norm:g}")
     if args.feature_groups is not None:
         groups = parse_feature_groups(args.feature_groups)
         empty = [m for m, g in enumerate(groups) if not g]

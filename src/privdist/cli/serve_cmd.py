@@ -208,11 +208,21 @@ def _resources(args) -> dict:
     return {**{f"party_{k}": 1 for k in range(args.parties)}, "coordinator": 1}
 
 
+def _check_local_options(args) -> None:
+    """The options of a local cluster, checked before Ray starts (issue 26: a port out of range waited two
+    minutes for a head that never came up)."""
+    if not 1 <= args.port <= 65535:
+        raise ValidationError(f"--port must be from 1 to 65535, got {args.port}")
+    if args.num_cpus is not None and args.num_cpus < 1:
+        raise ValidationError(f"--num-cpus must be >= 1, got {args.num_cpus}")
+
+
 def _serve_local(args) -> int:
     import tempfile
 
     from ..runtime.serve import find_keeper, start_keeper, stop_keeper
 
+    _check_local_options(args)
     res = _resources(args)
     live = _read_state()
     if live and _alive(live.get("pid")):

@@ -44,6 +44,9 @@ EPSILON_TOLERANCE = 1e-3
 #: fit that never ends (issue 26).
 MAX_COUNT = 10**6
 
+#: Largest public row norm (``row_norm``): the step sizes scale with its square, which must stay a finite float.
+MAX_ROW_NORM = 1e6
+
 #: A fit whose training objective ends this many times above its value at the start (the zero model; at least 1)
 #: has diverged (steps that overshoot, e.g. a subgradient step times a huge regularisation weight): warned about.
 DIVERGENCE_FACTOR = 1e3
@@ -99,12 +102,15 @@ def check_budget_and_counts(est, counts: tuple[str, ...]) -> None:
         raise ParameterTypeError(f"secure must be a bool, got {type(est.secure).__name__} {shown(est.secure)}")
 
 
-def check_number(value, name: str, low: float = 0.0, strict: bool = False) -> float:
-    """``float(value)`` of a finite real ``>= low`` (``> low`` with ``strict``), else a named error."""
+def check_number(value, name: str, low: float = 0.0, strict: bool = False, high: float = math.inf) -> float:
+    """``float(value)`` of a finite real ``>= low`` (``> low`` with ``strict``) and ``<= high``, else a named
+    error."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise ParameterTypeError(f"{name} must be a number, got {type(value).__name__} {shown(value)}")
-    if not math.isfinite(value) or value < low or (strict and value == low):
-        raise ValidationError(f"{name} must be a finite number {'>' if strict else '>='} {low:g}, got {shown(value)}")
+    if not math.isfinite(value) or value < low or (strict and value == low) or value > high:
+        upper = f" and <= {high:g}" if math.isfinite(high) else ""
+        raise ValidationError(f"{name} must be a finite number {'>' if strict else '>='} {low:g}{upper}, got "
+                              f"{shown(value)}")
     return float(value)
 
 
@@ -279,7 +285,7 @@ class DistributedLinearModel(BaseEstimator):
                                   f"got {shown(self.algorithm)}")
         check_budget_and_counts(self, ("n_agents",) if self.rounds is None else ("rounds", "n_agents"))
         check_number(self.alpha, "alpha")
-        check_number(self.row_norm, "row_norm", strict=True)
+        check_number(self.row_norm, "row_norm", strict=True, high=MAX_ROW_NORM)
         if not isinstance(self.network, (str, Network)):
             raise ParameterTypeError(f"network must be a network kind (e.g. 'complete', 'ring') or a Network, got "
                                      f"{type(self.network).__name__} {shown(self.network)}")
