@@ -8,7 +8,8 @@ import numpy as np
 
 from .errors import NonFiniteDataError, ResourceLimitError, ValidationError
 
-__all__ = ["MAX_BYTES", "MAX_SECONDS", "check_estimate", "shown", "check_finite", "check_positive", "check_nonnegative", "check_probability", "check_int"]
+__all__ = ["MAX_BYTES", "MAX_SECONDS", "check_estimate", "shown", "check_finite", "check_positive", "check_nonnegative",
+           "check_probability", "check_int"]
 
 
 #: Above these estimates (peak memory, serial CPU time) ``privdist run``, ``privdist fit`` and ``privdist audit`` (and

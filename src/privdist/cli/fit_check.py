@@ -94,9 +94,9 @@ def _check_algorithm(args) -> None:
         raise UnknownNameError("algorithm for privdist fit", args.algorithm, FIT_ALGORITHMS)
     if args.network not in NETWORK_KINDS:
         raise UnknownNameError("network kind", args.network, NETWORK_KINDS)
-    params = inspect.signature(_REGISTRY[args.network][0]).parameters
-    needs = [p for p, v in params.items() if p not in ("n", "rng") and v.default is inspect.Parameter.empty]
-    if "n" not in params or needs:
+    if not _takes_n_only(_REGISTRY[args.network][0]):
+        params = inspect.signature(_REGISTRY[args.network][0]).parameters
+        needs = [p for p, v in params.items() if p not in ("n", "rng") and v.default is inspect.Parameter.empty]
         usable = [k for k in NETWORK_KINDS if _takes_n_only(_REGISTRY[k][0])]
         raise ValidationError(f"--network {args.network} cannot be built from the number of parties alone"
                               f"{' (it needs ' + ', '.join(needs) + ')' if needs else ''}; privdist fit takes "
@@ -109,6 +109,7 @@ def _check_algorithm(args) -> None:
 
 
 def _takes_n_only(func) -> bool:
+    """A network generator that needs nothing but the number of parties (``n``; ``rng`` is supplied)."""
     params = inspect.signature(func).parameters
     return "n" in params and all(p in ("n", "rng") or v.default is not inspect.Parameter.empty
                                  for p, v in params.items())
@@ -222,18 +223,20 @@ def check_fit_data(args, ds, X, groups, n_classes: int) -> None:
                                   "by party (each party keeps a training and a test row); use fewer parties or "
                                   f"a {'larger' if which == 'test' else 'smaller'} --test-size")
     nbytes, seconds = fit_estimate(args, n, d, parties, n_classes, vertical)
+    rounds = _rounds(args, ds.extras.get("task"), vertical)
     check_estimate("this fit", nbytes, seconds, args.yes,
-                   f"{n} rows x {d} columns, {parties} parties, {_rounds(args, ds, vertical)} rounds, "
-                   f"{_fits(args)} fit(s) x {max(n_classes, 1) if n_classes > 2 else 1} model(s)")
+                   f"{n} rows x {d} columns, {parties} parties, {rounds} rounds, {_fits(args)} fit(s) x "
+                   f"{n_classes if n_classes > 2 else 1} model(s)")
 
 
-def _rounds(args, ds, vertical: bool) -> int:
+def _rounds(args, task: str | None, vertical: bool) -> int:
+    """The rounds of each fit: ``--rounds``, else the estimators' defaults."""
     if args.rounds is not None:
         return args.rounds
     if vertical:
         return 50
     if args.algorithm == "dpmm":
-        return 20 if ds.extras.get("task") == "classification" else 2
+        return 20 if task == "classification" else 2
     return 100
 
 
@@ -246,10 +249,7 @@ def _fits(args) -> int:
 def fit_estimate(args, n: int, d: int, parties: int, n_classes: int, vertical: bool) -> tuple[float, float]:
     """``(bytes, seconds)`` of a fit, from public sizes only (rows, columns, parties, rounds, fits, class models);
     rough upper-end numbers (see the constants above)."""
-    from types import SimpleNamespace
-
-    rounds = _rounds(args, SimpleNamespace(extras={"task": "classification" if n_classes else "regression"}),
-                     vertical)
+    rounds = _rounds(args, "classification" if n_classes else "regression", vertical)
     links = parties * (parties - 1) if args.network == "complete" else 4 * parties
     models = n_classes if n_classes > 2 else 1
     per_fit = (_PAIR_SECONDS * parties * parties + rounds * (_ROUND_SECONDS + _VALUE_SECONDS * n * d

@@ -165,8 +165,8 @@ def load_model(path) -> LinearModel:
         if coef is None:  # vertical: join the parties' owner-only blocks
             coef, intercept = _join_blocks(path, data)
         intercept = np.asarray(intercept, dtype=float) if isinstance(intercept, list) else float(intercept)
-        model = LinearModel(data["kind"], np.asarray(coef, dtype=float), intercept,
-                            data.get("classes"), None if pre["bounds"] is None else np.asarray(pre["bounds"], dtype=float),
+        bounds = None if pre["bounds"] is None else np.asarray(pre["bounds"], dtype=float)
+        model = LinearModel(data["kind"], np.asarray(coef, dtype=float), intercept, data.get("classes"), bounds,
                             None if pre["row_norm"] is None else float(pre["row_norm"]), data,
                             None if pre.get("target_bounds") is None else tuple(pre["target_bounds"]))
     except (KeyError, TypeError, ValueError) as exc:
