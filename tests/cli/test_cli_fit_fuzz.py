@@ -46,6 +46,9 @@ OPTIONS = {
     "--test-size": ["0.2", "0.5", "0.999", "0", "1", "nan"],
     "--curve": ["", "1", "0.5,2", "abc", "nan", "1e-9"],
     "--draws": ["1", "2", "0", "-1"],
+    "--trust": ["auto", "local", "secure_aggregation", "x"],
+    "--colluding": ["0", "1", "5", "-1"],
+    "--dropout-tolerance": ["0", "0.2", "1", "nan"],
     "--overwrite": None,
     "--yes": None,
     "--bogus": None,
@@ -56,7 +59,7 @@ PLAUSIBLE = {
     "--seed": ["0", "1"], "--algorithm": ["dpsgd", "dpmm", "dpadmm", "pvp", "laadmm"], "--evaluation": None,
     "--out": ["OUT"], "--scale": ["dp", "none", "data"], "--epsilon": ["0.5", "2"], "--task": ["auto"],
     "--bounds": ["a=-3:3"], "--test-size": ["0.3"], "--curve": ["1"], "--draws": ["2"], "--row-norm": ["2"],
-    "--range-share": ["0.2"], "--onehot": None,
+    "--range-share": ["0.2"], "--onehot": None, "--trust": ["auto", "local"],
 }
 PARTIES = {"--agents": ["2", "3"], "--party-column": ["party"], "--dirichlet": ["5"], "--vertical": ["2"],
            "--feature-groups": ["a;b,c"]}

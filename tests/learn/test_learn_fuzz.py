@@ -40,11 +40,13 @@ PARAMS = {
     "range_share": st.sampled_from([0.1, 0.5, 0, 1, float("nan"), "x"]),
     "algorithm": st.sampled_from(["dpsgd", "dpmm", "dpadmm", "pvp", "laadmm", "dvp", "consensus_admm", "zzz", 3]),
     "algorithm_params": st.sampled_from([None, {}, {"rho": 2.0}, {"alpha0": 1e300}, {"bogus": 1}, {"alpha0": "x"},
-                                         "x", {"rho": -1.0}, {"c1": float("nan")}]),
+                                         "x", {"rho": -1.0}, {"c1": float("nan")}, {"colluding": 5},
+                                         {"dropout_tolerance": 2.0}]),
     "network": st.sampled_from(["complete", "ring", "star", "nope", "erdos_renyi", 5]),
     "fit_intercept": st.sampled_from([True, False, "yes"]),
     "secure": st.sampled_from([True, False, 1]),
     "random_state": st.sampled_from([0, 1, np.random.default_rng(0), -1, "x", 2**70]),
+    "trust": st.sampled_from(["auto", "local", "secure_aggregation", "x", 3]),
 }
 REGRESSOR_PARAMS = {"target_bounds": st.sampled_from([None, (0.0, 1.0), (1.0, 0.0), (0, float("inf")), "x",
                                                       (-5, 5)])}
@@ -60,7 +62,7 @@ VERTICAL_PARAMS = {
 #: Half of the generated fits are plausible: parameters from these values only, on clean data.
 PLAUSIBLE = {"epsilon": [1.0, 0.3, None], "algorithm": ["dpsgd", "dpmm", "dpadmm", "pvp", "laadmm"],
              "n_agents": [2, 3], "scale": ["dp", "none", "data"], "alpha": [1e-3, 0.1], "row_norm": [1.0, 2.0],
-             "network": ["complete", "ring"], "fit_intercept": [True, False]}
+             "network": ["complete", "ring"], "fit_intercept": [True, False], "trust": ["auto", "local"]}
 PLAUSIBLE_VERTICAL = {"epsilon": [1.0, None], "n_parties": [2, 3], "rho": [0.5, 2.0], "scale": ["dp", "none"],
                       "feature_groups": [None, [[0], [1, 2]]]}
 

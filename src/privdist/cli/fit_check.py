@@ -7,7 +7,7 @@ discipline of ``privdist run``.
   lists and classes, and whether the budget can be shared with the DP range step at all.
 * :func:`check_fit_data`, once the data are loaded and before any training: parties against rows, classes and the
   test split (the split is stratified by party: each party needs a training and a test row), the columns of a
-  vertical split, and the size estimate :func:`fit_estimate`: a fit above the limits of
+  vertical split, honest parties left in each secure sum (``--colluding``, ``--dropout-tolerance``), and the size estimate :func:`fit_estimate`: a fit above the limits of
   :func:`privdist._checks.check_estimate` needs ``--yes``.
 * :func:`fit_output`: the ``--out`` directory is locked and marked as a fit's (:class:`privdist.experiments.store.
   ResultsDir`, the lock of ``run``): another command's results are not replaced without ``--overwrite``, two fits
@@ -115,6 +115,22 @@ def _takes_n_only(func) -> bool:
                                  for p, v in params.items())
 
 
+def _check_trust(args) -> None:
+    """``--trust``, ``--colluding`` and ``--dropout-tolerance`` (issue 27) against the algorithm and each other."""
+    from ..learn.trust import check_trust
+    from .fit_trust import trust_options
+
+    vertical = args.vertical is not None or args.feature_groups is not None
+    if vertical and args.trust == "secure_aggregation":
+        raise ValidationError("--trust secure_aggregation is for parties holding rows (dpmm's sums); a vertical fit "
+                              "(ADMM sharing) runs with --trust local")
+    if args.colluding < 0:
+        raise ValidationError(f"--colluding must be >= 0, got {args.colluding}")
+    if not 0 <= args.dropout_tolerance < 1:  # NaN fails too
+        raise ValidationError(f"--dropout-tolerance must be in [0, 1), got {args.dropout_tolerance:g}")
+    check_trust(args.algorithm, trust_options(args)["trust"])
+
+
 def _check_budget_split(args, epsilons: list[float]) -> None:
     """The DP range step (``--scale dp``) shares each total epsilon with training; a share too small to calibrate
     is an error here, before the data are read."""
@@ -145,6 +161,7 @@ def check_fit_args(args) -> None:
         raise ValidationError(f"--delta must lie in [{DELTA_RANGE[0]:g}, {DELTA_RANGE[1]:g}) (a larger delta lets a "
                               f"release expose a record with that probability), got {args.delta:g}")
     _check_algorithm(args)
+    _check_trust(args)
     for option, value in (("--agents", args.agents), ("--agents-count", args.agents_count),
                           ("--vertical", args.vertical), ("--rounds", args.rounds), ("--draws", args.draws)):
         _count(value, option)
@@ -194,6 +211,9 @@ def check_fit_data(args, ds, X, groups, n_classes: int) -> None:
             numeric target.
         ResourceLimitError: the estimate is above the limits and ``--yes`` was not given.
     """
+    from ..privacy.distributed import check_shares
+    from .fit_trust import trust_options
+
     n, d = X.shape
     n_test = math.ceil(args.test_size * n)  # scikit-learn's rounding of a fractional test size
     n_train = n - n_test
@@ -222,6 +242,8 @@ def check_fit_data(args, ds, X, groups, n_classes: int) -> None:
                                   f"test rows, fewer {which} rows than the {parties} parties: the split is stratified "
                                   "by party (each party keeps a training and a test row); use fewer parties or "
                                   f"a {'larger' if which == 'test' else 'smaller'} --test-size")
+        if trust_options(args)["trust"] == "secure_aggregation":  # honest parties left in every sum
+            check_shares(parties, args.colluding, int(math.floor(args.dropout_tolerance * parties)))
     nbytes, seconds = fit_estimate(args, n, d, parties, n_classes, vertical)
     rounds = _rounds(args, ds.extras.get("task"), vertical)
     check_estimate("this fit", nbytes, seconds, args.yes,
