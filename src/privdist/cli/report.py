@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..experiments.pairwise import pairwise_lines
-from ..experiments.summary import fmt_guarantee, max_epsilon, privacy_notes, private_runs, requested_epsilon
+from ..experiments.summary import agent_cells, fmt_guarantee, max_epsilon, privacy_notes, private_runs, requested_epsilon
 
 __all__ = ["print_results"]
 
@@ -48,12 +48,7 @@ def print_results(results: dict, out_dir, console: Console | None = None) -> Non
         for r in private:
             agents.add_column(r["label"], justify="right")
         for i, entry in enumerate(private[0]["privacy"]["per_agent"]):
-            cells = []
-            for r in private:
-                e = r["privacy"]["per_agent"][i]["epsilon"]
-                req = [_fmt(requested_epsilon(r, i))] if total else []
-                cells.append(" / ".join(req + [_fmt(e.get(a)) for a in ("paper", "rdp", "pld")]))
-            agents.add_row(str(entry["agent"]), *cells)
+            agents.add_row(str(entry["agent"]), *agent_cells(private, i, total))
         console.print(agents)
     for line in pairwise_lines(results):  # per-pair (network) DP, issue 29
         console.print(line[2:] if line.startswith("- ") else line, markup=False)

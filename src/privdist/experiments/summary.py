@@ -8,7 +8,7 @@ from .._io import atomic_write_bytes
 from .pairwise import pairwise_lines
 
 __all__ = ["write_summary", "max_epsilon", "fmt_guarantee", "privacy_notes", "results_table", "claim_lines",
-           "tuning_lines", "requested_epsilon", "private_runs", "per_agent_lines", "claim_counts"]
+           "tuning_lines", "requested_epsilon", "private_runs", "agent_cells", "per_agent_lines", "claim_counts"]
 
 
 def max_epsilon(privacy: dict, accountant: str, key: str = "epsilon"):
@@ -101,13 +101,18 @@ def per_agent_lines(results: dict) -> list[str]:
     total = any(requested_epsilon(r) is not None for r in private)
     lines = ["| agent | " + " | ".join(_cell(r["label"]) for r in private) + " |", "|---" * (len(private) + 1) + "|"]
     for i, entry in enumerate(private[0]["privacy"]["per_agent"]):
-        cells = []
-        for r in private:
-            e = r["privacy"]["per_agent"][i]["epsilon"]
-            req = [_fmt(requested_epsilon(r, i))] if total else []
-            cells.append(" / ".join(req + [_fmt(e.get(a)) for a in ("paper", "rdp", "pld")]))
-        lines.append(f"| {entry['agent']} | " + " | ".join(cells) + " |")
+        lines.append(f"| {entry['agent']} | " + " | ".join(agent_cells(private, i, total)) + " |")
     return lines
+
+
+def agent_cells(private: list, i: int, total: bool) -> list[str]:
+    """Agent ``i``'s epsilons in each private run: ``[requested total /] paper / rdp / pld``."""
+    cells = []
+    for r in private:
+        e = r["privacy"]["per_agent"][i]["epsilon"]
+        req = [_fmt(requested_epsilon(r, i))] if total else []
+        cells.append(" / ".join(req + [_fmt(e.get(a)) for a in ("paper", "rdp", "pld")]))
+    return cells
 
 
 def claim_counts(results: dict) -> tuple[int, int, int]:
