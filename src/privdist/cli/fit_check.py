@@ -7,8 +7,8 @@ discipline of ``privdist run``.
   lists and classes, and whether the budget can be shared with the DP range step at all.
 * :func:`check_fit_data`, once the data are loaded and before any training: parties against rows, classes and the
   test split (the split is stratified by party: each party needs a training and a test row), the columns of a
-  vertical split, honest parties left in each secure sum (``--colluding``, ``--dropout-tolerance``), and the size estimate :func:`fit_estimate`: a fit above the limits of
-  :func:`privdist._checks.check_estimate` needs ``--yes``.
+  vertical split, honest parties left in each secure sum (``--colluding``, ``--dropout-tolerance``), and the size
+  estimate :func:`fit_estimate`: a fit above the limits of :func:`privdist._checks.check_estimate` needs ``--yes``.
 * :func:`fit_output`: the ``--out`` directory is locked and marked as a fit's (:class:`privdist.experiments.store.
   ResultsDir`, the lock of ``run``): another command's results are not replaced without ``--overwrite``, two fits
   never write into one directory at once, and a second fit replaces the first one's files rather than mixing with
@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from .._checks import check_estimate
+from ..experiments.validate import DELTA_RANGE, EPSILON_RANGE  # a run's ranges: total epsilon, --curve, --delta
 from ..errors import EmptyPartyError, FeatureGroupError, UnknownNameError, ValidationError
 
 __all__ = ["FIT_ALGORITHMS", "check_fit_args", "check_fit_data", "curve_epsilons", "fit_estimate", "fit_output"]
@@ -39,11 +40,6 @@ NOT_OFFERED = {
     "consensus_admm": "it adds no noise, so the fit would only ever report epsilon inf (the table already shows "
                       "the same algorithm without noise)",
 }
-#: Total epsilons accepted (``--epsilon`` and ``--curve``): a run's per-release range.
-EPSILON_RANGE = (1e-6, 1e3)
-#: ``--delta``: a run's range (a larger delta lets a release expose a record with that probability).
-DELTA_RANGE = (1e-12, 0.1)
-
 # Rough upper-end costs of one estimator fit (measured on 2 shared cores, issue 26): a round costs about 1 ms of
 # overhead plus 5e-8 s per data value (pvp and laadmm, the slowest, at 50,000 x 50) plus 2e-8 s per directed link
 # of the network (dpsgd, 2,000 parties on a complete network: 0.04 s per round); building the network about

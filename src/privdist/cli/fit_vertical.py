@@ -43,9 +43,6 @@ def fit_vertical(args, ds, X, y, seed: int, scale: str = "dp", bounds=None, prog
     from ..data import feature_blocks
     from ..learn import SharedFeatureLogisticRegression
 
-    if getattr(args, "trust", "auto") == "secure_aggregation":
-        raise ValidationError("--trust secure_aggregation is for parties holding rows (dpmm's sums); a vertical fit "
-                              "(ADMM sharing) runs with --trust local")
     if ds.extras["task"] != "classification":
         raise ValidationError("--vertical/--feature-groups fit a logistic regression (ADMM sharing, S2): the "
                               "target must be a class label")
