@@ -55,7 +55,8 @@ def test_serve_start_run_twice_status_stop(tmp_path):
                                          "--no-progress"], env=env, capture_output=True, text=True, timeout=300)
             assert done.returncode == 0, done.stderr[-2000:]
             assert f"using the privdist server at 127.0.0.1:{port}" in done.stderr
-            (info,) = json.loads((tmp_path / out / "results.json").read_text())["runs"][0]["info"]
+            # a user's data: the run details are owner-only evaluation (issue 24), beside results.json
+            (info,) = json.loads((tmp_path / out / "owner_only" / "metrics.json").read_text())["runs"][0]["info"]
             assert info["ray"]["served"] and info["metrics_where"]["objective"].startswith("at the parties")
             pids.append({n: p["pid"] for n, p in info["ray"]["placement"].items()})
         assert pids[0] == pids[1]
@@ -71,3 +72,41 @@ def test_serve_start_run_twice_status_stop(tmp_path):
             os.killpg(server.pid, 15)
             server.wait(timeout=120)
     time.sleep(1)
+
+
+def test_serve_killed_is_found_and_stopped(tmp_path):
+    """Issue 26: after kill -9 of privdist serve, --status reports the cluster it left and --stop ends it."""
+    import signal
+    import tempfile
+
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_AUTH_MODE")}
+    env["PRIVDIST_SERVE_STATE"] = str(tmp_path / "state.json")
+    cli = [sys.executable, "-m", "privdist"]
+    server = subprocess.Popen(cli + ["serve", "--parties", "1", "--num-cpus", "1", "--port", str(_free_port()),
+                                     "--temp-dir", tempfile.mkdtemp(prefix="pdt-")],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                              start_new_session=True)
+    head = None
+    try:
+        line = server.stdout.readline()
+        if not line.startswith("serving"):
+            pytest.skip(f"privdist serve could not start a Ray head here: {line!r}")
+        head = json.loads((tmp_path / "state.json").read_text())["head_pid"]
+        server.send_signal(signal.SIGKILL)
+        server.wait(timeout=30)
+        status = json.loads(subprocess.run(cli + ["serve", "--status"], env=env, capture_output=True, text=True,
+                                           timeout=120, check=True).stdout)
+        assert status["server_alive"] is False and status["cluster_left"] is True
+        stop = subprocess.run(cli + ["serve", "--stop"], env=env, capture_output=True, text=True, timeout=300)
+        assert stop.returncode == 0 and "had died" in stop.stdout, stop.stderr[-2000:]
+        assert not (tmp_path / "state.json").exists()
+        with pytest.raises(ProcessLookupError):
+            os.killpg(head, 0)  # the ray start process group is gone
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGKILL)
+        if head is not None:
+            try:
+                os.killpg(head, signal.SIGKILL)
+            except ProcessLookupError:
+                pass

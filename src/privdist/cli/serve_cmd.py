@@ -111,13 +111,25 @@ def _clean_up(state: dict, timeout: float = 60.0) -> str:
         pgid = state["head_pid"]
         _signal_group(pgid, signal.SIGTERM)
         deadline = time.monotonic() + timeout
-        while _head_alive(state) and time.monotonic() < deadline:
+        while _group_alive(pgid) and time.monotonic() < deadline:  # the head and every Ray process it started
             time.sleep(0.5)
-        if _head_alive(state):
+        if _group_alive(pgid):
             _signal_group(pgid, signal.SIGKILL)
+            while _group_alive(pgid) and time.monotonic() < deadline + 10:
+                time.sleep(0.2)
         what = f"stopped the Ray processes it left (process group {pgid}, {state.get('address')})"
     state_file().unlink(missing_ok=True)
     return f"the privdist server (pid {state.get('pid')}) had died; {what}"
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _signal_group(pgid: int, sig) -> None:
