@@ -7,7 +7,7 @@ import json
 import os
 import subprocess
 import sys
-import time
+from pathlib import Path
 
 import pytest
 
@@ -150,19 +150,33 @@ def test_no_numpy_reprs_in_messages():
 
 
 # ---------------------------------------------------------------------------------------------- serve
+def _running(pid: int) -> bool:
+    """The process exists and has not ended (a zombie waiting to be reaped has ended)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads /proc to recognise the left-over process")
 def test_serve_stop_finds_what_a_killed_server_left(tmp_path, monkeypatch, capsys):
     """A killed server's state file names its address and its ``ray start`` process group; ``--status`` says what
     is left and ``--stop`` ends it (here a stand-in process with the server's temporary directory on its command
     line; the Ray end to end is the slow test of test_runtime_serve_cli)."""
     temp_dir = str(tmp_path / "privdist-serve-x")
-    head = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "--temp-dir", temp_dir],
-                            start_new_session=True)
+    # the stand-in is started by a process that exits at once, so that (like a killed server's ray start) it is
+    # nobody's child here and is reaped by init when it ends
+    launcher = subprocess.run([sys.executable, "-c", "import subprocess, sys; print(subprocess.Popen([sys.executable, "
+                               "'-c', 'import time; time.sleep(120)', '--temp-dir', sys.argv[1]], "
+                               "start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).pid)", temp_dir],
+                              capture_output=True, text=True, check=True)
+    head = int(launcher.stdout)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     state = tmp_path / "serve.json"
     state.write_text(json.dumps({"address": "127.0.0.1:1", "pid": dead.pid, "temp_dir": temp_dir,
-                                 "head_pid": head.pid}))
+                                 "head_pid": head}))
     monkeypatch.setenv("PRIVDIST_SERVE_STATE", str(state))
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     try:
@@ -171,13 +185,13 @@ def test_serve_stop_finds_what_a_killed_server_left(tmp_path, monkeypatch, capsy
         assert status["server_alive"] is False and status["cluster_left"] is True
         assert main(["serve", "--stop"]) == 0
         assert "had died; stopped the Ray processes it left" in capsys.readouterr().out
-        deadline = time.monotonic() + 10
-        while head.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert head.poll() is not None and not state.exists()
+        assert not _running(head)
+        assert not state.exists()
     finally:
-        if head.poll() is None:
-            head.kill()
+        try:
+            os.killpg(head, 9)
+        except ProcessLookupError:
+            pass
 
 
 @pytest.mark.parametrize("extra,text", [(["--port", "0"], "--port must be from 1 to 65535"),

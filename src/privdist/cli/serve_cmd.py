@@ -123,6 +123,20 @@ def _clean_up(state: dict, timeout: float = 60.0) -> str:
 
 
 def _group_alive(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` still runs (zombies, ended but not yet reaped, do not count; read from
+    /proc where there is one)."""
+    proc = Path("/proc")
+    if proc.is_dir():
+        for entry in proc.iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                fields = (entry / "stat").read_text().rpartition(")")[2].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] != "Z":  # fields: state, ppid, pgrp, ...
+                return True
+        return False
     try:
         os.killpg(pgid, 0)
     except ProcessLookupError:
