@@ -9,14 +9,12 @@ pairs) against the local-DP epsilon of the same releases.
 
 from __future__ import annotations
 
-import io
 import re
 from pathlib import Path
 
 import numpy as np
 
-from .._io import atomic_write_bytes
-from .store import inside
+from .plots import save_figure
 
 __all__ = ["draw_pairwise", "pairwise_figure"]
 
@@ -91,11 +89,6 @@ def draw_pairwise(runs: list[dict], out_dir: Path) -> list[str]:
         import matplotlib.pyplot as plt
 
         fig = pairwise_figure(section, f"{r['label']} - per-pair (network) DP, status: model (docs/network_dp.md)")
-        stem = "pairwise_" + re.sub(r"[^A-Za-z0-9_.-]+", "_", r["label"]).strip("_")
-        for ext in ("png", "svg"):
-            buf = io.BytesIO()
-            fig.savefig(buf, format=ext)
-            atomic_write_bytes(inside(Path(out_dir), f"{stem}.{ext}"), buf.getvalue())
-            files.append(f"{stem}.{ext}")
+        files += save_figure(fig, out_dir, "pairwise_" + re.sub(r"[^A-Za-z0-9_.-]+", "_", r["label"]).strip("_"))
         plt.close(fig)
     return files

@@ -11,7 +11,7 @@ import numpy as np
 from .._io import atomic_write_bytes
 from .store import inside
 
-__all__ = ["draw_plots", "PLOTTERS", "register_plotter", "group_label", "moment_sampler_used", "tagged"]
+__all__ = ["draw_plots", "save_figure", "PLOTTERS", "register_plotter", "group_label", "moment_sampler_used", "tagged"]
 
 
 def _setup():
@@ -118,11 +118,18 @@ def draw_plots(spec, runs: list[dict], traces: dict[str, np.ndarray], out_dir: P
             fig.tight_layout(rect=(0, 0.03, 1, 1))
         else:
             fig.tight_layout()
-        stem = plot.get("file", f"figure_{i + 1}")
-        for ext in ("png", "svg"):  # rendered in memory, written atomically under a unique temporary name
-            buf = io.BytesIO()
-            fig.savefig(buf, format=ext)
-            atomic_write_bytes(inside(Path(out_dir), f"{stem}.{ext}"), buf.getvalue())
-            files.append(f"{stem}.{ext}")
+        files += save_figure(fig, out_dir, plot.get("file", f"figure_{i + 1}"))
         plt.close(fig)
+    return files
+
+
+def save_figure(fig, out_dir: Path, stem: str) -> list[str]:
+    """Write ``fig`` as ``STEM.png`` and ``STEM.svg`` in ``out_dir`` (rendered in memory, written atomically under
+    a unique temporary name); returns the file names."""
+    files = []
+    for ext in ("png", "svg"):
+        buf = io.BytesIO()
+        fig.savefig(buf, format=ext)
+        atomic_write_bytes(inside(Path(out_dir), f"{stem}.{ext}"), buf.getvalue())
+        files.append(f"{stem}.{ext}")
     return files
