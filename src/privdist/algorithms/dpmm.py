@@ -64,6 +64,7 @@ import numpy as np
 from .._checks import check_int, check_positive
 from ..contract import Aggregation, MessageSpec, check_bits
 from ..errors import UnknownNameError, ValidationError
+from ..privacy.distributed import check_prior
 from .base import AlgorithmBase, Budgeted, check_problem_network
 
 __all__ = ["DPMM", "DPMMState", "DPMMCoordinatorState", "TRUST"]
@@ -120,8 +121,9 @@ class DPMM(Budgeted, AlgorithmBase):
             round (dropouts) and still meet the budget; more dropouts lower the recomputed guarantee.
         bits: secure aggregation: the modulus ``2^bits`` of the secure sums (checked against the sums' range);
             ``None`` (default): the smallest of 32 .. 53 that holds them, from public quantities (row counts, noise).
-        prior: secure aggregation: noise multipliers of Gaussian releases each party made before the run (the
-            estimators' DP range step) that the total budget also covers; the Skellam noise is calibrated so that
+        prior: secure aggregation: releases each party made before the run (the estimators' DP range step; a
+            Gaussian noise multiplier or a Skellam ``(variance, l2, l1)``,
+            :func:`~privdist.privacy.distributed.check_prior`) that the total budget also covers; the Skellam noise is calibrated so that
             their composition with the run's releases is the budget.
     """
 
@@ -138,7 +140,7 @@ class DPMM(Budgeted, AlgorithmBase):
     colluding: int = 0
     dropout_tolerance: float = 0.0
     bits: int | None = None
-    prior: tuple[float, ...] = ()
+    prior: tuple = ()
     name: ClassVar[str] = "dpmm"
     has_coordinator: ClassVar[bool] = True
     budgets: ClassVar[tuple[str, ...]] = ("total",)
@@ -156,7 +158,7 @@ class DPMM(Budgeted, AlgorithmBase):
             raise ValidationError(f"dropout_tolerance must be in [0, 1), got {self.dropout_tolerance!r}")
         if self.bits is not None:
             check_bits(self.bits)
-        object.__setattr__(self, "prior", tuple(float(check_positive(z, "prior[i]")) for z in self.prior))
+        object.__setattr__(self, "prior", check_prior(self.prior))
         if self.prior and self.trust != "secure_aggregation":
             raise ValidationError("dpmm: prior releases are composed into the Skellam calibration of "
                                   "trust='secure_aggregation' (with trust='local', split the budget instead)")

@@ -18,7 +18,7 @@ except ImportError:  # pragma: no cover
 from .._checks import shown
 from ..errors import BinaryOnlyError, DivergenceError, ParameterTypeError, ValidationError
 from .budget import NON_PRIVATE_ALGORITHMS, TOTAL_BUDGET_ALGORITHMS, total_budget_params
-from .trust import check_trust, trust_params, trust_report
+from .trust import check_trust, secure_sum_params, trust_params, trust_report
 
 __all__ = ["DistributedLinearModel", "summarise_privacy", "with_preprocessing", "noise_seed", "check_number",
            "check_finite_fit", "UtilityWarning", "ResearchModeWarning", "PrivacyTargetWarning"]
@@ -325,7 +325,8 @@ class DistributedLinearModel(BaseEstimator):
         ranges = fit_ranges(pre, X, [np.flatnonzero(groups == k) for k in range(n_parties)], epsilon=self.epsilon,
                             delta=self.delta, share=self.range_share, algorithm=self.algorithm,
                             algorithm_params=self.algorithm_params, seed=seed, secure=secure,
-                            feature_names=getattr(self, "feature_names_in_", None), **target)
+                            feature_names=getattr(self, "feature_names_in_", None),
+                            secure_sum=secure_sum_params(self), **target)
         warn_fallback(pre.record, X.shape[0], self.epsilon)
         return groups, n_parties, pre, ranges
 

@@ -21,12 +21,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ValidationError
+from .secure_ranges import SecureRanges
 
-__all__ = ["RangeStep", "fit_ranges", "fit_ranges_vertical", "MECHANISM"]
+__all__ = ["RangeStep", "fit_ranges", "fit_ranges_vertical", "MECHANISM", "SECURE_MECHANISM"]
 
 MECHANISM = ("Gaussian noisy per-column histograms on a public signed log2 grid (bins of ratio sqrt(2), "
              "|x| in 2^-20..2^40), L2 sensitivity sqrt(2 d) under replace-one; summed over parties, thresholded, "
              "1%/99% quantiles of the occupied span snapped outward (privdist.privacy.dp_ranges)")
+SECURE_MECHANISM = ("the same histograms summed by secure aggregation, each party adding a Skellam share of one "
+                    "central noise (L2 sensitivity sqrt(2 d), L1 2 d), thresholded and read as above "
+                    "(privdist.learn.secure_ranges)")
 
 
 @dataclass
@@ -36,6 +40,9 @@ class RangeStep:
     Attributes:
         epsilon, delta: the budget left for training (the request itself when no step ran).
         noise_multipliers: per party ``z_k`` of the range release (empty: no release recorded).
+        skellam: per party the Skellam ``(variance, l2, l1)`` of a securely aggregated range release
+            (:mod:`privdist.learn.secure_ranges`; empty under local trust).
+        prior: the range release as the training's calibration composes it (dpmm's ``prior``).
         target: ``(lo, hi)`` the target was mapped from into [-1, 1], or None (target unscaled).
         record: the preprocessing step's record (None when no step ran).
     """
@@ -46,13 +53,24 @@ class RangeStep:
     delta_range: float | None = None
     target: tuple | None = None
     record: dict | None = None
+    skellam: dict = field(default_factory=dict)
+    prior: tuple = ()
 
     def record_releases(self, ledger) -> None:
-        """Record party ``k``'s range release ``GaussianDpEvent(z_k)`` in ``ledger`` (before the report)."""
+        """Record party ``k``'s range release in ``ledger`` (before the report): ``GaussianDpEvent(z_k)``, or the
+        ``SkellamDpEvent`` of the secure sum."""
         from ..privacy import gaussian_release
+        from ..privacy.distributed import prior_release
 
         for k, z in self.noise_multipliers.items():
             ledger.record(int(k), gaussian_release(float(z), delta=self.delta_range, composition="moments"), 1)
+        for k, triple in self.skellam.items():
+            ledger.record(int(k), prior_release(triple), 1)
+
+    @property
+    def released(self) -> bool:
+        """Whether the step made a release (recorded in the ledger)."""
+        return bool(self.noise_multipliers or self.skellam)
 
     def scale_target(self, y: np.ndarray) -> np.ndarray:
         """``y`` mapped from ``target`` into [-1, 1] (clipped); unchanged without a target map."""
@@ -91,7 +109,7 @@ def _check_target_bounds(target_bounds) -> tuple[float, float]:
 
 def fit_ranges(pre, X, parties: list[np.ndarray], *, epsilon, delta: float, share: float, algorithm: str,
                algorithm_params=None, seed: int = 0, secure: bool = True, feature_names=None, y=None,
-               target_bounds=None, scale_target: bool = False) -> RangeStep:
+               target_bounds=None, scale_target: bool = False, secure_sum: dict | None = None) -> RangeStep:
     """Fit ``pre`` (any scale; ``"dp"`` runs the step) on ``X``; party ``k`` holds the rows ``parties[k]``.
 
     Args:
@@ -105,6 +123,8 @@ def fit_ranges(pre, X, parties: list[np.ndarray], *, epsilon, delta: float, shar
         seed, secure: The fit's seed and noise mode (see the module docstring).
         y, target_bounds, scale_target: A regressor's target: ``target_bounds`` (public) maps it; else with
             ``scale_target`` and ``scale="dp"`` it is one more column of the step.
+        secure_sum: ``{"colluding": c, "dropout_tolerance": f}`` under secure aggregation: the parties' histograms
+            are summed securely with distributed Skellam noise (:mod:`privdist.learn.secure_ranges`); None: local.
 
     Raises:
         ValidationError: a bad ``share``/``target_bounds``, or a per-party epsilon of the wrong length.
@@ -134,16 +154,30 @@ def fit_ranges(pre, X, parties: list[np.ndarray], *, epsilon, delta: float, shar
         rel = dp_ranges(blocks, None, None)
     else:
         budget = range_budget(epsilon, delta, share, _exact(algorithm, algorithm_params))
-        zs = [budget.z(k) for k in range(len(parties))]
-        if _swamped(zs, m, sum(len(p) for p in parties)):
-            return _skipped(pre, X, names, cols, epsilon, delta, share, target_bounds, target, dp_target)
-        rel = dp_ranges(blocks, zs, [step_generator(seed, "ranges", k, secure) for k in range(len(parties))])
+        n_rows = sum(len(p) for p in parties)
+        if secure_sum is not None and len(parties) > 1:  # one central noise, distributed as Skellam shares of a secure sum
+            from ..privacy.distributed import check_shares
+            from .secure_ranges import secure_noise_std, secure_ranges
+
+            if isinstance(epsilon, (list, tuple)):
+                raise ValidationError("secure aggregation adds one noise to the whole sum: per-party budgets (a "
+                                      "list of epsilons) are not supported; give one epsilon")
+            K, colluding = len(parties), int(secure_sum.get("colluding", 0))
+            shares = check_shares(K, colluding, int(math.floor(float(secure_sum.get("dropout_tolerance", 0.0)) * K)))
+            if n_rows < 2 * _threshold(secure_noise_std(budget.z(0), m, K, shares)):
+                return _skipped(pre, X, names, cols, epsilon, delta, share, target_bounds, target, dp_target)
+            rel = secure_ranges(blocks, budget.z(0), shares=shares, colluding=colluding, seed=seed, secure=secure)
+        else:
+            zs = [budget.z(k) for k in range(len(parties))]
+            if _swamped(zs, m, n_rows):
+                return _skipped(pre, X, names, cols, epsilon, delta, share, target_bounds, target, dp_target)
+            rel = dp_ranges(blocks, zs, [step_generator(seed, "ranges", k, secure) for k in range(len(parties))])
     col_names = [names[j] if names else f"x{j}" for j in cols]
     if dp_target and not rel.fallback[-1]:  # a target without an estimated range stays unscaled
         target = (float(rel.bounds[0, -1]), float(rel.bounds[1, -1]))
     record = {
         "step": "scale_by_dp_ranges", "private": True, "share": float(share),
-        "mechanism": MECHANISM,
+        "mechanism": SECURE_MECHANISM if isinstance(rel, SecureRanges) else MECHANISM,
         "columns": col_names + (["<target>"] if dp_target else []),
         "bounds": {n: [float(rel.bounds[0, i]), float(rel.bounds[1, i])] for i, n in enumerate(col_names)},
         "fallback": [n for i, n in enumerate(col_names + ["<target>"]) if i < m and rel.fallback[i]],
@@ -156,6 +190,20 @@ def fit_ranges(pre, X, parties: list[np.ndarray], *, epsilon, delta: float, shar
                       note="no noise: epsilon=None, the whole fit is a non-private baseline; the same grid "
                            "quantiles, read exactly")
         step = RangeStep(None, float(delta), target=target, record=record)
+    elif isinstance(rel, SecureRanges):
+        from ..privacy.accountants import agent_epsilon
+        from ..privacy.distributed import prior_release
+
+        record.update(noise_multiplier=budget.z(0), noise_std=rel.noise_std, skellam_release=list(rel.event),
+                      epsilon=agent_epsilon([(prior_release(rel.event), 1)], float(delta), "rdp"),
+                      delta=float(delta),
+                      composition="exact: the training's Skellam noise is calibrated on the whole budget composed "
+                                  "with this release (RDP, privdist.privacy.distributed.calibrate_skellam)",
+                      note=f"one secure sum of the parties' histograms with Skellam shares of the noise a "
+                           f"{share:g} share of the budget buys centrally; the bounds are DP outputs "
+                           "(post-processing); fallback columns get (-1, 1): state public bounds for them")
+        step = RangeStep(budget.train_epsilon, budget.train_delta, target=target, record=record,
+                         skellam={k: rel.event for k in range(len(parties))}, prior=(rel.prior,))
     else:
         record.update(noise_multiplier=budget.noise_multiplier, epsilon=budget.range_epsilon,
                       delta=budget.range_delta,
@@ -176,13 +224,16 @@ def fit_ranges(pre, X, parties: list[np.ndarray], *, epsilon, delta: float, shar
     return _public_target(pre, step, target_bounds)
 
 
+def _threshold(noise_std: float) -> float:
+    from ..privacy.dp_ranges import GRID, occupied_threshold
+
+    return occupied_threshold(noise_std, GRID.size - 1)
+
+
 def _swamped(zs, m: int, n_rows: int) -> bool:
     """Public, before any release: would the noise of the step swamp every possible count (``N < 2 tau_1``, as in
     :func:`privdist.privacy.dp_ranges.ranges_from_counts`)? Then the step is not run and spends nothing."""
-    from ..privacy.dp_ranges import GRID, occupied_threshold
-
-    noise_std = math.sqrt(sum((float(z) * math.sqrt(2.0 * m)) ** 2 for z in zs))
-    return n_rows < 2 * occupied_threshold(noise_std, GRID.size - 1)
+    return n_rows < 2 * _threshold(math.sqrt(sum((float(z) * math.sqrt(2.0 * m)) ** 2 for z in zs)))
 
 
 def _skipped(pre, X, names, cols, epsilon, delta, share, target_bounds, target, dp_target) -> RangeStep:

@@ -15,7 +15,8 @@ from __future__ import annotations
 from ..algorithms.dpmm import TRUST
 from ..errors import UnknownNameError, ValidationError
 
-__all__ = ["TRUST", "TRUST_CHOICES", "resolve_trust", "check_trust", "trust_params", "trust_report"]
+__all__ = ["TRUST", "TRUST_CHOICES", "resolve_trust", "check_trust", "trust_params", "trust_report",
+           "secure_sum_params"]
 
 #: What a user may ask for: ``"auto"`` resolves by :func:`resolve_trust`.
 TRUST_CHOICES = ("auto",) + TRUST
@@ -41,15 +42,26 @@ def check_trust(algorithm: str, trust) -> str:
 def trust_params(est, ranges=None) -> dict:
     """The algorithm parameters of the estimator's trust model (none for ``"local"``). Under secure aggregation
     with a DP range step (``ranges``, a :class:`~privdist.learn.ranges.RangeStep` that released), the training is
-    calibrated on the whole budget composed with the range release (dpmm's ``prior``), not on a split of it: the
-    Skellam releases are not Gaussian, so a split would not compose exactly."""
+    calibrated on the whole budget composed with the range release (dpmm's ``prior``: the step's secure Skellam
+    sum, or its Gaussian release when the step ran locally), not on a split of it: the Skellam releases are not
+    Gaussian, so a split would not compose exactly."""
     trust = _trust(est)
     if trust == "local":
         return {}
-    zs = sorted({float(z) for z in (ranges.noise_multipliers.values() if ranges is not None else ())})
-    if not zs or est.epsilon is None:
+    if ranges is None or not ranges.released or est.epsilon is None:
         return {"trust": trust}
-    return {"trust": trust, "epsilon": float(est.epsilon), "delta": float(est.delta), "prior": (max(zs),)}
+    prior = ranges.prior or (max(float(z) for z in ranges.noise_multipliers.values()),)
+    return {"trust": trust, "epsilon": float(est.epsilon), "delta": float(est.delta), "prior": prior}
+
+
+def secure_sum_params(est) -> dict | None:
+    """The DP range step's secure-sum settings (:func:`privdist.learn.ranges.fit_ranges`): ``colluding`` and
+    ``dropout_tolerance`` of dpmm's ``algorithm_params`` under secure aggregation, None under local trust."""
+    if _trust(est) == "local" or est.epsilon is None:
+        return None
+    params = dict(est.algorithm_params or {})
+    return {"colluding": int(params.get("colluding", 0)),
+            "dropout_tolerance": float(params.get("dropout_tolerance", 0.0))}
 
 
 def trust_report(est, algo) -> dict:

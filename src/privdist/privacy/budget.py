@@ -140,15 +140,15 @@ def gamma_norm_mechanism(epsilon, *, budget: str = "round", releases: int | None
 def skellam_mechanism(epsilon, delta: float, *, releases, resolution: float | None = None, prior=(),
                       clear: str = "values sent without noise") -> Mechanism:
     """The distributed Skellam mechanism of a total budget (issue 27): the smallest noise multiplier whose releases
-    over the run, ``releases`` = ``(count, uses)`` pairs, composed with the Gaussian releases of noise multipliers
-    ``prior`` made before the run, the RDP accountant certifies at ``(epsilon, delta)`` when the calibrated number of
+    over the run, ``releases`` = ``(count, uses)`` pairs, composed with the releases ``prior`` made before the run
+    (:func:`~privdist.privacy.distributed.check_prior`), the RDP accountant certifies at ``(epsilon, delta)`` when the calibrated number of
     honest parties take part (:func:`~privdist.privacy.distributed.calibrate_skellam`).
 
     Raises:
         ValidationError: a per-party epsilon (one noise protects the whole sum), a bad ``epsilon``/``delta``;
         CalibrationError: an infeasible target.
     """
-    from .distributed import RESOLUTION, SkellamMechanism, calibrate_skellam
+    from .distributed import RESOLUTION, SkellamMechanism, calibrate_skellam, check_prior
 
     if epsilon is None:
         return Identity(clear)
@@ -157,7 +157,7 @@ def skellam_mechanism(epsilon, delta: float, *, releases, resolution: float | No
                               "epsilons) are not supported; give one epsilon")
     resolution = RESOLUTION if resolution is None else resolution
     pairs = tuple((check_int(c, "release count", 1), check_int(u, "release uses", 1)) for c, u in releases)
-    before = tuple(float(check_positive(z, "prior noise multiplier")) for z in prior)
+    before = check_prior(prior)
     z = calibrate_skellam(float(check_positive(epsilon, "epsilon")), check_probability(delta, "delta"), pairs,
                           float(resolution), before)
     return SkellamMechanism(z, resolution)

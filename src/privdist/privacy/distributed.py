@@ -43,7 +43,7 @@ from ..errors import CalibrationError, ShapeMismatchError, ValidationError
 from .mechanisms import Mechanism, _agents, _draw
 from .release import Release
 
-__all__ = ["SkellamMechanism", "RESOLUTION", "calibrate_skellam", "check_shares"]
+__all__ = ["SkellamMechanism", "RESOLUTION", "calibrate_skellam", "check_shares", "check_prior", "prior_release"]
 
 #: Default scaled sensitivity per ``sqrt(d)``: randomized rounding then adds 1 % to the l2 sensitivity.
 RESOLUTION = 100.0
@@ -143,16 +143,15 @@ def calibrate_skellam(epsilon: float, delta: float, releases: tuple[tuple[int, i
         epsilon, delta: each party's total budget.
         releases: ``(count, uses)`` pairs: ``count`` releases of ``uses`` budget units each over the run.
         resolution: the mechanism's resolution.
-        prior: noise multipliers of Gaussian releases each party made before (e.g. the DP range step), which the
-            budget also covers: the composition of all of them is calibrated, exactly as the report composes it.
+        prior: releases each party made before (e.g. the DP range step), which the budget also covers: the
+            composition of all of them is calibrated, exactly as the report composes it (:func:`check_prior`).
 
     Raises:
         CalibrationError: no noise meets the target (e.g. the prior releases alone spend it).
     """
     from .accountants import agent_epsilon
-    from .release import gaussian_release
 
-    before = [(gaussian_release(float(z)), 1) for z in prior]
+    before = [(prior_release(p), 1) for p in check_prior(prior)]
 
     epsilon = check_positive(epsilon, "epsilon")
     delta = check_probability(delta, "delta")
@@ -190,3 +189,33 @@ def check_shares(n_parties: int, colluding: int, dropout: int) -> int:
         raise ValidationError(f"{n_parties} parties with {colluding} colluding and {dropout} dropping out leave no "
                               "honest party whose noise share protects the sum")
     return shares
+
+
+def check_prior(prior) -> tuple:
+    """Releases made before a run, as the hashable tuple a calibration takes: a number is the noise multiplier
+    ``z`` of a Gaussian release; a triple ``(variance, l2, l1)`` a Skellam release (a securely aggregated DP range
+    step, :mod:`privdist.learn.secure_ranges`).
+
+    Raises:
+        ValidationError: anything else (a non-positive or non-finite entry).
+    """
+    out = []
+    for p in tuple(prior):
+        if isinstance(p, (tuple, list)) and len(p) == 3:
+            out.append(tuple(float(check_positive(v, "prior Skellam release")) for v in p))
+        elif isinstance(p, (int, float)) and not isinstance(p, bool):
+            out.append(float(check_positive(p, "prior noise multiplier")))
+        else:
+            raise ValidationError(f"a prior release is a Gaussian noise multiplier or a Skellam (variance, l2, l1) "
+                                  f"triple, got {p!r}")
+    return tuple(out)
+
+
+def prior_release(p) -> Release:
+    """The :class:`~privdist.privacy.release.Release` of one :func:`check_prior` entry."""
+    from .release import gaussian_release
+    from .skellam import SkellamDpEvent
+
+    if isinstance(p, tuple):
+        return Release(SkellamDpEvent(*p))
+    return gaussian_release(float(p))

@@ -127,11 +127,12 @@ def _occupied_span(row: np.ndarray, noise_std: float) -> tuple[int, int] | None:
         busy = np.flatnonzero(row > 0)
         return (int(busy[0]), int(busy[-1])) if busy.size else None
     csum = np.concatenate([[0.0], np.cumsum(row)])
+    tau_1 = occupied_threshold(noise_std, n_bins)  # tau_w = tau_1 sqrt(w)
     for w in WIDTHS:
         starts = np.arange(0, n_bins, w)
         ends = np.minimum(starts + w, n_bins)
         sums = csum[ends] - csum[starts]
-        taus = np.array([occupied_threshold(noise_std, n_bins, width=int(e - b)) for b, e in zip(starts, ends)])
+        taus = tau_1 * np.sqrt(ends - starts)
         hit = np.flatnonzero(sums > taus)
         if hit.size:
             return int(starts[hit[0]]), int(ends[hit[-1]]) - 1
