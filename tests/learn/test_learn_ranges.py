@@ -128,7 +128,19 @@ def test_a_skipped_range_step_warns_with_its_cause_and_cure():
         m = DistributedRidge(epsilon=1.0, n_agents=5, random_state=0).fit(X, y)
     texts = [str(w.message) for w in caught if "no private range" in str(w.message)]
     assert len(texts) == 1
-    assert "11 column(s)" in texts[0] and "not run: 442 rows" in texts[0] and "target_bounds=" in texts[0]
+    # too few rows for all 11 columns; the target alone (less sensitivity) is affordable and its range found
+    assert "10 column(s)" in texts[0] and "442 rows are too few" in texts[0] and "target alone" in texts[0]
+    assert "bounds=" in texts[0]
+    step = next(s for s in m.privacy_report_["preprocessing"] if s["step"] == "scale_by_dp_ranges")
+    assert step["share"] == 0.1 and "<target>" not in step["fallback"] and step["target_only"]
+    lo, hi = m.target_bounds_
+    assert lo <= np.quantile(y, 0.2) and hi >= np.quantile(y, 0.8)
+    assert m.privacy_report_["epsilon"] == pytest.approx(1.0, rel=1e-3)
+    # a third of the rows: not even the target is affordable, nothing runs or is spent
+    with pytest.warns(Warning) as caught:
+        m = DistributedRidge(epsilon=1.0, n_agents=5, random_state=0).fit(X[:150], y[:150])
+    texts = [str(w.message) for w in caught if "no private range" in str(w.message)]
+    assert "11 column(s)" in texts[0] and "not run: 150 rows" in texts[0] and "target_bounds=" in texts[0]
     step = next(s for s in m.privacy_report_["preprocessing"] if s["step"] == "scale_by_dp_ranges")
     assert step["share"] == 0.0 and step["fallback"][-1] == "<target>"
     # stated public bounds remove the cause: no such warning

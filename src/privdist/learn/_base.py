@@ -174,8 +174,13 @@ def warn_fallback(record, n_rows: int, epsilon, stacklevel: int = 5) -> None:
         return
     names = step["fallback"]
     shown = ", ".join(map(str, names[:5])) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-    why = (f"the step was not run: {n_rows} rows are too few for its noise at epsilon={epsilon}"
-           if step.get("share") == 0.0 else "no bin rose above the step's noise for them")
+    if step.get("share") == 0.0:
+        why = f"the step was not run: {n_rows} rows are too few for its noise at epsilon={epsilon}"
+    elif step.get("target_only"):
+        why = (f"{n_rows} rows are too few for the step's noise on every column at epsilon={epsilon}, so it ran on "
+               "the target alone" + ("" if "<target>" not in names else " and found no bin above its noise"))
+    else:
+        why = "no bin rose above the step's noise for them"
     warnings.warn(f"no private range for {len(names)} column(s) ({shown}): {why}; they are assumed in [-1, 1] "
                   "(values outside clipped). State public bounds for them (bounds=, target_bounds=; "
                   "--bounds/--target-bounds), raise range_share, or give more rows", UtilityWarning,

@@ -129,7 +129,7 @@ def fit_ranges(pre, X, parties: list[np.ndarray], *, epsilon, delta: float, shar
     Raises:
         ValidationError: a bad ``share``/``target_bounds``, or a per-party epsilon of the wrong length.
     """
-    from ..privacy.dp_ranges import dp_ranges, range_budget
+    from ..privacy.dp_ranges import FALLBACK_BOUNDS, dp_ranges, range_budget
     from ..runtime.rng import step_generator
 
     if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
@@ -154,35 +154,46 @@ def fit_ranges(pre, X, parties: list[np.ndarray], *, epsilon, delta: float, shar
         rel = dp_ranges(blocks, None, None)
     else:
         budget = range_budget(epsilon, delta, share, _exact(algorithm, algorithm_params))
-        n_rows = sum(len(p) for p in parties)
-        if secure_sum is not None and len(parties) > 1:  # one central noise, distributed as Skellam shares of a secure sum
+        K, colluding, shares = len(parties), 0, 1
+        secure_step = secure_sum is not None and K > 1  # one central noise, Skellam shares of a secure sum
+        if secure_step:
             from ..privacy.distributed import check_shares
-            from .secure_ranges import secure_noise_std, secure_ranges
 
             if isinstance(epsilon, (list, tuple)):
                 raise ValidationError("secure aggregation adds one noise to the whole sum: per-party budgets (a "
                                       "list of epsilons) are not supported; give one epsilon")
-            K, colluding = len(parties), int(secure_sum.get("colluding", 0))
+            colluding = int(secure_sum.get("colluding", 0))
             shares = check_shares(K, colluding, int(math.floor(float(secure_sum.get("dropout_tolerance", 0.0)) * K)))
-            if n_rows < 2 * _threshold(secure_noise_std(budget.z(0), m, K, shares)):
-                return _skipped(pre, X, names, cols, epsilon, delta, share, target_bounds, target, dp_target)
+        width = _affordable(budget, m, sum(len(p) for p in parties), K, shares, secure_step, dp_target)
+        if width == 0:
+            return _skipped(pre, X, names, cols, epsilon, delta, share, target_bounds, target, dp_target)
+        if width < m:  # the target alone: its scale is what a regression cannot do without
+            blocks = [b[:, -1:] for b in blocks]
+        if secure_step:
+            from .secure_ranges import secure_ranges
+
             rel = secure_ranges(blocks, budget.z(0), shares=shares, colluding=colluding, seed=seed, secure=secure)
         else:
-            zs = [budget.z(k) for k in range(len(parties))]
-            if _swamped(zs, m, n_rows):
-                return _skipped(pre, X, names, cols, epsilon, delta, share, target_bounds, target, dp_target)
-            rel = dp_ranges(blocks, zs, [step_generator(seed, "ranges", k, secure) for k in range(len(parties))])
+            zs = [budget.z(k) for k in range(K)]
+            rel = dp_ranges(blocks, zs, [step_generator(seed, "ranges", k, secure) for k in range(K)])
+    bounds, fallback = rel.bounds, rel.fallback
+    if bounds.shape[1] < m:  # the features were left out of a target-only step: they keep the fallback
+        bounds = np.column_stack([np.tile(np.array(FALLBACK_BOUNDS)[:, None], (1, m - 1)), bounds])
+        fallback = np.r_[np.ones(m - 1, dtype=bool), fallback]
     col_names = [names[j] if names else f"x{j}" for j in cols]
-    if dp_target and not rel.fallback[-1]:  # a target without an estimated range stays unscaled
-        target = (float(rel.bounds[0, -1]), float(rel.bounds[1, -1]))
+    if dp_target and not fallback[-1]:  # a target without an estimated range stays unscaled
+        target = (float(bounds[0, -1]), float(bounds[1, -1]))
     record = {
         "step": "scale_by_dp_ranges", "private": True, "share": float(share),
         "mechanism": SECURE_MECHANISM if isinstance(rel, SecureRanges) else MECHANISM,
         "columns": col_names + (["<target>"] if dp_target else []),
-        "bounds": {n: [float(rel.bounds[0, i]), float(rel.bounds[1, i])] for i, n in enumerate(col_names)},
-        "fallback": [n for i, n in enumerate(col_names + ["<target>"]) if i < m and rel.fallback[i]],
-        "sensitivity": math.sqrt(2.0 * m),
+        "bounds": {n: [float(bounds[0, i]), float(bounds[1, i])] for i, n in enumerate(col_names)},
+        "fallback": [n for i, n in enumerate(col_names + ["<target>"]) if i < m and fallback[i]],
+        "sensitivity": math.sqrt(2.0 * rel.bounds.shape[1]),
     }
+    if rel.bounds.shape[1] < m:
+        record["target_only"] = ("the step on every column would be swamped by its noise at this row count "
+                                 "(public); it ran on the target alone, the features are kept in [-1, 1]")
     if dp_target:
         record["target_bounds"] = None if target is None else list(target)
     if budget is None:
@@ -217,7 +228,7 @@ def fit_ranges(pre, X, parties: list[np.ndarray], *, epsilon, delta: float, shar
         step = RangeStep(budget.train_epsilon, budget.train_delta, {k: z for k, z in enumerate(zs)},
                          budget.range_delta, target, record)
     if cols.size:
-        pre.fit(X, names, dp_bounds=rel.bounds[:, :cols.size], dp_record=record)
+        pre.fit(X, names, dp_bounds=bounds[:, :cols.size], dp_record=record)
     else:
         pre.fit(X, names)
         pre.record.insert(0, record)
@@ -231,9 +242,25 @@ def _threshold(noise_std: float) -> float:
 
 
 def _swamped(zs, m: int, n_rows: int) -> bool:
-    """Public, before any release: would the noise of the step swamp every possible count (``N < 2 tau_1``, as in
-    :func:`privdist.privacy.dp_ranges.ranges_from_counts`)? Then the step is not run and spends nothing."""
+    """Would the local step's noise (party ``k`` at ``zs[k]``, ``m`` columns) swamp every possible count?"""
     return n_rows < 2 * _threshold(math.sqrt(sum((float(z) * math.sqrt(2.0 * m)) ** 2 for z in zs)))
+
+
+def _affordable(budget, m: int, n_rows: int, n_parties: int, shares: int, secure_step: bool, dp_target: bool) -> int:
+    """Public, before any release: how many of the ``m`` columns the step runs on. All of them unless the noise of
+    the step would swamp every possible count (``N < 2 tau_1``, as in
+    :func:`privdist.privacy.dp_ranges.ranges_from_counts`); then the target alone (1) for a regressor if that is
+    not swamped (fewer columns, less sensitivity), else none (0: nothing is released or spent)."""
+    from .secure_ranges import secure_noise_std
+
+    def swamped(width: int) -> bool:
+        if secure_step:
+            return n_rows < 2 * _threshold(secure_noise_std(budget.z(0), width, n_parties, shares))
+        return _swamped([budget.z(k) for k in range(n_parties)], width, n_rows)
+
+    if not swamped(m):
+        return m
+    return 1 if dp_target and m > 1 and not swamped(1) else 0
 
 
 def _skipped(pre, X, names, cols, epsilon, delta, share, target_bounds, target, dp_target) -> RangeStep:
