@@ -125,6 +125,8 @@ class DPMM(Budgeted, AlgorithmBase):
             Gaussian noise multiplier or a Skellam ``(variance, l2, l1)``,
             :func:`~privdist.privacy.distributed.check_prior`) that the total budget also covers; the Skellam noise is calibrated so that
             their composition with the run's releases is the budget.
+        runs: secure aggregation: the budget covers this many runs with the same releases (one-vs-rest's classes,
+            :mod:`privdist.learn.multiclass`); the Skellam noise is calibrated on their joint RDP composition.
     """
 
     epsilon: float | None = 1.0
@@ -141,6 +143,7 @@ class DPMM(Budgeted, AlgorithmBase):
     dropout_tolerance: float = 0.0
     bits: int | None = None
     prior: tuple = ()
+    runs: int = 1
     name: ClassVar[str] = "dpmm"
     has_coordinator: ClassVar[bool] = True
     budgets: ClassVar[tuple[str, ...]] = ("total",)
@@ -162,6 +165,9 @@ class DPMM(Budgeted, AlgorithmBase):
         if self.prior and self.trust != "secure_aggregation":
             raise ValidationError("dpmm: prior releases are composed into the Skellam calibration of "
                                   "trust='secure_aggregation' (with trust='local', split the budget instead)")
+        if check_int(self.runs, "runs", 1) > 1 and self.trust != "secure_aggregation":
+            raise ValidationError("dpmm: runs > 1 calibrates the Skellam noise of trust='secure_aggregation' for "
+                                  "several runs (with trust='local', split the budget instead)")
         self._check_budget()
         self._build_when_known()
 
@@ -183,6 +189,7 @@ class DPMM(Budgeted, AlgorithmBase):
         if self.trust == "secure_aggregation":  # T - 1 gradient sums and one Gram of gram_uses budget units
             rounds = self.rounds or 2
             releases = [(rounds - 1, 1), (1, self.gram_uses)] if rounds > 1 else [(1, 1)]
+            releases = [(count * self.runs, uses) for count, uses in releases]
             return skellam_mechanism(self.epsilon, self.delta, releases=releases, prior=self.prior, clear=clear)
         return gaussian_mechanism(self.epsilon, self.delta, budget="total",
                                   releases=self.release_count(self.rounds or 2), clear=clear)
