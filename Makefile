@@ -48,7 +48,7 @@ DPL_VENV ?= .venv-diffprivlib
 bench-utility:
 	test -x $(DPL_VENV)/bin/python || $(PYTHON) -m venv $(DPL_VENV)
 	$(DPL_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e . 'scikit-learn>=1.5,<1.8' 'diffprivlib==0.6.6'
-	$(DPL_VENV)/bin/python benchmarks/bench_utility.py --page docs/benchmarks.md $(BENCH_ARGS)
+	$(DPL_VENV)/bin/python benchmarks/bench_utility.py --page docs/benchmarks.md --readme README.md $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) $(DPL_VENV) results site .pytest_cache

@@ -47,6 +47,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 ALPHA = 1e-4  # the estimators' default alpha; the pooled and local scikit-learn models use the same scale
 START, END = "<!-- utility-table:start -->", "<!-- utility-table:end -->"
+README_START, README_END = "<!-- utility-summary:start -->", "<!-- utility-summary:end -->"
 LOCAL_SAMPLE = 50  # parties scored alone when there are more than 100
 
 
@@ -284,12 +285,25 @@ def markdown_table(rows, draws=None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def replace_block(text: str, block: str) -> str:
-    """``text`` with everything between the utility-table markers replaced by ``block`` (markers kept)."""
-    i, j = text.find(START), text.find(END)
+def compact_table(rows) -> str:
+    """The README's short table: private, non-private, pooled, best party alone and diffprivlib per case."""
+    head = ["data", "private (epsilon 1)", "non-private distributed", "pooled", "best party alone", "diffprivlib"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        t, d = r["task"], r.get("diffprivlib")
+        best = r["local_max"] if t == "classification" else r["local_min"]
+        lines.append("| " + " | ".join([
+            r["dataset"], f"{_fmt(r['private_mean'], t)} ± {_fmt(r['private_std'], t)}", _fmt(r["non_private"], t),
+            _fmt(r["pooled"], t), _fmt(best, t), f"{_fmt(np.mean(d), t)}" if d else "n/a"]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def replace_block(text: str, block: str, start: str = START, end: str = END) -> str:
+    """``text`` with everything between the markers ``start`` and ``end`` replaced by ``block`` (markers kept)."""
+    i, j = text.find(start), text.find(end)
     if i < 0 or j < 0 or j < i:
-        raise ValueError(f"markers {START} ... {END} not found (in this order)")
-    return text[: i + len(START)] + "\n" + block.rstrip("\n") + "\n" + text[j:]
+        raise ValueError(f"markers {start} ... {end} not found (in this order)")
+    return text[: i + len(start)] + "\n" + block.rstrip("\n") + "\n" + text[j:]
 
 
 def below(rows):
@@ -311,9 +325,16 @@ def main(argv=None) -> int:
     p.add_argument("--data-dir", help="directory holding a9a/a9a.t (default: privdist's data directory)")
     p.add_argument("--out", default=str(HERE / "results" / "utility"),
                    help="stem of the results: STEM.json and STEM.md (default benchmarks/results/utility)")
-    p.add_argument("--page", "--readme", dest="page",
-                   help="replace the utility-table block of this markdown page (docs/benchmarks.md) with the table")
+    p.add_argument("--page", help="replace the utility-table block of this markdown page (docs/benchmarks.md) with "
+                                  "the table")
+    p.add_argument("--readme", help="replace the utility-summary block of this page (README.md) with the short table")
+    p.add_argument("--from-results", action="store_true",
+                   help="write the tables of the pages from STEM.json without running the benchmark")
     args = p.parse_args(argv)
+    if args.from_results:
+        saved = json.loads(Path(args.out).with_suffix(".json").read_text())
+        _write_pages(args, saved["cases"], Path(args.out).with_suffix(".md").read_text())
+        return 0
     draws = args.draws or (2 if args.quick else 5)
     t_all = time.perf_counter()
     dpl, dpl_note = import_diffprivlib()
@@ -360,11 +381,19 @@ def main(argv=None) -> int:
     stem.with_suffix(".json").write_text(json.dumps(out, indent=1) + "\n")
     stem.with_suffix(".md").write_text(md)
     print(f"wrote {stem.with_suffix('.json')} and {stem.with_suffix('.md')}")
+    _write_pages(args, rows, md)
+    return 0
+
+
+def _write_pages(args, rows, md: str) -> None:
     if args.page:
         path = Path(args.page)
         path.write_text(replace_block(path.read_text(), md))
         print(f"updated the utility table in {path.name}")
-    return 0
+    if args.readme:
+        path = Path(args.readme)
+        path.write_text(replace_block(path.read_text(), compact_table(rows), README_START, README_END))
+        print(f"updated the utility summary in {path.name}")
 
 
 def _versions():

@@ -64,3 +64,14 @@ def test_below_flags(bench, rows):
     bad = dict(rows[0], private_mean=rows[0]["baseline"] - 0.1, diffprivlib=[1.0])
     flags = bench.below([bad])
     assert any("majority class" in f for f in flags) and any("diffprivlib" in f for f in flags)
+
+
+def test_readme_summary(bench, rows):
+    rows2 = [dict(rows[0], diffprivlib=[0.5, 0.7]), rows[1]]
+    lines = bench.compact_table(rows2).strip().splitlines()
+    assert lines[0].startswith("| data | private (epsilon 1) |") and len(lines) == 4
+    c, r = rows
+    assert lines[2].split(" | ")[4] == f"{c['local_max']:.3f}" and lines[2].endswith("| 0.600 |")
+    assert lines[3].split(" | ")[4] == f"{r['local_min']:.1f}" and lines[3].endswith("| n/a |")  # RMSE: lowest
+    readme = f"x\n{bench.README_START}\nold\n{bench.README_END}\n"
+    assert "old" not in bench.replace_block(readme, lines[0], bench.README_START, bench.README_END)
