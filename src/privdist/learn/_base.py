@@ -313,6 +313,23 @@ class DistributedLinearModel(BaseEstimator):
             return 2 if self._loss != "logistic" else 20 if self.epsilon is not None else 100
         return 100
 
+    def _clip_norm(self) -> float | None:
+        """The row-clipping norm: ``row_norm``; None (no clipping) for a non-private regression whose features are
+        mapped into [-1, 1] (``scale`` other than ``"none"``): clipping is a privacy device, and clipping a row
+        bends a linear relation (a 4,000-row mixed-scale regression: non-private RMSE 79.5 clipped, 39.6 not;
+        scikit-learn's Ridge 29.1). A classifier keeps it: a clipped row keeps its direction, and the
+        non-private model then equals the pooled one on the benchmark (breast cancer 0.974 both)."""
+        if self.epsilon is None and self.scale != "none" and self._loss == "squared":
+            return None
+        return self.row_norm
+
+    def _row_bound(self, n_columns: int) -> float:
+        """The public row-norm bound the step sizes use: ``row_norm``, or ``sqrt(d)`` for unclipped rows of ``d``
+        columns in [-1, 1] (intercept column excluded)."""
+        if self._clip_norm() is not None:
+            return float(self.row_norm)
+        return math.sqrt(max(1, n_columns - (1 if self.fit_intercept else 0)))
+
     def _parties_and_ranges(self, X, groups, rng, seed: int, secure: bool, **target):
         """``(groups, n_parties, preprocessor, range step)``: the parties (``groups`` checked, or a random equal
         split drawn from ``rng``) and the fitted preprocessing; with ``scale="dp"`` the DP range step runs on each
@@ -326,7 +343,7 @@ class DistributedLinearModel(BaseEstimator):
             groups, n_parties = random_groups(X.shape[0], self.n_agents, rng), self.n_agents
         else:
             groups, n_parties = check_groups(groups, X.shape[0])
-        pre = Preprocessor(scale=self.scale, bounds=self.bounds, row_norm=self.row_norm)
+        pre = Preprocessor(scale=self.scale, bounds=self.bounds, row_norm=self._clip_norm())
         ranges = fit_ranges(pre, X, [np.flatnonzero(groups == k) for k in range(n_parties)], epsilon=self.epsilon,
                             delta=self.delta, share=self.range_share, algorithm=self.algorithm,
                             algorithm_params=self.algorithm_params, seed=seed, secure=secure,
@@ -358,7 +375,7 @@ class DistributedLinearModel(BaseEstimator):
         problem = HorizontalERM(parts, make_loss(self._loss), make_regularizer(self._regularizer), float(self.alpha))
         network = self.network if not isinstance(self.network, str) else make_network(
             self.network, rng=rng, n=n_parties)
-        params = {**self._default_algorithm_params(self.algorithm, float(self.row_norm)),
+        params = {**self._default_algorithm_params(self.algorithm, self._row_bound(Z.shape[1])),
                   **total_budget_params(self.algorithm, ranges.epsilon, ranges.delta, rounds),
                   **trust_params(self, ranges), **dict(self.algorithm_params or {})}
         algo = make_algorithm(self.algorithm, **params)

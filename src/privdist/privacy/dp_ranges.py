@@ -18,15 +18,16 @@ bounds instead, with the Gaussian mechanism and post-processing only:
    ``s = sqrt(sum_k sigma_k^2)``, public). A dyadic block of ``w`` adjacent bins is *occupied* when its noisy sum
    exceeds the public threshold ``tau_w = s sqrt(w) Phi^-1(1 - beta / (2 B))`` (``B`` bins, ``beta`` =
    :data:`FALSE_BIN_RATE`: no empty block of any width passes, with probability ``>= 1 - beta``); single bins
-   (``w = 1``) are tried first, wider blocks (:data:`WIDTHS`, up to 32) only when none passes, so a column spread
-   thin over many bins is still found, at a coarser resolution. This is as in the stability-based histograms of Bun, Nissim, Stemmer (2016) and the
+   (``w = 1``) are tried first, wider blocks (:data:`WIDTHS`, up to 32) when none passes, so a column spread thin
+   over many bins is still found, at a coarser resolution. This is as in the stability-based histograms of Bun, Nissim, Stemmer (2016) and the
    thresholded Gaussian histograms of Wilkins, Kifer, Zhang, Karrer (2024). Within the span of occupied blocks the
    noisy counts (negatives set to 0) form a monotone CDF, whose ``q`` and ``1 - q`` quantiles (default 1 % and
    99 %) are snapped outward to grid points: ``lo`` = the left edge of the ``q`` bin, ``hi`` = the right edge of
    the ``1 - q`` bin (so ``hi > lo`` always). Restricting the CDF to the occupied span keeps the noise of the
    ~240 empty bins out of it (a plain noisy CDF over the whole grid accumulates ``sqrt(B) s`` of noise; compare the
    quantile-from-histogram approach of Smith (2011) and the DP quantile survey of Gillenwater, Joseph, Kulesza
-   (2021)).
+   (2021)). Wider blocks wholly outside that span add the thin tails, bin by bin of the blocks that pass (a column
+   crossing zero spreads its small side over many log-scale bins).
 4. **Fallback, from public quantities only.** When the total row count ``N`` (public under replace-one neighbours)
    is below ``2 tau_1`` the noise swamps every possible count: no column is estimated. A column with no occupied bin
    falls back too. Wider blocks are tried only while ``tau_w <= N``: beyond it no block of real rows can pass, only
@@ -121,28 +122,41 @@ def occupied_threshold(noise_std: float, n_bins: int, false_rate: float = FALSE_
     return float(noise_std * math.sqrt(width) * norm.isf(false_rate / (2 * n_bins)))
 
 
-def _occupied_span(row: np.ndarray, noise_std: float, n_rows: float = math.inf) -> tuple[int, int] | None:
-    """First and last bin of the occupied blocks at the finest width (:data:`WIDTHS`, dyadic blocks ``[i w,
-    (i + 1) w)``) that has one; wider blocks are tried only when no narrower one passes (a column spread thin),
-    and only while their threshold is at most ``n_rows`` (public): above it no block of real rows can pass, only
-    noise."""
+def _occupied_bins(row: np.ndarray, noise_std: float, n_rows: float = math.inf) -> np.ndarray | None:
+    """The bins the quantiles are read from (bool mask), or None when no block is occupied.
+
+    The core is the span from the first to the last occupied block at the finest width of :data:`WIDTHS` (dyadic
+    blocks ``[i w, (i + 1) w)``) that has one. Wider blocks then add the tails: a passing block of a wider width
+    that lies wholly outside the core (a column crossing zero spreads its small side over many log-scale bins, each
+    under the threshold) adds its own bins, not the gap before it. The union bound of :func:`occupied_threshold`
+    covers the blocks of all widths at once. Only widths whose threshold is at most ``n_rows`` (public) are tried:
+    above it no block of real rows can pass, only noise."""
     n_bins = row.size
+    mask = np.zeros(n_bins, dtype=bool)
     if noise_std == 0:
         busy = np.flatnonzero(row > 0)
-        return (int(busy[0]), int(busy[-1])) if busy.size else None
+        if not busy.size:
+            return None
+        mask[busy[0]:busy[-1] + 1] = True
+        return mask
     csum = np.concatenate([[0.0], np.cumsum(row)])
     tau_1 = occupied_threshold(noise_std, n_bins)  # tau_w = tau_1 sqrt(w)
+    core = None
     for w in WIDTHS:
+        if tau_1 * math.sqrt(w) > n_rows:
+            break
         starts = np.arange(0, n_bins, w)
         ends = np.minimum(starts + w, n_bins)
-        sums = csum[ends] - csum[starts]
-        if tau_1 * math.sqrt(w) > n_rows:
-            return None
-        taus = tau_1 * np.sqrt(ends - starts)
-        hit = np.flatnonzero(sums > taus)
-        if hit.size:
-            return int(starts[hit[0]]), int(ends[hit[-1]]) - 1
-    return None
+        hit = np.flatnonzero(csum[ends] - csum[starts] > tau_1 * np.sqrt(ends - starts))
+        if core is None:
+            if hit.size:
+                core = int(starts[hit[0]]), int(ends[hit[-1]])
+                mask[core[0]:core[1]] = True
+            continue
+        for b, e in zip(starts[hit], ends[hit]):
+            if e <= core[0] or b >= core[1]:
+                mask[b:e] = True
+    return mask if core is not None else None
 
 
 def ranges_from_counts(total: np.ndarray, n_rows: int, noise_std: float, quantile: float = 0.01,
@@ -169,11 +183,12 @@ def ranges_from_counts(total: np.ndarray, n_rows: int, noise_std: float, quantil
     if noise_std > 0 and n_rows < 2 * occupied_threshold(noise_std, n_bins):  # public: the noise swamps any count
         return bounds, fallback
     for j in range(d):
-        span = _occupied_span(total[j], noise_std, n_rows)
-        if span is None:
+        mask = _occupied_bins(total[j], noise_std, n_rows)
+        if mask is None:
             continue
-        first, last = span
-        w = np.maximum(total[j, first:last + 1], 0.0)
+        busy = np.flatnonzero(mask)
+        first, last = int(busy[0]), int(busy[-1])
+        w = np.where(mask, np.maximum(total[j], 0.0), 0.0)[first:last + 1]
         if not w.sum() > 0:
             continue
         cdf = np.cumsum(w) / w.sum()
