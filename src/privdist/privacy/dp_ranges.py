@@ -109,6 +109,10 @@ def noisy_counts(counts: np.ndarray, sigma: float, rng: np.random.Generator) -> 
 
 #: Block widths (in bins) of the occupancy tests, finest first: a column spread thin is found by a wider block.
 WIDTHS = (1, 2, 4, 8, 16, 32)
+#: Widest block that may add a tail beside the core span (a factor 2^(TAIL_WIDTH / 2) in magnitude): a wider one
+#: would add its empty bins' noise to the quantiles (a 32-bin block took ``lo`` to -46,341 for a column whose 1 %
+#: quantile is -1,300).
+TAIL_WIDTH = 4
 
 
 def occupied_threshold(noise_std: float, n_bins: int, false_rate: float = FALSE_BIN_RATE, width: int = 1) -> float:
@@ -126,8 +130,8 @@ def _occupied_bins(row: np.ndarray, noise_std: float, n_rows: float = math.inf) 
     """The bins the quantiles are read from (bool mask), or None when no block is occupied.
 
     The core is the span from the first to the last occupied block at the finest width of :data:`WIDTHS` (dyadic
-    blocks ``[i w, (i + 1) w)``) that has one. Wider blocks then add the tails: a passing block of a wider width
-    that lies wholly outside the core (a column crossing zero spreads its small side over many log-scale bins, each
+    blocks ``[i w, (i + 1) w)``) that has one. Wider blocks (up to :data:`TAIL_WIDTH`) then add the tails: a
+    passing block of a wider width that lies wholly outside the core (a column crossing zero spreads its small side over many log-scale bins, each
     under the threshold) adds its own bins, not the gap before it. The union bound of :func:`occupied_threshold`
     covers the blocks of all widths at once. Only widths whose threshold is at most ``n_rows`` (public) are tried:
     above it no block of real rows can pass, only noise."""
@@ -153,6 +157,8 @@ def _occupied_bins(row: np.ndarray, noise_std: float, n_rows: float = math.inf) 
                 core = int(starts[hit[0]]), int(ends[hit[-1]])
                 mask[core[0]:core[1]] = True
             continue
+        if w > TAIL_WIDTH:
+            break
         for b, e in zip(starts[hit], ends[hit]):
             if e <= core[0] or b >= core[1]:
                 mask[b:e] = True
