@@ -149,3 +149,28 @@ def test_a_skipped_range_step_warns_with_its_cause_and_cure():
         DistributedRidge(epsilon=1.0, n_agents=5, random_state=0, scale="bounds", bounds=np.vstack(
             [X.min(axis=0), X.max(axis=0)]), target_bounds=(25, 346)).fit(X, y)
     assert not [w for w in quiet if "no private range" in str(w.message)]
+
+
+def test_non_private_regression_does_not_clip_rows_and_reaches_ridge():
+    """Row clipping is a privacy device: a non-private regressor with features mapped into [-1, 1] skips it (no
+    clip_rows step) and comes within 2 % of scikit-learn's Ridge on the same scaled features; a private one and a
+    non-private classifier keep it."""
+    from sklearn.linear_model import Ridge
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 6)) * [1, 10, 100, 1000, 0.1, 5] + [0, 50, 0, -3000, 1, 0]
+    y = X @ [3.0, 0.3, 0.03, 0.003, 30.0, 0.6] + 500 + rng.normal(size=3000) * 5
+    tr, te = slice(0, 2400), slice(2400, None)
+    m = DistributedRidge(epsilon=None, n_agents=4, random_state=0).fit(X[tr], y[tr])
+    assert "clip_rows" not in [s["step"] for s in m.preprocessor_.record]
+    pre = m.preprocessor_
+    y_lo, y_hi = m.target_bounds_
+    ys = np.clip(y[tr], y_lo, y_hi)
+    ridge = Ridge(alpha=m.alpha * 2400).fit(pre.transform(X[tr]), ys)
+    rmse = np.sqrt(np.mean((m.predict(X[te]) - y[te]) ** 2))
+    ref = np.sqrt(np.mean((ridge.predict(pre.transform(X[te])) - y[te]) ** 2))
+    assert rmse <= 1.02 * ref
+    private = _quiet(DistributedRidge(epsilon=1.0, n_agents=4, random_state=0), X[tr], y[tr])
+    assert "clip_rows" in [s["step"] for s in private.preprocessor_.record]
+    clf = DistributedLogisticRegression(epsilon=None, n_agents=4).fit(X[tr], (y[tr] > 500).astype(int))
+    assert "clip_rows" in [s["step"] for s in clf.preprocessor_.record]
