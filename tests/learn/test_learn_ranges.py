@@ -64,6 +64,26 @@ def test_breast_cancer_raw_features_learn_with_dp_scale():
     assert score() > 0.93
 
 
+def test_small_classification_raises_the_range_share_publicly():
+    """Breast cancer (455 training rows, 30 raw columns, 10 parties, total epsilon 1): at the default share 0.1 the
+    step's noise would swamp every count; the classifier takes the smallest share of SHARE_LADDER that does not
+    (recorded with the requested one), the total stays the request, and the model is far above the majority class
+    (0.653 when the step was skipped and the raw columns clipped to [-1, 1])."""
+    from privdist.learn.ranges import SHARE_LADDER
+
+    X, y = load_breast_cancer(return_X_y=True)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.2, random_state=0, stratify=y)
+    m = _quiet(DistributedLogisticRegression(epsilon=1.0, n_agents=10, random_state=0), Xtr, ytr)
+    step = next(s for s in m.privacy_report_["preprocessing"] if s["step"] == "scale_by_dp_ranges")
+    assert step["requested_share"] == 0.1 and step["share"] in SHARE_LADDER and "swamp" in step["share_note"]
+    assert m.privacy_report_["epsilon"] == pytest.approx(1.0, rel=1e-3)
+    assert m.score(Xte, yte) > 0.8 > max(np.mean(yte), 1 - np.mean(yte))
+    # under local trust the noise is sqrt(K) larger: swamped at every share, nothing is spent
+    local = _quiet(DistributedLogisticRegression(epsilon=1.0, n_agents=10, random_state=0, trust="local"), Xtr, ytr)
+    step = next(s for s in local.privacy_report_["preprocessing"] if s["step"] == "scale_by_dp_ranges")
+    assert step["share"] == 0.0
+
+
 def test_ridge_target_is_scaled_and_mapped_back():
     X, y = load_diabetes(return_X_y=True)
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.2, random_state=0)

@@ -39,7 +39,9 @@ _DOC_PARAMS = """
         bounds: Public per-column bounds ((2, d) array, a pair, or ``{column: (lo, hi)}``): all columns for
             ``scale="bounds"``; with ``scale="dp"`` the columns they name (or non-NaN columns of a (2, d) array)
             spend no budget.
-        range_share: Share of each agent's total budget spent by the DP range step (``scale="dp"``), in (0, 1).
+        range_share: Share of each agent's total budget spent by the DP range step (``scale="dp"``), in (0, 1);
+            a classifier whose step would be swamped at it takes the smallest larger share of 0.2 .. 0.5 that is
+            not (:func:`privdist.learn.ranges._plan`, public; recorded).
         algorithm_params: Overrides of the algorithm's hyperparameters (e.g. ``{"alpha0": 32}``).
         secure: Draw the noise from fresh OS entropy (never recorded). Default True: what a release needs.
         random_state: Research reproducibility: seeds the partition and the noise; switches ``secure`` off and

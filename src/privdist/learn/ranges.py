@@ -28,6 +28,9 @@ __all__ = ["RangeStep", "fit_ranges", "fit_ranges_vertical", "MECHANISM", "SECUR
 MECHANISM = ("Gaussian noisy per-column histograms on a public signed log2 grid (bins of ratio sqrt(2), "
              "|x| in 2^-20..2^40), L2 sensitivity sqrt(2 d) under replace-one; summed over parties, thresholded, "
              "1%/99% quantiles of the occupied span snapped outward (privdist.privacy.dp_ranges)")
+#: Larger budget shares a classifier's range step may take when its noise would swamp every count at the requested
+#: share (a public decision, :func:`_plan`).
+SHARE_LADDER = (0.2, 0.3, 0.4, 0.5)
 SECURE_MECHANISM = ("the same histograms summed by secure aggregation, each party adding a Skellam share of one "
                     "central noise (L2 sensitivity sqrt(2 d), L1 2 d), thresholded and read as above "
                     "(privdist.learn.secure_ranges)")
@@ -153,7 +156,6 @@ def fit_ranges(pre, X, parties: list[np.ndarray], *, epsilon, delta: float, shar
         budget, zs = None, None
         rel = dp_ranges(blocks, None, None)
     else:
-        budget = range_budget(epsilon, delta, share, _exact(algorithm, algorithm_params))
         K, colluding, shares = len(parties), 0, 1
         secure_step = secure_sum is not None and K > 1  # one central noise, Skellam shares of a secure sum
         if secure_step:
@@ -164,7 +166,9 @@ def fit_ranges(pre, X, parties: list[np.ndarray], *, epsilon, delta: float, shar
                                       "list of epsilons) are not supported; give one epsilon")
             colluding = int(secure_sum.get("colluding", 0))
             shares = check_shares(K, colluding, int(math.floor(float(secure_sum.get("dropout_tolerance", 0.0)) * K)))
-        width = _affordable(budget, m, sum(len(p) for p in parties), K, shares, secure_step, dp_target)
+        requested = share
+        width, share, budget = _plan(lambda s: range_budget(epsilon, delta, s, _exact(algorithm, algorithm_params)),
+                                     share, m, sum(len(p) for p in parties), K, shares, secure_step, dp_target)
         if width == 0:
             return _skipped(pre, X, names, cols, epsilon, delta, share, target_bounds, target, dp_target)
         if width < m:  # the target alone: its scale is what a regression cannot do without
@@ -191,6 +195,11 @@ def fit_ranges(pre, X, parties: list[np.ndarray], *, epsilon, delta: float, shar
         "fallback": [n for i, n in enumerate(col_names + ["<target>"]) if i < m and fallback[i]],
         "sensitivity": math.sqrt(2.0 * rel.bounds.shape[1]),
     }
+    if budget is not None and share != requested:
+        record["requested_share"] = float(requested)
+        record["share_note"] = (f"at the requested share {requested:g} the step's noise would swamp every count "
+                                f"(public: {m} columns, row count, parties); the smallest share of {SHARE_LADDER} "
+                                "that does not was spent instead")
     if rel.bounds.shape[1] < m:
         record["target_only"] = ("the step on every column would be swamped by its noise at this row count "
                                  "(public); it ran on the target alone, the features are kept in [-1, 1]")
@@ -246,21 +255,29 @@ def _swamped(zs, m: int, n_rows: int) -> bool:
     return n_rows < 2 * _threshold(math.sqrt(sum((float(z) * math.sqrt(2.0 * m)) ** 2 for z in zs)))
 
 
-def _affordable(budget, m: int, n_rows: int, n_parties: int, shares: int, secure_step: bool, dp_target: bool) -> int:
-    """Public, before any release: how many of the ``m`` columns the step runs on. All of them unless the noise of
-    the step would swamp every possible count (``N < 2 tau_1``, as in
-    :func:`privdist.privacy.dp_ranges.ranges_from_counts`); then the target alone (1) for a regressor if that is
-    not swamped (fewer columns, less sensitivity), else none (0: nothing is released or spent)."""
+def _plan(make_budget, share: float, m: int, n_rows: int, n_parties: int, shares: int, secure_step: bool,
+          dp_target: bool) -> tuple:
+    """Public, before any release: ``(columns, share, budget)`` of the step. All ``m`` columns at the requested
+    ``share`` unless the step's noise would swamp every possible count (``N < 2 tau_1``, as in
+    :func:`privdist.privacy.dp_ranges.ranges_from_counts`); then, for a classifier, the smallest larger share of
+    :data:`SHARE_LADDER` that does not (breast cancer, 455 rows and 30 columns at total epsilon 1: skipped at 0.1,
+    accuracy 0.653; run at 0.35, 0.891); for a regressor the target alone at the requested share (less
+    sensitivity; with every column at a larger share the target was the column left unestimated: diabetes RMSE 147
+    against 79 for the target alone); else none (0 columns: nothing is released or spent)."""
     from .secure_ranges import secure_noise_std
 
-    def swamped(width: int) -> bool:
+    def swamped(budget, width: int) -> bool:
         if secure_step:
             return n_rows < 2 * _threshold(secure_noise_std(budget.z(0), width, n_parties, shares))
         return _swamped([budget.z(k) for k in range(n_parties)], width, n_rows)
 
-    if not swamped(m):
-        return m
-    return 1 if dp_target and m > 1 and not swamped(1) else 0
+    ladder = [share] + ([s for s in SHARE_LADDER if s > share] if not dp_target else [])
+    for s in ladder:
+        budget = make_budget(s)
+        if not swamped(budget, m):
+            return m, s, budget
+    budget = make_budget(share)
+    return (1 if dp_target and m > 1 and not swamped(budget, 1) else 0), share, budget
 
 
 def _skipped(pre, X, names, cols, epsilon, delta, share, target_bounds, target, dp_target) -> RangeStep:
