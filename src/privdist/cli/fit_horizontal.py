@@ -88,7 +88,9 @@ def fit_horizontal(args, ds, X, y, groups, seed, rng, scale, bounds, progress=NO
 
     private, notes = fit(args.epsilon, label=f"private model (epsilon {args.epsilon:g})")
     nonpriv, _ = fit(None, label="same algorithm without noise")
-    pre = private.preprocessor_
+    # the baselines see the features as the non-private model does (exact ranges, and no row clipping for a
+    # regression): the fair reference, never the private model's noisy ranges or clipping (as bench_utility)
+    pre = nonpriv.preprocessor_
     Ztr, Zte = pre.transform(Xtr), pre.transform(Xte)
     rows = {"private distributed": metrics(private), "non-private distributed": metrics(nonpriv)}
     central = sk_model(task, 1e-4, Ztr.shape[0]).fit(Ztr, ytr)
