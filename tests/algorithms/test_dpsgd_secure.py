@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 from privdist.algorithms import make_algorithm
-from privdist.algorithms._secure import SecureAggregationUnavailableError
-from privdist.errors import ValidationError
+from privdist.errors import SecureAggregationUnavailableError, ValidationError
 from privdist.network import make_network
 from privdist.privacy import agent_epsilon, privacy_report
 from privdist.problems import HorizontalERM, make_loss, make_regularizer

@@ -12,8 +12,7 @@ import pytest
 
 from conftest import make_vertical_problem
 from privdist.algorithms import make_algorithm
-from privdist.algorithms._secure import SecureAggregationUnavailableError
-from privdist.errors import UnknownNameError, ValidationError
+from privdist.errors import SecureAggregationUnavailableError, UnknownNameError, ValidationError
 from privdist.network import complete
 from privdist.privacy import agent_epsilon, privacy_report
 from privdist.privacy.sharing_calibration import clipped_sensitivity

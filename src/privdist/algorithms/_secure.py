@@ -12,7 +12,7 @@ by the shares of the ``n_t - colluding`` honest parties in it (:meth:`SkellamMec
 Algorithms with the option: :class:`~privdist.algorithms.dpmm.DPMM` (the gradient and Gram sums),
 :class:`~privdist.algorithms.dpsgd.DPSGD` (federated averaging over a star: the parties' gradients summed at a
 coordinator) and :class:`~privdist.algorithms.sharing.ADMMSharing` (the coordinator's sum of the shares ``Q_m``).
-A decentralized graph has no coordinator to sum at: :class:`SecureAggregationUnavailableError`.
+A decentralized graph has no coordinator to sum at: :class:`~privdist.errors.SecureAggregationUnavailableError`.
 
 :class:`SecureSum` is the mixin; its algorithm declares the fields ``trust``, ``colluding``, ``dropout_tolerance``,
 ``bits`` (and ``epsilon``, ``delta``) and calls :meth:`SecureSum._check_trust` in ``__post_init__``.
@@ -28,7 +28,7 @@ from .._checks import check_int
 from ..contract import MAX_BITS, check_bits
 from ..errors import UnknownNameError, ValidationError
 
-__all__ = ["TRUST", "SecureSum", "SecureAggregationUnavailableError", "sum_range"]
+__all__ = ["TRUST", "SecureSum", "sum_range"]
 
 #: Trust models of the coordinator protocols: each party noises its own release, or the parties' noise shares are
 #: summed under secure aggregation.
@@ -36,11 +36,6 @@ TRUST = ("local", "secure_aggregation")
 
 #: The smallest modulus exponent chosen automatically (``bits=None``).
 MIN_AUTO_BITS = 32
-
-
-class SecureAggregationUnavailableError(ValidationError):
-    """``trust="secure_aggregation"`` asked of a protocol (or a mode of one) whose sum cannot be made secure, e.g.
-    gossip over a graph without a coordinator."""
 
 
 def sum_range(n_parties: int, largest: float, noise_std: float) -> float:

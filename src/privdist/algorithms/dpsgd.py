@@ -37,7 +37,7 @@ i.e. the average of the parties' ``x_k(t)`` of DPSGD evaluated at the common mod
 shares of the honest parties in it (:mod:`privdist.algorithms._secure`); the last round releases nothing and only
 delivers the final model, so a total budget covers ``rounds - 1`` releases. Without ``epsilon`` the same star runs
 with the gradients gathered in the clear. Any other graph has no coordinator to sum at: secure aggregation is refused
-with :class:`~privdist.algorithms._secure.SecureAggregationUnavailableError` (gossip needs correlated noise, not
+with :class:`~privdist.errors.SecureAggregationUnavailableError` (gossip needs correlated noise, not
 implemented).
 """
 
@@ -52,8 +52,8 @@ import numpy as np
 
 from .._checks import check_positive
 from ..contract import Aggregation, MessageSpec
-from ..errors import ValidationError
-from ._secure import SecureAggregationUnavailableError, SecureSum, sum_range
+from ..errors import SecureAggregationUnavailableError, ValidationError
+from ._secure import SecureSum, sum_range
 from .base import AlgorithmBase, PerIterationGaussian, check_problem_network
 
 __all__ = ["DPSGD", "DPSGDState", "DPSGDCoordinatorState"]

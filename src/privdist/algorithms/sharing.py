@@ -76,12 +76,12 @@ import numpy as np
 import scipy.linalg as sla
 
 from .._checks import check_int, check_nonnegative, check_positive, check_probability
-from ..errors import ValidationError
+from ..errors import SecureAggregationUnavailableError, ValidationError
 from ..privacy import gaussian_mechanism
 from ..privacy.declared import Perturbation, noise_std
 from ..privacy.sharing_calibration import clipped_sensitivity, computed_sensitivity, sharing_sensitivity
 from ..contract import Aggregation, MessageSpec
-from ._secure import SecureAggregationUnavailableError, SecureSum, sum_range
+from ._secure import SecureSum, sum_range
 from .base import AlgorithmBase, Budgeted
 from .sharing_claims import LABEL_EXPOSURE, sharing_assumptions, unenforced_reason
 from .sharing_state import SharingCoordinatorState, SharingPartyState, _clip, _Party
