@@ -14,8 +14,15 @@ Algorithms with the option: :class:`~privdist.algorithms.dpmm.DPMM` (the gradien
 coordinator) and :class:`~privdist.algorithms.sharing.ADMMSharing` (the coordinator's sum of the shares ``Q_m``).
 A decentralized graph has no coordinator to sum at: :class:`~privdist.errors.SecureAggregationUnavailableError`.
 
+**Dropout recovery** (``recovery``): ``"retry"`` (default; keys once per run, a party that fails after sending
+costs a retried attempt among the others, :mod:`privdist.runtime.secure_round`) or ``"shamir"`` (Bonawitz et al.'s
+threshold recovery with fresh keys every round: no retried attempt, :mod:`privdist.runtime.secagg_threshold`), with
+``threshold`` parties' shares rebuilding a seed (default ``colluding + 1``; it must exceed ``colluding``: fewer
+than ``threshold`` colluders learn nothing from their shares).
+
 :class:`SecureSum` is the mixin; its algorithm declares the fields ``trust``, ``colluding``, ``dropout_tolerance``,
-``bits`` (and ``epsilon``, ``delta``) and calls :meth:`SecureSum._check_trust` in ``__post_init__``.
+``bits``, ``recovery``, ``threshold`` (and ``epsilon``, ``delta``) and calls :meth:`SecureSum._check_trust` in
+``__post_init__``.
 """
 
 from __future__ import annotations
@@ -28,7 +35,11 @@ from .._checks import check_int
 from ..contract import MAX_BITS, check_bits
 from ..errors import UnknownNameError, ValidationError
 
-__all__ = ["TRUST", "SecureSum", "sum_range"]
+__all__ = ["TRUST", "RECOVERIES", "SecureSum", "sum_range"]
+
+#: Dropout recovery of the secure sums (:data:`privdist.runtime.secure_round.RECOVERIES`, repeated here: the
+#: algorithms sit below the runtime).
+RECOVERIES = ("retry", "shamir")
 
 #: Trust models of the coordinator protocols: each party noises its own release, or the parties' noise shares are
 #: summed under secure aggregation.
@@ -57,6 +68,16 @@ class SecureSum:
             raise ValidationError(f"dropout_tolerance must be in [0, 1), got {self.dropout_tolerance!r}")
         if self.bits is not None:
             check_bits(self.bits)
+        if self.recovery not in RECOVERIES:
+            raise UnknownNameError("recovery", str(self.recovery), RECOVERIES)
+        if self.threshold is not None:
+            check_int(self.threshold, "threshold", 1)
+            if self.recovery != "shamir":
+                raise ValidationError(f"{self.name}: threshold is the Shamir threshold of recovery='shamir'")
+            if self.threshold <= self.colluding:
+                raise ValidationError(f"{self.name}: threshold={self.threshold} must exceed colluding="
+                                      f"{self.colluding}: that many colluders would rebuild every seed from their "
+                                      "shares")
 
     @property
     def secure(self) -> bool:
@@ -108,9 +129,13 @@ class SecureSum:
 
     def _trust_assumption(self) -> str:
         """The assumption line of a secure run (the report prints it)."""
+        recovery = ("dropouts recovered by a retried attempt" if self.recovery == "retry" else
+                    f"dropouts recovered by {self.colluding + 1 if self.threshold is None else self.threshold}-out-of-"
+                    "K Shamir sharing of per-round seeds (fewer colluders than that learn nothing from their shares)")
         return (f"trust=secure_aggregation: the aggregator is honest-but-curious (follows the protocol and announces "
                 f"one set of present parties per round), at most {self.colluding} part"
-                f"{'y' if self.colluding == 1 else 'ies'} collude with it; each sum's Skellam noise is calibrated for "
+                f"{'y' if self.colluding == 1 else 'ies'} collude with it; {recovery}; each sum's Skellam noise is "
+                "calibrated for "
                 f"{self.dropout_tolerance:g} of the parties missing (dropped or colluding beyond that lowers the "
                 "guarantee, recomputed per round from the parties in the sum); epsilon from the Skellam RDP bound "
                 "(Agarwal, Kairouz & Liu 2021) at integer orders, converted by dp-accounting (the pld column "

@@ -118,6 +118,9 @@ class DPMM(SecureSum, Budgeted, AlgorithmBase):
             round (dropouts) and still meet the budget; more dropouts lower the recomputed guarantee.
         bits: secure aggregation: the modulus ``2^bits`` of the secure sums (checked against the sums' range);
             ``None`` (default): the smallest of 32 .. 53 that holds them, from public quantities (row counts, noise).
+        recovery, threshold: secure aggregation: dropout recovery, ``"retry"`` (default) or ``"shamir"``
+            (threshold secret sharing, ``threshold`` shares rebuild a seed; default ``colluding + 1``)
+            (:mod:`privdist.algorithms._secure`).
         prior: secure aggregation: releases each party made before the run (the estimators' DP range step; a
             Gaussian noise multiplier or a Skellam ``(variance, l2, l1)``,
             :func:`~privdist.privacy.distributed.check_prior`) that the total budget also covers; the Skellam noise is calibrated so that
@@ -139,6 +142,8 @@ class DPMM(SecureSum, Budgeted, AlgorithmBase):
     colluding: int = 0
     dropout_tolerance: float = 0.0
     bits: int | None = None
+    recovery: str = "retry"
+    threshold: int | None = None
     prior: tuple = ()
     runs: int = 1
     name: ClassVar[str] = "dpmm"

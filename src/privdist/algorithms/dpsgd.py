@@ -100,6 +100,9 @@ class DPSGD(SecureSum, PerIterationGaussian, AlgorithmBase):
             round and still meet the budget; more dropouts lower the recomputed guarantee.
         bits: secure aggregation: the modulus ``2^bits`` of the sums (``None``: the smallest of 32 .. 53 that
             holds them, from public quantities).
+        recovery, threshold: secure aggregation: dropout recovery, ``"retry"`` (default) or ``"shamir"``
+            (threshold secret sharing, ``threshold`` shares rebuild a seed; default ``colluding + 1``)
+            (:mod:`privdist.algorithms._secure`).
     """
 
     alpha0: float = 0.5
@@ -114,6 +117,8 @@ class DPSGD(SecureSum, PerIterationGaussian, AlgorithmBase):
     colluding: int = 0
     dropout_tolerance: float = 0.0
     bits: int | None = None
+    recovery: str = "retry"
+    threshold: int | None = None
     name: ClassVar[str] = "dpsgd"
 
     def __post_init__(self):
@@ -236,10 +241,10 @@ class DPSGD(SecureSum, PerIterationGaussian, AlgorithmBase):
         check_problem_network(problem, network, needs_degrees=False)
         local = problem.subset(block.agents) if block.size != problem.n_agents else problem
         zeros = np.zeros((block.size, problem.n_features))
-        state = DPSGDState(zeros, zeros.copy(), np.asarray(local.sample_weight, dtype=float), local,
-                           float(np.max(problem.sample_weight)))
+        state = DPSGDState(zeros, zeros.copy(), np.asarray(local.sample_weight, dtype=float), local)
         if not self.star:
             return state, {"q": zeros.copy()}
+        state = replace(state, scale_weight=float(np.max(problem.sample_weight)))  # public: the row counts
         self._check_star(network)
         if self.secure:
             self._bits(problem)  # the modulus holds every sum (named error before any release)

@@ -122,6 +122,9 @@ class ADMMSharing(SecureSum, Budgeted, AlgorithmBase):
         colluding, dropout_tolerance, bits: secure aggregation: parties colluding with the aggregator, the fraction
             of parties the calibration may lose per round, the modulus ``2^bits`` (``None``: the smallest of 32 ..
             53 that holds the sums) (:mod:`privdist.algorithms._secure`).
+        recovery, threshold: secure aggregation: dropout recovery, ``"retry"`` (default) or ``"shamir"``
+            (threshold secret sharing, ``threshold`` shares rebuild a seed; default ``colluding + 1``)
+            (:mod:`privdist.algorithms._secure`).
 
     Raises:
         ValidationError: bad values, unknown mode, ``epsilon`` without ``b1``, ``b1`` a string other than
@@ -144,6 +147,8 @@ class ADMMSharing(SecureSum, Budgeted, AlgorithmBase):
     colluding: int = 0
     dropout_tolerance: float = 0.0
     bits: int | None = None
+    recovery: str = "retry"
+    threshold: int | None = None
     name: ClassVar[str] = "admm_sharing"
     has_coordinator: ClassVar[bool] = True
 
