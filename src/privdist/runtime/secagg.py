@@ -245,16 +245,16 @@ class SecAggParties:
         others = np.asarray(others, dtype=bool)
         return self._masks(t, attempt, dim, [], np.flatnonzero(others[lo] | others[hi]))
 
-    def _directed(self, agents) -> tuple[np.ndarray, np.ndarray]:
-        """For block rows (all) x ``agents``: the pair index of (row agent, other) (-1 for none) and whether the row
-        agent is the pair's smaller id."""
+    def _directed(self) -> tuple[np.ndarray, np.ndarray]:
+        """For each (block agent, party): the index of their pair (-1 for none) and whether the block agent is the
+        pair's smaller id, both (B, K)."""
         lo, hi = self._pairs[0], self._pairs[1]
         index = np.full((len(self.agents), self.n_agents), -1, dtype=np.int64)
         pairs = np.arange(len(lo))
         for a, b in ((lo, hi), (hi, lo)):
             inside = self._rows[a] >= 0
             index[self._rows[a][inside], b[inside]] = pairs[inside]
-        return index[:, agents], (self.agents[:, None] < np.asarray(agents)[None, :])
+        return index, self.agents[:, None] < np.arange(self.n_agents)[None, :]
 
     def _channel(self, t: int, nbytes: int, sending: bool) -> np.ndarray:
         """The keystream of round ``t`` for each (block agent, party) message of ``nbytes`` bytes (a multiple of
@@ -262,7 +262,7 @@ class SecAggParties:
         words = nbytes // 8
         counters = _counters(t, CHANNEL_ATTEMPT, 2 * words)
         stream = self._prg.raw(self._pairs[2], counters, 2 * words).reshape(-1, 2, words)  # lo->hi, hi->lo
-        index, smaller = self._directed(np.arange(self.n_agents))
+        index, smaller = self._directed()
         direction = np.where(smaller == sending, 0, 1)  # the sender is the pair's smaller id: lo->hi
         out = stream[np.maximum(index, 0), direction]
         out[index < 0] = 0
