@@ -224,7 +224,7 @@ class ADMMSharing(SecureSum, Budgeted, AlgorithmBase):
         """The modulus exponent of the secure sums (named error when ``bits`` is too small): ``M`` shares of norm at
         most ``C`` each, encoded at sensitivity ``2 C``, plus the noise."""
         M, n = problem.n_agents, problem.n_samples
-        sens = self._sensitivity(1, 0.0, M, self.b1)
+        sens = self._secure_scale(M)
         need = sum_range(M, self.mechanism.scale(sens, n) * sens / 2.0, self._sum_noise_std(n, M))
         self._check_modulus(need, f"sums of {M} parties' shares")
         return self._modulus_bits(need)
@@ -248,8 +248,12 @@ class ADMMSharing(SecureSum, Budgeted, AlgorithmBase):
         if not self.mechanism.private or self.mode == "computed_heuristic":
             return 0.0
         if self._clipping():  # a secure party's own share is hidden state: 2 C (module docstring)
-            return clipped_sensitivity(self.rho, b1, M) * (2.0 if self.secure else 1.0)
+            return self._secure_scale(M) if self.secure else clipped_sensitivity(self.rho, b1, M)
         return sharing_sensitivity(d_m, self.rho, lam, self.c1, b1, M)
+
+    def _secure_scale(self, M: int) -> float:
+        """The public sensitivity ``2 C`` every party's share is encoded with under secure aggregation."""
+        return 2.0 * clipped_sensitivity(self.rho, self.b1, M)
 
     def init(self, problem, network, block, rng):
         check_vertical(problem, self.name)
@@ -295,7 +299,7 @@ class ADMMSharing(SecureSum, Budgeted, AlgorithmBase):
         cd = problem.coordinator_data()
         n = cd.labels.shape[0]
         zeros = np.zeros(n)
-        scale = self._sensitivity(1, 0.0, cd.n_parties, self.b1) if self.secure else 0.0
+        scale = self._secure_scale(cd.n_parties) if self.secure else 0.0
         cstate = SharingCoordinatorState(cd.labels, cd.loss_weight, zeros, zeros.copy(), zeros.copy(), scale)
         return cstate, {"r": zeros.copy(), "y": zeros.copy()}
 
