@@ -32,14 +32,10 @@ import math
 import numpy as np
 
 from .._checks import check_int
-from ..contract import MAX_BITS, check_bits
+from ..contract import MAX_BITS, RECOVERIES, check_bits
 from ..errors import UnknownNameError, ValidationError
 
 __all__ = ["TRUST", "RECOVERIES", "SecureSum", "sum_range"]
-
-#: Dropout recovery of the secure sums (:data:`privdist.runtime.secure_round.RECOVERIES`, repeated here: the
-#: algorithms sit below the runtime).
-RECOVERIES = ("retry", "shamir")
 
 #: Trust models of the coordinator protocols: each party noises its own release, or the parties' noise shares are
 #: summed under secure aggregation.
@@ -78,6 +74,14 @@ class SecureSum:
                 raise ValidationError(f"{self.name}: threshold={self.threshold} must exceed colluding="
                                       f"{self.colluding}: that many colluders would rebuild every seed from their "
                                       "shares")
+
+    @property
+    def shamir_threshold(self) -> int | None:
+        """The shares that rebuild a seed under ``recovery="shamir"`` (``threshold``, default ``colluding + 1``);
+        None under ``"retry"``."""
+        if self.recovery != "shamir":
+            return None
+        return self.colluding + 1 if self.threshold is None else self.threshold
 
     @property
     def secure(self) -> bool:
@@ -130,8 +134,7 @@ class SecureSum:
     def _trust_assumption(self) -> str:
         """The assumption line of a secure run (the report prints it)."""
         recovery = ("dropouts recovered by a retried attempt" if self.recovery == "retry" else
-                    f"dropouts recovered by {self.colluding + 1 if self.threshold is None else self.threshold}-out-of-"
-                    "K Shamir sharing of per-round seeds (fewer colluders than that learn nothing from their shares)")
+                    f"dropouts recovered by {self.shamir_threshold}-out-of-K Shamir sharing of per-round seeds (fewer colluders than that learn nothing from their shares)")
         return (f"trust=secure_aggregation: the aggregator is honest-but-curious (follows the protocol and announces "
                 f"one set of present parties per round), at most {self.colluding} part"
                 f"{'y' if self.colluding == 1 else 'ies'} collude with it; {recovery}; each sum's Skellam noise is "

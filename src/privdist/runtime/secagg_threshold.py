@@ -163,25 +163,22 @@ class ThresholdParty:
     def receive(self, t: int, table, inbound) -> None:
         """Step 2: the round's public-key table (K, 32) and the encrypted shares addressed to the block (K senders,
         B, 32): keep the shares, derive the round's pair keys."""
-        parties = self._parties(t)
+        parties = self.masking(t)
         held = self.channel.open(t, inbound)
         held[np.arange(len(self.channel.agents)), self.channel.agents] = self._own
         self._held = held
         parties.agree(table)
 
-    def _parties(self, t: int) -> SecAggParties:
+    def masking(self, t: int) -> SecAggParties:
+        """The round instance whose keys round ``t`` masks with (named error before :meth:`prepare`)."""
         if self.round is None or self.round[0] != int(t):
             raise ValidationError(f"secure aggregation: round {t}'s keys were not prepared (threshold recovery)")
         return self.round[1]
 
-    def masking(self, t: int) -> SecAggParties:
-        """The instance whose masks round ``t`` uses."""
-        return self._parties(t)
-
     def reveal(self, t: int, present) -> np.ndarray:
         """Step 4 for the block's agents: per agent and party ``u``, its share of ``b_u`` if ``u`` is in ``present``
         (bool (K,)) and of ``m_u`` otherwise: (B, K, 16) uint8."""
-        self._parties(t)
+        self.masking(t)
         present = np.asarray(present, dtype=bool)
         half = np.where(present, 1, 0)  # b_u is the second half of a bundle, m_u the first
         cols = half[None, :, None] * SEED_BYTES + np.arange(SEED_BYTES)[None, None, :]

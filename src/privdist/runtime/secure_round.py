@@ -34,26 +34,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..contract import Aggregation
+from ..contract import RECOVERIES, Aggregation
 from ..errors import ValidationError
 from .rng import DROPOUT_DOMAIN, stream
 from .secagg import SecAggParties, check_bits, party_secrets, unmask_sum
 
 __all__ = ["Dropout", "PartySide", "secure_specs", "secure_bits", "active_names", "secure_sum", "check_dropout",
-           "prepare_round", "protocol_of", "RECOVERIES"]
-
-#: Dropout recovery of a secure sum: a retried attempt among the parties that answered, or threshold secret sharing.
-RECOVERIES = ("retry", "shamir")
-
+           "prepare_round", "protocol_of"]
 
 def protocol_of(algorithm) -> tuple[str, int | None]:
-    """``(recovery, threshold)`` of the algorithm's secure sums: its ``recovery`` (default ``"retry"``) and, for
-    ``"shamir"``, its ``threshold`` (default ``colluding + 1``: fewer than ``t`` colluders learn nothing)."""
+    """``(recovery, threshold)`` of the algorithm's secure sums (:data:`~privdist.contract.RECOVERIES`): its
+    ``recovery`` (default ``"retry"``) and, for ``"shamir"``, its ``shamir_threshold``."""
     recovery = getattr(algorithm, "recovery", "retry")
-    if recovery != "shamir":
-        return recovery, None
-    threshold = getattr(algorithm, "threshold", None)
-    return recovery, int(getattr(algorithm, "colluding", 0)) + 1 if threshold is None else int(threshold)
+    if recovery not in RECOVERIES:
+        raise ValidationError(f"recovery must be one of {RECOVERIES}, got {recovery!r}")
+    return recovery, (int(algorithm.shamir_threshold) if recovery == "shamir" else None)
 
 
 @dataclass(frozen=True)
