@@ -18,7 +18,16 @@ key up, the K x 32-byte table down). One extra secure run at K = 100 with simula
 (10 % before sending, 2 % after sending, per round) gives the same numbers under failures. All parties are simulated
 in one process on this machine: the seconds are the simulator's, not a deployment's.
 
-Run: ``python benchmarks/bench_secagg.py [--draws 3] [--sizes 10,100,1000] [--skip-utility] [--skip-cost]``; writes
+**Threshold recovery** (``recovery="shamir"``, Bonawitz et al.'s double masking): the same runs with fresh round keys
+and Shamir-shared seeds every round, at the default threshold ``t = colluding + 1 = 1`` for every K and at the
+majority threshold ``t = K/2 + 1`` for K <= 100 (at 1,000 parties one round would take the simulator hours: the
+per-seed costs below), plus the run with dropouts at K = 100. Their bytes per party add, per round, the round key
+(32), the encrypted shares (32 per other party) and the revealed shares (16 per party). Separately, pycryptodome's
+``Shamir.split`` and ``combine`` of one 16-byte seed at each (t, K): a party splits two seeds per round, the
+aggregator combines K seeds per round.
+
+Run: ``python benchmarks/bench_secagg.py [--draws 3] [--sizes 10,100,1000] [--skip-utility] [--skip-cost]
+[--skip-shamir]``; writes
 ``benchmarks/results/secagg.json`` and ``benchmarks/results/secagg.md``.
 """
 
@@ -97,55 +106,84 @@ def _problem(K: int):
     return HorizontalERM(parts, make_loss("logistic"), make_regularizer("l2"), 1e-4)
 
 
-def _bytes(res, K: int, value_bytes: int) -> dict:
+#: Transcript entries that are not the parties' messages: the setup keys, and under threshold recovery the round's
+#: key table (counted as 32 bytes per party below) and the seeds the aggregator rebuilt (the shares are counted).
+_NOT_SENT = ("secagg.public_keys", "secagg.round_keys", "secagg.rebuilt_seeds@attempt0")
+
+
+def _bytes(res, K: int, value_bytes: int, shamir: bool) -> dict:
     """Bytes each party sent, on average, in round 1 and in round 2, from the full transcript: the rows of the
     agents' messages that carry something (a row of zeros is a message the schedule leaves silent, e.g. dpmm's Gram
-    after round 1, or a party that dropped out), times the bytes per value."""
+    after round 1, or a party that dropped out), times the bytes per value. Threshold recovery adds per round its
+    round key (32), its encrypted shares (32 per other party) and the shares it reveals (16 per party)."""
     per_round = {}
     for t, msgs in res.transcript.rounds.items():
         sent = 0
         for (role, name), a in msgs.items():
-            if role == "agent" and name != "secagg.public_keys":
+            if role == "agent" and name not in _NOT_SENT:
                 rows = a.reshape(a.shape[0], -1)
                 sent += int(np.any(rows != 0, axis=1).sum()) * rows.shape[1]
-        per_round[t] = sent / K * value_bytes
+        per_round[t] = sent / K * value_bytes + ((32 + 32 * (K - 1) + 16 * K) if shamir else 0)
     return {"round_1": per_round.get(1, 0.0), "gradient_round": per_round.get(2, 0.0)}
 
 
-def cost_rows(sizes: list[int]) -> list[dict]:
-    from privdist.algorithms import make_algorithm
-    from privdist.network import make_network
-    from privdist.runtime import run
+def _plans(sizes: list[int], shamir: bool) -> list[tuple]:
+    """``(K, trust, dropout, threshold)`` of every cost run (``threshold``: None = retry recovery)."""
     from privdist.runtime.secure_round import Dropout
 
-    rows = []
-    plans = [(K, trust, None) for K in sizes for trust in ("local", "secure_aggregation")]
+    plans = [(K, trust, None, None) for K in sizes for trust in ("local", "secure_aggregation")]
     if 100 in sizes:
-        plans.append((100, "secure_aggregation", Dropout(0.1, after_send=0.02)))
-    for K, trust, dropout in plans:
+        plans.append((100, "secure_aggregation", Dropout(0.1, after_send=0.02), None))
+    if shamir:
+        plans += [(K, "secure_aggregation", None, 1) for K in sizes]
+        plans += [(K, "secure_aggregation", None, K // 2 + 1) for K in sizes if K <= 100]
+        if 100 in sizes:
+            plans.append((100, "secure_aggregation", Dropout(0.1, after_send=0.02), 1))
+    return plans
+
+
+def cost_rows(sizes: list[int], shamir: bool = True) -> list[dict]:
+    from privdist.algorithms import make_algorithm
+    from privdist.network import make_network
+    from privdist.privacy import privacy_report
+    from privdist.runtime import run
+
+    rows = []
+    for K, trust, dropout, threshold in _plans(sizes, shamir):
         problem, net = _problem(K), make_network("complete", n=K)
+        recovery = {} if threshold is None else {"recovery": "shamir", "threshold": threshold}
         algo = make_algorithm("dpmm", epsilon=1.0, delta=1e-5, rounds=ROUNDS, trust=trust,
-                              dropout_tolerance=0.1 if dropout else 0.0)
+                              dropout_tolerance=0.1 if dropout else 0.0, **recovery)
         kw = {"dropout": dropout} if dropout else {}
         clock = {"clock": lambda est: time.perf_counter()}  # evaluated after init and after every round
         res = run(algo, problem, net, ROUNDS, seed=0, transcript="full", metrics=clock, **kw)
         ticks = np.diff(res.curves["clock"])  # seconds of rounds 1..T (the transcript and ledger included)
-        value_bytes = 8 if trust == "local" else math.ceil(algo.bits / 8)
-        row = {"parties": K, "trust": trust, "dropout": None if dropout is None else vars(dropout),
+        value_bytes = 8 if trust == "local" else math.ceil(res.config["secure_aggregation"]["bits"] / 8)
+        row = {"parties": K, "trust": trust, "recovery": "shamir" if threshold else ("retry" if trust != "local"
+                                                                                     else None),
+               "threshold": threshold, "dropout": None if dropout is None else vars(dropout),
                "setup_seconds": res.timings["init"], "round1_seconds": float(ticks[0]),
                "gradient_round_seconds": float(np.median(ticks[1:-1])),
                "total_seconds": res.timings["init"] + res.timings["rounds"],
-               "bytes_per_party": _bytes(res, K, value_bytes),
+               "bytes_per_party": _bytes(res, K, value_bytes, threshold is not None),
                "setup_bytes_per_party": {"up": 32, "down": 32 * K} if trust != "local" else None}
         if dropout is not None:
             rounds = res.config["secure_aggregation"]["rounds"][:-1]
             row["present_mean"] = float(np.mean([r["present"] for r in rounds]))
             row["attempts_max"] = max(r["attempts"] for r in rounds)
+            row["attempts_total"] = sum(r["attempts"] for r in rounds)
+            report = privacy_report(res.ledger, 1e-5)["per_agent"]
+            row["recomputed_epsilon"] = {"min": min(a["epsilon"]["rdp"] for a in report),
+                                         "max": max(a["epsilon"]["rdp"] for a in report)}
         rows.append(row)
-        print(f"K={K:5d} {trust:18s}{' dropout' if dropout else '        '} setup {row['setup_seconds']:8.3f} s  "
-              f"round 1 {row['round1_seconds']:8.3f} s  gradient round {row['gradient_round_seconds']:8.4f} s  "
-              f"total {row['total_seconds']:8.2f} s  bytes/party: round 1 {row['bytes_per_party']['round_1']:,.0f}, "
-              f"gradient {row['bytes_per_party']['gradient_round']:,.0f}", flush=True)
+        print(f"K={K:5d} {_label(row):44s} setup {row['setup_seconds']:8.3f} s  round 1 {row['round1_seconds']:8.3f}"
+              f" s  gradient round {row['gradient_round_seconds']:8.4f} s  total {row['total_seconds']:8.2f} s  "
+              f"bytes/party: round 1 {row['bytes_per_party']['round_1']:,.0f}, gradient "
+              f"{row['bytes_per_party']['gradient_round']:,.0f}", flush=True)
+        if dropout is not None:
+            print(f"        {row['attempts_total']} attempts over {len(rounds)} rounds; each party's epsilon, "
+                  f"recomputed from the parties in each sum: {row['recomputed_epsilon']['min']:.3f} to "
+                  f"{row['recomputed_epsilon']['max']:.3f} (calibrated: 1 with 10 % missing)", flush=True)
     for r in rows:  # ratios against the plain run of the same size
         plain = next(p for p in rows if p["parties"] == r["parties"] and p["trust"] == "local")
         r["ratio_gradient_round"] = r["gradient_round_seconds"] / plain["gradient_round_seconds"]
@@ -153,8 +191,31 @@ def cost_rows(sizes: list[int]) -> list[dict]:
     return rows
 
 
+def _label(row: dict) -> str:
+    label = row["trust"] + (f", shamir t={row['threshold']}" if row.get("threshold") else
+                            ", retry" if row["trust"] != "local" else "")
+    return label + (" (10 % + 2 % dropouts)" if row["dropout"] else "")
+
+
+def shamir_rows(sizes: list[int]) -> list[dict]:
+    """pycryptodome's ``Shamir.split`` into K shares and ``combine`` of t shares, one 16-byte seed, timed."""
+    from privdist.runtime.secagg_threshold import combine, split
+
+    rows = []
+    for K in sizes:
+        for t in sorted({1, K // 2 + 1}):
+            t0 = time.perf_counter()
+            shares = split(bytes(16), t, K)
+            t1 = time.perf_counter()
+            combine(dict(enumerate(shares)), t)
+            t2 = time.perf_counter()
+            rows.append({"parties": K, "threshold": t, "split_seconds": t1 - t0, "combine_seconds": t2 - t1})
+            print(f"K={K:5d} t={t:4d}: split {t1 - t0:.3g} s, combine {t2 - t1:.3g} s per seed", flush=True)
+    return rows
+
+
 # ------------------------------------------------------------------------------------------------------- output
-def markdown(utility: list[dict], cost: list[dict], draws: int) -> str:
+def markdown(utility: list[dict], cost: list[dict], draws: int, shamir: list[dict] = ()) -> str:
     out = []
     if utility:
         out += ["| Adult, parties | local DP (epsilon 1) | secure aggregation (epsilon 1) | non-private distributed | "
@@ -171,14 +232,23 @@ def markdown(utility: list[dict], cost: list[dict], draws: int) -> str:
                 "20 rounds + setup s | x plain (total) | bytes/party round 1 | bytes/party gradient round |",
                 "|---|---|---|---|---|---|---|---|---|---|"]
         for r in cost:
-            trust = r["trust"] + (" (10 % + 2 % dropouts)" if r["dropout"] else "")
-            out.append(f"| {r['parties']:,} | {trust} | {r['setup_seconds']:.3f} | {r['round1_seconds']:.3f} | "
+            out.append(f"| {r['parties']:,} | {_label(r)} | {r['setup_seconds']:.3f} | {r['round1_seconds']:.3f} | "
                        f"{r['gradient_round_seconds']:.4f} | {r['ratio_gradient_round']:.2f} | "
                        f"{r['total_seconds']:.2f} | {r['ratio_total']:.2f} | "
                        f"{r['bytes_per_party']['round_1']:,.0f} | {r['bytes_per_party']['gradient_round']:,.0f} |")
         out += ["", f"dpmm on the simulator, {ROWS} rows x {FEATURES + 1} columns per party, {ROUNDS} rounds; plain "
-                "values are float64, secure ones 4 bytes (32-bit modulus; the masked vector and the answer); secure "
-                "setup also sends a 32-byte key up and receives a K x 32-byte table."]
+                "values are float64, secure ones 4 bytes (32-bit modulus; the masked vector and the answer, or under "
+                "threshold recovery the masked vector, the round key, the encrypted and the revealed shares); secure "
+                "setup also sends a 32-byte key up and receives a K x 32-byte table.", ""]
+    if shamir:
+        out += ["| parties K | threshold t | split, one seed (s) | combine, one seed (s) | a party per round: 2 splits "
+                "(s) | the aggregator per round: K combines (s) |", "|---|---|---|---|---|---|"]
+        for r in shamir:
+            out.append(f"| {r['parties']:,} | {r['threshold']} | {r['split_seconds']:.2g} | "
+                       f"{r['combine_seconds']:.2g} | {2 * r['split_seconds']:.2g} | "
+                       f"{r['parties'] * r['combine_seconds']:.2g} |")
+        out += ["", "pycryptodome's Shamir over GF(2^128) on this machine; the last two columns multiply the measured "
+                "per-seed times."]
     return "\n".join(out) + "\n"
 
 
@@ -188,14 +258,17 @@ def main(argv=None) -> int:
     p.add_argument("--sizes", default="10,100,1000", help="party counts of the cost benchmark")
     p.add_argument("--skip-utility", action="store_true", help="keep the utility rows of an existing STEM.json")
     p.add_argument("--skip-cost", action="store_true", help="keep the cost rows of an existing STEM.json")
+    p.add_argument("--skip-shamir", action="store_true", help="no threshold-recovery rows (they take minutes)")
     p.add_argument("--out", default=str(HERE / "results" / "secagg"), help="stem of STEM.json and STEM.md")
     args = p.parse_args(argv)
     t0 = time.perf_counter()
     stem = Path(args.out)
     kept = json.loads(stem.with_suffix(".json").read_text()) if stem.with_suffix(".json").exists() else {}
     utility = kept.get("utility", []) if args.skip_utility else utility_rows(args.draws)  # a skipped part is kept
-    cost = kept.get("cost", []) if args.skip_cost else cost_rows([int(s) for s in args.sizes.split(",") if s.strip()])
-    md = markdown(utility, cost, utility[0]["draws"] if utility else args.draws)
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    cost = kept.get("cost", []) if args.skip_cost else cost_rows(sizes, not args.skip_shamir)
+    shamir = kept.get("shamir", []) if args.skip_cost or args.skip_shamir else shamir_rows(sizes)
+    md = markdown(utility, cost, utility[0]["draws"] if utility else args.draws, shamir)
     print()
     print(md)
     stem.parent.mkdir(parents=True, exist_ok=True)
@@ -203,7 +276,7 @@ def main(argv=None) -> int:
                                                if args.skip_utility else args.draws,
                                                "epsilon": 1.0, "delta": 1e-5, "rounds": ROUNDS},
            "machine": {"python": sys.version.split()[0], "platform": platform.platform()},
-           "wall_seconds": time.perf_counter() - t0, "utility": utility, "cost": cost}
+           "wall_seconds": time.perf_counter() - t0, "utility": utility, "cost": cost, "shamir": shamir}
     stem.with_suffix(".json").write_text(json.dumps(out, indent=1) + "\n")
     stem.with_suffix(".md").write_text(md)
     print(f"wrote {stem.with_suffix('.json').name} and {stem.with_suffix('.md').name} in {stem.parent.name}/")

@@ -41,7 +41,7 @@ from typing import Any, Mapping, Protocol, runtime_checkable
 
 import numpy as np
 
-__all__ = ["Aggregation", "MessageSpec", "check_bits", "MAX_BITS", "Algorithm", "AgentBlock", "AGENT", "COORDINATOR", "Backend", "BackendBase",
+__all__ = ["Aggregation", "MessageSpec", "check_bits", "MAX_BITS", "RECOVERIES", "Algorithm", "AgentBlock", "AGENT", "COORDINATOR", "Backend", "BackendBase",
            "BACKEND_MEMBERS"]
 
 AGENT = "agent"
@@ -85,6 +85,11 @@ _SENDER = {
 
 #: Largest modulus exponent of a secure sum: masked values travel through the float64 transcript exactly (2^53).
 MAX_BITS = 53
+
+#: Dropout recovery of a secure sum (issue 27): a retried attempt among the parties that answered, or threshold secret
+#: sharing (:mod:`privdist.runtime.secure_round`); an algorithm declares it as ``recovery`` and, for ``"shamir"``, its
+#: threshold as ``shamir_threshold``.
+RECOVERIES = ("retry", "shamir")
 
 
 def check_bits(bits) -> int:

@@ -39,6 +39,8 @@ __all__ = [
     "BinaryOnlyError",
     "ParameterTypeError",
     "OutputWriteError",
+    "SecureAggregationUnavailableError",
+    "ReconstructionError",
 ]
 
 
@@ -185,3 +187,13 @@ class OutputWriteError(PrivdistError, OSError):
     """A file or directory privdist was asked to write cannot be written (a path under a read-only or virtual file
     system, a missing parent that cannot be created, a file where a directory is needed); the message names the
     path and the operating system's reason (issue 26)."""
+
+
+class SecureAggregationUnavailableError(ValidationError):
+    """``trust="secure_aggregation"`` was asked of a protocol (or a mode of one) whose sum cannot be made secure, e.g.
+    gossip over a graph without a coordinator, or a mode without a sensitivity bound (issue 27)."""
+
+
+class ReconstructionError(PrivdistError, ValueError):
+    """A secret shared t-out-of-n (Shamir) cannot be rebuilt: fewer than t shares, or shares that do not belong to
+    one sharing (issue 27, dropout recovery of secure aggregation)."""

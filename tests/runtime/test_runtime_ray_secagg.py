@@ -44,6 +44,47 @@ def test_the_same_seed_gives_the_same_transcript_on_ray_and_the_simulator():
     assert any(r["attempts"] > 1 or r["present"] < K for r in sim.config["secure_aggregation"]["rounds"])
 
 
+def test_threshold_recovery_gives_the_same_transcript_on_ray_and_the_simulator():
+    """recovery='shamir': each actor draws its agents' round seeds and shares, the driver forwards the encrypted
+    shares and rebuilds the seeds of the parties that failed; the same seed gives the same transcript."""
+    K = 6
+    algo = make_algorithm("dpmm", epsilon=1.0, delta=1e-5, trust="secure_aggregation", dropout_tolerance=0.2,
+                          recovery="shamir", threshold=2)
+    problem, net = _problem(K), make_network("complete", n=K)
+    kw = dict(seed=5, transcript="full", dropout=Dropout(0.15, after_send=0.15))
+    sim = run(algo, problem, net, 4, backend=SimulatorBackend(), **kw)
+    on_ray = run(algo, problem, net, 4, backend=RayBackend(actors=3), **kw)
+    assert sim.transcript.digest == on_ray.transcript.digest
+    assert sim.config["secure_aggregation"]["rounds"] == on_ray.config["secure_aggregation"]["rounds"]
+    np.testing.assert_array_equal(sim.estimates, on_ray.estimates)
+    rounds = sim.config["secure_aggregation"]["rounds"][:-1]
+    assert all(r["attempts"] == 1 for r in rounds) and any(r["recovered"]["unanswered"] for r in rounds)
+
+
+@pytest.mark.parametrize("name", ["dpsgd", "admm_sharing"])
+def test_the_star_and_sharing_give_the_same_transcript_on_ray_and_the_simulator(name):
+    """DPSGD's federated averaging over a star and ADMM sharing's coordinator sum under secure aggregation."""
+    from conftest import make_vertical_problem
+
+    K = 5
+    if name == "dpsgd":
+        problem = _problem(K)
+        algo = make_algorithm("dpsgd", alpha0=5.0, epsilon=1.0, delta=1e-5, budget="total",
+                              trust="secure_aggregation", dropout_tolerance=0.2)
+    else:
+        problem = make_vertical_problem(0, n_parties=K, n_samples=40)
+        algo = make_algorithm("admm_sharing", mode="output", epsilon=1.0, delta=1e-5, b1=3.0, budget="total",
+                              trust="secure_aggregation", dropout_tolerance=0.2)
+    net = make_network("complete", n=K)
+    kw = dict(seed=3, transcript="full", dropout=Dropout(0.15, after_send=0.1))
+    sim = run(algo, problem, net, 4, backend=SimulatorBackend(), **kw)
+    on_ray = run(algo, problem, net, 4, backend=RayBackend(actors=2), **kw)
+    assert sim.transcript.digest == on_ray.transcript.digest
+    assert sim.config["secure_aggregation"]["rounds"] == on_ray.config["secure_aggregation"]["rounds"]
+    np.testing.assert_array_equal(sim.estimates, on_ray.estimates)
+    assert privacy_report(sim.ledger, 1e-5) == privacy_report(on_ray.ledger, 1e-5)
+
+
 def test_secure_mode_on_ray_draws_the_secrets_in_the_actors():
     K = 4
     algo = make_algorithm("dpmm", epsilon=1.0, delta=1e-5, trust="secure_aggregation")
@@ -53,14 +94,16 @@ def test_secure_mode_on_ray_draws_the_secrets_in_the_actors():
     assert np.all(np.isfinite(a.estimates))
 
 
-def test_a_party_whose_actor_dies_mid_run_drops_out_and_the_run_completes():
+@pytest.mark.parametrize("recovery", ["retry", "shamir"])
+def test_a_party_whose_actor_dies_mid_run_drops_out_and_the_run_completes(recovery):
     """Agent 3's actor is killed after round 2: from round 3 on it is in no sum (recorded), the others' guarantee is
     recomputed without its share, and its own ledger holds its rounds 1 and 2 only."""
     import os
     import signal
 
     K = 5
-    algo = make_algorithm("dpmm", epsilon=1.0, delta=1e-5, trust="secure_aggregation", dropout_tolerance=0.2)
+    algo = make_algorithm("dpmm", epsilon=1.0, delta=1e-5, trust="secure_aggregation", dropout_tolerance=0.2,
+                          recovery=recovery)
     problem, net = _problem(K), make_network("complete", n=K)
     be = RayBackend(actors=K)  # one actor per party
 

@@ -62,16 +62,13 @@ from typing import ClassVar
 import numpy as np
 
 from .._checks import check_int, check_positive
-from ..contract import Aggregation, MessageSpec, check_bits
-from ..errors import UnknownNameError, ValidationError
+from ..contract import Aggregation, MessageSpec
+from ..errors import ValidationError
 from ..privacy.distributed import check_prior
+from ._secure import TRUST, SecureSum, sum_range
 from .base import AlgorithmBase, Budgeted, check_problem_network
 
 __all__ = ["DPMM", "DPMMState", "DPMMCoordinatorState", "TRUST"]
-
-#: Trust models of the coordinator protocol: each party noises its own release, or the parties' noise shares are
-#: summed under secure aggregation (issue 27).
-TRUST = ("local", "secure_aggregation")
 
 
 @dataclass(frozen=True)
@@ -102,7 +99,7 @@ class DPMMCoordinatorState:
 
 
 @dataclass(frozen=True)
-class DPMM(Budgeted, AlgorithmBase):
+class DPMM(SecureSum, Budgeted, AlgorithmBase):
     """Factory: ``DPMM(epsilon=1.0, delta=1e-5, rounds=20)``.
 
     Args:
@@ -121,6 +118,9 @@ class DPMM(Budgeted, AlgorithmBase):
             round (dropouts) and still meet the budget; more dropouts lower the recomputed guarantee.
         bits: secure aggregation: the modulus ``2^bits`` of the secure sums (checked against the sums' range);
             ``None`` (default): the smallest of 32 .. 53 that holds them, from public quantities (row counts, noise).
+        recovery, threshold: secure aggregation: dropout recovery, ``"retry"`` (default) or ``"shamir"``
+            (threshold secret sharing, ``threshold`` shares rebuild a seed; default ``colluding + 1``)
+            (:mod:`privdist.algorithms._secure`).
         prior: secure aggregation: releases each party made before the run (the estimators' DP range step; a
             Gaussian noise multiplier or a Skellam ``(variance, l2, l1)``,
             :func:`~privdist.privacy.distributed.check_prior`) that the total budget also covers; the Skellam noise is calibrated so that
@@ -142,6 +142,8 @@ class DPMM(Budgeted, AlgorithmBase):
     colluding: int = 0
     dropout_tolerance: float = 0.0
     bits: int | None = None
+    recovery: str = "retry"
+    threshold: int | None = None
     prior: tuple = ()
     runs: int = 1
     name: ClassVar[str] = "dpmm"
@@ -153,14 +155,7 @@ class DPMM(Budgeted, AlgorithmBase):
         if self.c1 is not None:
             check_positive(self.c1, "c1")
         check_int(self.gram_uses, "gram_uses", 1)
-        if self.trust not in TRUST:
-            raise UnknownNameError("trust", str(self.trust), TRUST)
-        check_int(self.colluding, "colluding", 0)
-        if isinstance(self.dropout_tolerance, bool) or not isinstance(self.dropout_tolerance, (int, float)) \
-                or not 0 <= self.dropout_tolerance < 1:
-            raise ValidationError(f"dropout_tolerance must be in [0, 1), got {self.dropout_tolerance!r}")
-        if self.bits is not None:
-            check_bits(self.bits)
+        self._check_trust()
         object.__setattr__(self, "prior", check_prior(self.prior))
         if self.prior and self.trust != "secure_aggregation":
             raise ValidationError("dpmm: prior releases are composed into the Skellam calibration of "
@@ -175,30 +170,16 @@ class DPMM(Budgeted, AlgorithmBase):
     def release_count(self, rounds: int) -> int:
         return int(rounds) - 1 + self.gram_uses if rounds > 1 else 1  # one round releases nothing: w = 0
 
-    @property
-    def secure(self) -> bool:
-        """Whether the sums go through secure aggregation (``trust="secure_aggregation"`` with noise; without noise
-        the sums are in the clear anyway and are gathered as with ``trust="local"``)."""
-        return self.trust == "secure_aggregation" and self.mechanism.private
-
     def _build_mechanism(self):
         from ..privacy import gaussian_mechanism
-        from ..privacy.budget import skellam_mechanism
 
-        clear = "dpmm: statistics sent without noise (not private)"
         if self.trust == "secure_aggregation":  # T - 1 gradient sums and one Gram of gram_uses budget units
             rounds = self.rounds or 2
             releases = [(rounds - 1, 1), (1, self.gram_uses)] if rounds > 1 else [(1, 1)]
-            releases = [(count * self.runs, uses) for count, uses in releases]
-            return skellam_mechanism(self.epsilon, self.delta, releases=releases, prior=self.prior, clear=clear)
+            return self._skellam([(count * self.runs, uses) for count, uses in releases], self.prior)
         return gaussian_mechanism(self.epsilon, self.delta, budget="total",
-                                  releases=self.release_count(self.rounds or 2), clear=clear)
-
-    def shares(self, n_agents: int) -> int:
-        """Honest parties each secure sum is calibrated for: ``K - colluding - floor(dropout_tolerance K)``."""
-        from ..privacy.distributed import check_shares
-
-        return check_shares(n_agents, self.colluding, int(math.floor(self.dropout_tolerance * n_agents)))
+                                  releases=self.release_count(self.rounds or 2),
+                                  clear="dpmm: statistics sent without noise (not private)")
 
     def _clip(self, loss) -> float:
         return self.c1 if self.c1 is not None else self.row_bound * (1.0 if loss.curvature_bound <= 0.25 else 2.0)
@@ -217,11 +198,9 @@ class DPMM(Budgeted, AlgorithmBase):
         from ..privacy import Release
         from ..privacy.events import dp_event
 
-        shares = self.shares(n_agents)
-        (g,) = self.mechanism.releases([0], dim=P, honest=honest, shares=shares)
+        g = self._secure_release(P, honest, n_agents)
         if t == 1:
-            (h,) = self.mechanism.releases([0], uses=self.gram_uses, dim=P * (P + 1) // 2, honest=honest,
-                                           shares=shares)
+            h = self._secure_release(P * (P + 1) // 2, honest, n_agents, uses=self.gram_uses)
             g = Release(dp_event.ComposedDpEvent((g.event, h.event)))
         return [g] * len(agents)
 
@@ -235,8 +214,7 @@ class DPMM(Budgeted, AlgorithmBase):
         present = np.asarray(present, dtype=bool)
         if t >= self._last:
             return [None] * present.size
-        honest = max(1, int(present.sum()) - self.colluding)
-        rel = self._secure_releases([0], t, problem.n_features, honest, present.size)[0]
+        rel = self._secure_releases([0], t, problem.n_features, self._honest(present), present.size)[0]
         return [rel if p else None for p in present]
 
     def assumptions(self):
@@ -245,13 +223,7 @@ class DPMM(Budgeted, AlgorithmBase):
         out = [f"dpmm: rows clipped to norm {self.row_bound:g} and per-sample gradients to {self._c1_text()}; "
                "Gram sensitivity sqrt(2) row_bound^2 and gradient sensitivity 2 c1 are a-priori; row counts public"]
         if self.secure:
-            out.append(f"trust=secure_aggregation: the aggregator is honest-but-curious (follows the protocol and "
-                       f"announces one set of present parties per round), at most {self.colluding} part"
-                       f"{'y' if self.colluding == 1 else 'ies'} collude with it; each sum's Skellam noise is "
-                       f"calibrated for {self.dropout_tolerance:g} of the parties missing (dropped or colluding "
-                       "beyond that lowers the guarantee, recomputed per round from the parties in the sum); "
-                       "epsilon from the Skellam RDP bound (Agarwal, Kairouz & Liu 2021) at integer orders, "
-                       "converted by dp-accounting (the pld column repeats it: no PLD is published for it)")
+            out.append(self._trust_assumption())
         return out
 
     def _c1_text(self) -> str:
@@ -278,7 +250,7 @@ class DPMM(Budgeted, AlgorithmBase):
         state = DPMMState(np.zeros(P), np.zeros(P), X, np.linalg.norm(X, axis=2), np.asarray(local.y, dtype=float),
                           np.asarray(local.w > 0, dtype=float), local)
         if self.secure:
-            self._check_modulus(state)
+            self._check_block_modulus(state)
         return state, self._silent(block.size, P)
 
     def _silent(self, n: int, P: int) -> dict:
@@ -293,31 +265,21 @@ class DPMM(Budgeted, AlgorithmBase):
         grad = rows * clip * self.mechanism.scale(2.0 * clip, P)
         gram_sens = math.sqrt(2.0) * self.row_bound**2
         gram = rows * self.row_bound**2 * self.mechanism.scale(gram_sens, P * (P + 1) // 2)
-        noise = math.sqrt(self.mechanism.variance(P * (P + 1) // 2, self.gram_uses) * K / self.shares(K))
-        noise = max(noise, math.sqrt(self.mechanism.variance(P) * K / self.shares(K)))
-        return K * (max(grad, gram, rows) + 1.0) + 40.0 * noise
+        noise = max(self._sum_noise_std(P * (P + 1) // 2, K, self.gram_uses), self._sum_noise_std(P, K))
+        return sum_range(K, max(grad, gram, rows), noise)
 
     def _bits(self, problem) -> int:
         """``bits``, or (``None``) the smallest modulus exponent in 32 .. MAX_BITS that holds every secure sum."""
-        from ..contract import MAX_BITS
-
-        if self.bits is not None:
-            return self.bits
         rows = float(np.max(np.sum(np.asarray(problem.w) > 0, axis=1))) if np.size(problem.w) else 0.0
-        need = self._sum_range(problem, rows)
-        return int(min(MAX_BITS, max(32, math.ceil(math.log2(max(need, 1.0))) + 2)))
+        return self._modulus_bits(self._sum_range(problem, rows))
 
-    def _check_modulus(self, state) -> None:
-        """Public, before any release: every secure sum stays inside ``[-2^(bits-1), 2^(bits-1))`` when each of the
-        ``K`` parties is at most as large as this block's largest (every block checks its own); else a named error
-        (raise ``bits``)."""
+    def _check_block_modulus(self, state) -> None:
+        """Every secure sum fits the modulus when each of the ``K`` parties is at most as large as this block's
+        largest (every block checks its own; :meth:`SecureSum._check_modulus`)."""
         rows = float(state.mask.sum(axis=1).max()) if state.mask.size else 0.0
-        need = self._sum_range(state.problem, rows)
-        bits = self._bits(state.problem)
-        if need >= 2.0 ** (bits - 1):
-            raise ValidationError(f"dpmm: secure sums of {state.problem.n_agents_total} parties of up to {rows:g} rows "
-                                  f"may reach {need:.3g}, beyond the modulus 2^{bits}; set bits="
-                                  f"{math.ceil(math.log2(need)) + 2}")
+        problem = state.problem
+        self._check_modulus(self._sum_range(problem, rows), f"secure sums of {problem.n_agents_total} parties of up "
+                                                            f"to {rows:g} rows")
 
     def init_coordinator(self, problem, network, rng):
         P = problem.n_features

@@ -47,6 +47,18 @@ unclipped path (S2 Lemma 1's ``C``, assumed ``b1``) kept for reproduction, becau
 the noise std in the reason when ``noise_std > 0``). Adopts AMB-V1 (loss scale from the problem), V2, V3, V4, V6
 (``delta' = delta``), V11.
 
+**Secure aggregation** (``trust="secure_aggregation"``, issue 27; guaranteed mode only). The coordinator needs only
+``s = sum_m Q_m``: each party sends ``Q_m = D_m x_m`` as a ``SECURE_SUM`` message (randomized rounding plus its share
+of distributed Skellam noise, :class:`~privdist.privacy.distributed.SkellamMechanism`), the backend masks it where the
+party runs and the coordinator receives only the noisy sum. A party never sees its own noisy share any more, so its
+next ``v_m = r - Q_m`` uses its own noise-free ``Q_m``, a hidden function of its data: two neighbouring blocks may
+then meet different clipped inputs ``u, u'``, and the sensitivity is ``||H(D) u - H(D') u'|| <= 2 C`` (each term is
+at most ``C``, :func:`~privdist.privacy.sharing_calibration.clipped_sensitivity`), twice the local one. The sum then
+carries noise of std ``2 z' C`` against ``sqrt(M) z C`` under local trust (``z'`` the RDP-calibrated Skellam multiplier,
+about 8 % above ``z``): it helps from about five parties on. Each round's release is the aggregate, protected by the
+shares of the honest parties in it (:mod:`privdist.algorithms._secure`); a party that drops out is missing from
+that round's ``s``.
+
 **One object per release** (issue 23): every share's noise is drawn, and its release declared, by
 ``self.mechanism``, built in :meth:`ADMMSharing._build_mechanism` and called once per party and round: the
 :class:`~privdist.privacy.GaussianMechanism` of the budget (guarantee or claim, paper column S2 Cor. 1), the
@@ -64,12 +76,15 @@ import numpy as np
 import scipy.linalg as sla
 
 from .._checks import check_int, check_nonnegative, check_positive, check_probability
-from ..errors import ValidationError
+from ..errors import SecureAggregationUnavailableError, ValidationError
 from ..privacy import gaussian_mechanism
 from ..privacy.declared import Perturbation, noise_std
 from ..privacy.sharing_calibration import clipped_sensitivity, computed_sensitivity, sharing_sensitivity
 from ..contract import Aggregation, MessageSpec
+from ._secure import SecureSum, sum_range
 from .base import AlgorithmBase, Budgeted
+from .sharing_claims import LABEL_EXPOSURE, sharing_assumptions, unenforced_reason
+from .sharing_state import SharingCoordinatorState, SharingPartyState, _clip, _Party
 from .vertical_common import check_vertical, logistic_prox
 
 __all__ = ["check_vertical", "ADMMSharing", "SharingPartyState", "SharingCoordinatorState", "logistic_prox",
@@ -77,81 +92,8 @@ __all__ = ["check_vertical", "ADMMSharing", "SharingPartyState", "SharingCoordin
 
 NOISE_MODES = ("variable_isotropic", "paper_precision", "output", "computed_heuristic")
 
-#: The named exposure of the protocol that no DP event covers (issue 12, item 6).
-LABEL_EXPOSURE = ("admm_sharing: labels exposed - the coordinator broadcasts y = grad l(z) in the clear every round "
-                  "(S2 Lemma 2); y_i = -w Y_i sigma(-Y_i z_i), so sign(y_i) = -Y_i gives every party every label, "
-                  "with or without noise on Q_m. S2 protects features only (column neighbours, S2 Def. 2)")
-
-_SINGULAR = ("the released Q_m = D_m (x_m + xi) always lies in col(D_m), the column space of the party's own block "
-             "(noise confined to col(D_m), a singular mechanism), so projecting one release onto the orthogonal "
-             "complement of col(D_m) separates neighbouring datasets exactly (AMB-V3)")
-
-
-def _clip(v: np.ndarray, bound: float) -> tuple[np.ndarray, bool]:
-    """``v`` scaled to l2 norm <= ``bound`` (unchanged if already inside), and whether it was clipped."""
-    norm = float(np.linalg.norm(v))
-    if norm <= bound:
-        return v, False
-    return v * (bound / norm), True
-
-
-class _Party:
-    """Row ``i`` of a block's streams: what a mechanism reads to draw one party's noise (the party's id, the round,
-    ``draw`` from that party's own generator). Lazy: a run without noise never touches ``rng``."""
-
-    __slots__ = ("_rng", "_i")
-
-    def __init__(self, rng, i: int):
-        self._rng, self._i = rng, i
-
-    @property
-    def agents(self) -> np.ndarray:
-        return np.asarray(self._rng.agents)[self._i:self._i + 1]
-
-    @property
-    def round(self) -> int:
-        return self._rng.round
-
-    def draw(self, fn) -> np.ndarray:
-        return np.stack([fn(self._rng.generators()[self._i], 0)])
-
-
 @dataclass(frozen=True)
-class SharingPartyState:
-    """Parties of one block: ``x`` (b, d) noise-free ``x_m`` embedded at their offsets, ``Q`` (b, N) last shares,
-    ``chol``/``noise_factor`` per party (Cholesky factor; pseudo-inverse square root or None), ``dropped`` the
-    number of null directions removed from ``D_m^T D_m`` (``paper_precision``), ``sigma`` (b,) the noise std the
-    mechanism draws (0 in ``computed_heuristic``, calibrated each round), ``data`` the blocks, ``clip_bound``
-    the public ``b1`` the party step clips ``y`` (to ``b1``) and ``v_m`` (to ``M b1``) to, or None, ``clipped``
-    (b,) the number of rounds in which a party clipped ``y`` or ``v_m``, ``sensitivity`` (b,) the ``C`` each
-    party's release is calibrated to, ``agents`` the parties' global ids."""
-
-    x: np.ndarray
-    Q: np.ndarray
-    chol: tuple
-    noise_factor: tuple
-    dropped: tuple
-    sigma: np.ndarray
-    data: object
-    clip_bound: float | None = None
-    clipped: np.ndarray | None = None
-    sensitivity: np.ndarray | None = None
-    agents: np.ndarray | None = None
-
-
-@dataclass(frozen=True)
-class SharingCoordinatorState:
-    """Coordinator: labels (private), ``z``, ``y``, ``s`` (N,)."""
-
-    labels: np.ndarray
-    loss_weight: float
-    z: np.ndarray
-    y: np.ndarray
-    s: np.ndarray
-
-
-@dataclass(frozen=True)
-class ADMMSharing(Budgeted, AlgorithmBase):
+class ADMMSharing(SecureSum, Budgeted, AlgorithmBase):
     """Factory: ``ADMMSharing(rho=1.0, mode="variable_isotropic", noise_std=0.0)``.
 
     Args:
@@ -175,6 +117,14 @@ class ADMMSharing(Budgeted, AlgorithmBase):
         pilot_rounds: iterations of the pilot run (100 = the experiments' ``T``, AMB-V1).
         budget: ``"round"`` (the paper's per-release parameters) or ``"total"`` (guaranteed mode only).
         rounds: rounds a total budget covers (``None``: the run's, filled in by ``run``).
+        trust: ``"local"`` or ``"secure_aggregation"`` (the coordinator's sum under secure aggregation with
+            distributed Skellam noise; the guaranteed mode only; module docstring).
+        colluding, dropout_tolerance, bits: secure aggregation: parties colluding with the aggregator, the fraction
+            of parties the calibration may lose per round, the modulus ``2^bits`` (``None``: the smallest of 32 ..
+            53 that holds the sums) (:mod:`privdist.algorithms._secure`).
+        recovery, threshold: secure aggregation: dropout recovery, ``"retry"`` (default) or ``"shamir"``
+            (threshold secret sharing, ``threshold`` shares rebuild a seed; default ``colluding + 1``)
+            (:mod:`privdist.algorithms._secure`).
 
     Raises:
         ValidationError: bad values, unknown mode, ``epsilon`` without ``b1``, ``b1`` a string other than
@@ -193,6 +143,12 @@ class ADMMSharing(Budgeted, AlgorithmBase):
     pilot_rounds: int = 100
     budget: str = "round"
     rounds: int | None = None
+    trust: str = "local"
+    colluding: int = 0
+    dropout_tolerance: float = 0.0
+    bits: int | None = None
+    recovery: str = "retry"
+    threshold: int | None = None
     name: ClassVar[str] = "admm_sharing"
     has_coordinator: ClassVar[bool] = True
 
@@ -226,6 +182,13 @@ class ADMMSharing(Budgeted, AlgorithmBase):
             warnings.warn("admm_sharing mode 'computed_heuristic' calibrates noise with private iterates: "
                           "it is NOT differentially private (spec §3.6)", stacklevel=3)
         self._check_budget()
+        self._check_trust()
+        if self.trust == "secure_aggregation" and (self.noise_std > 0 if self.epsilon is None else
+                                                   not self._clipping()):
+            raise SecureAggregationUnavailableError(
+                "admm_sharing: trust='secure_aggregation' needs the guaranteed mode (mode='output', clip=True, a "
+                f"numeric b1, epsilon): mode {self.mode!r} has no sensitivity bound a Skellam share could be "
+                "calibrated to")
         if self.budget == "total" and self.epsilon is not None and not self._clipping():
             raise ValidationError(f"admm_sharing: a total budget needs the guaranteed mode (mode='output', "
                                   f"clip=True, a numeric b1); mode {self.mode!r} releases the paper's per-release "
@@ -238,6 +201,8 @@ class ADMMSharing(Budgeted, AlgorithmBase):
         with S2 Cor. 1 as its paper column (a guarantee in the clipped ``output`` mode, else the paper's claim with
         :meth:`unenforced`), the :class:`~privdist.privacy.declared.Perturbation` of ``noise_std`` (no ``epsilon``:
         no sensitivity analysis, released in the clear), or :class:`~privdist.privacy.Identity`."""
+        if self.secure:
+            return self._skellam([(self.rounds or 1, 1)])
         if self.epsilon is None and self.noise_std > 0:  # a noise level without a sensitivity bound: no DP claim
             where = "" if self.mode == "output" else " (noise confined to col(D_m))"
             return Perturbation(self.noise_std, f"admm_sharing ({self.mode}): shared vectors Q_m sent with noise of "
@@ -251,8 +216,18 @@ class ADMMSharing(Budgeted, AlgorithmBase):
     def messages(self, problem, network):
         check_vertical(problem, self.name)
         n = problem.n_samples
-        return (MessageSpec("Q", (n,), Aggregation.GATHER), MessageSpec("r", (n,), Aggregation.BROADCAST),
+        kind, bits = (Aggregation.SECURE_SUM, self._bits(problem)) if self.secure else (Aggregation.GATHER, None)
+        return (MessageSpec("Q", (n,), kind, bits), MessageSpec("r", (n,), Aggregation.BROADCAST),
                 MessageSpec("y", (n,), Aggregation.BROADCAST))
+
+    def _bits(self, problem) -> int:
+        """The modulus exponent of the secure sums (named error when ``bits`` is too small): ``M`` shares of norm at
+        most ``C`` each, encoded at sensitivity ``2 C``, plus the noise."""
+        M, n = problem.n_agents, problem.n_samples
+        sens = self._secure_scale(M)
+        need = sum_range(M, self.mechanism.scale(sens, n) * sens / 2.0, self._sum_noise_std(n, M))
+        self._check_modulus(need, f"sums of {M} parties' shares")
+        return self._modulus_bits(need)
 
     def _b1(self, problem) -> float | None:
         """The bound ``b1`` in use: the number given, or the (cached) pilot bound times ``b1_safety``."""
@@ -272,9 +247,13 @@ class ADMMSharing(Budgeted, AlgorithmBase):
         ``computed_heuristic`` computes its ``C`` every round)."""
         if not self.mechanism.private or self.mode == "computed_heuristic":
             return 0.0
-        if self._clipping():
-            return clipped_sensitivity(self.rho, b1, M)
+        if self._clipping():  # a secure party's own share is hidden state: 2 C (module docstring)
+            return self._secure_scale(M) if self.secure else clipped_sensitivity(self.rho, b1, M)
         return sharing_sensitivity(d_m, self.rho, lam, self.c1, b1, M)
+
+    def _secure_scale(self, M: int) -> float:
+        """The public sensitivity ``2 C`` every party's share is encoded with under secure aggregation."""
+        return 2.0 * clipped_sensitivity(self.rho, self.b1, M)
 
     def init(self, problem, network, block, rng):
         check_vertical(problem, self.name)
@@ -305,17 +284,23 @@ class ADMMSharing(Budgeted, AlgorithmBase):
             sens.append(self._sensitivity(D.shape[1], lam, data.n_parties, b1))
         agents = np.asarray(block.agents, dtype=np.int64)
         zeros = np.zeros((block.size, data.n_samples))
+        if self.secure:  # the std of the decoded sum's noise (all parties in it)
+            self._bits(problem)  # the modulus holds every sum (named error before any release)
+            sigma = np.full(block.size, self._sum_noise_std(data.n_samples, data.n_parties)
+                            / self.mechanism.scale(sens[0], data.n_samples))
+        else:
+            sigma = noise_std(self.mechanism, np.asarray(sens), agents)
         state = SharingPartyState(np.zeros((block.size, data.n_features)), zeros, tuple(chol), tuple(factors),
-                                  tuple(dropped), noise_std(self.mechanism, np.asarray(sens), agents), data,
-                                  float(b1) if self._clipping() else None, np.zeros(block.size, dtype=np.int64),
-                                  np.asarray(sens), agents)
-        return state, {"Q": zeros.copy()}
+                                  tuple(dropped), sigma, data, float(b1) if self._clipping() else None,
+                                  np.zeros(block.size, dtype=np.int64), np.asarray(sens), agents)
+        return state, {"Q": zeros.astype(np.int64) if self.secure else zeros.copy()}
 
     def init_coordinator(self, problem, network, rng):
         cd = problem.coordinator_data()
         n = cd.labels.shape[0]
         zeros = np.zeros(n)
-        cstate = SharingCoordinatorState(cd.labels, cd.loss_weight, zeros, zeros.copy(), zeros.copy())
+        scale = self._secure_scale(cd.n_parties) if self.secure else 0.0
+        cstate = SharingCoordinatorState(cd.labels, cd.loss_weight, zeros, zeros.copy(), zeros.copy(), scale)
         return cstate, {"r": zeros.copy(), "y": zeros.copy()}
 
     def step(self, state, inbox, t, rng):
@@ -333,7 +318,10 @@ class ADMMSharing(Budgeted, AlgorithmBase):
             x_m = sla.cho_solve(state.chol[i], -np.asarray(D.T @ (y + rho * v)).ravel())
             o = data.offsets[i]
             x[i, o:o + x_m.shape[0]] = x_m
-            Q[i] = self._share(state, i, D, x_m, y, v, _Party(rng, i))
+            Q[i] = np.asarray(D @ x_m).ravel() if self.secure else self._share(state, i, D, x_m, y, v, _Party(rng, i))
+        if self.secure:  # the noise-free Q_m stays with its party; the sum gets its encoding and noise share
+            out = self.mechanism.privatize(Q, state.sensitivity[0], rng, shares=self.shares(data.n_parties))
+            return replace(state, x=x, Q=Q, clipped=clipped), {"Q": out}
         return replace(state, x=x, Q=Q, clipped=clipped), {"Q": Q}
 
     def _share(self, state, i: int, D, x_m: np.ndarray, y: np.ndarray, v: np.ndarray, party) -> np.ndarray:
@@ -361,7 +349,7 @@ class ADMMSharing(Budgeted, AlgorithmBase):
         return mech.privatize(values, sensitivity, party)
 
     def step_coordinator(self, cstate, inbox, t, rng):
-        s = inbox["Q"].sum(axis=0)
+        s = self.mechanism.decode(inbox["Q"], cstate.scale) if self.secure else inbox["Q"].sum(axis=0)
         z = logistic_prox(s, cstate.y, cstate.labels, cstate.loss_weight, self.rho)
         y = cstate.y + self.rho * (s - z)
         return replace(cstate, z=z, y=y, s=s), {"r": s - z, "y": y}
@@ -369,29 +357,20 @@ class ADMMSharing(Budgeted, AlgorithmBase):
     # --- privacy and scoring ------------------------------------------------------------------------------
     def unenforced(self) -> str | None:
         """Why the releases (with ``epsilon``) are only the paper's claim, or None (guaranteed mode, no epsilon)."""
-        if self.epsilon is None or self._clipping():
-            return None
-        pilot = ("; b1 is read off a non-private pilot run on every party's features and the labels "
-                 "(data-dependent, AMB-V4) and nothing is clipped to it") if self.b1 == "pilot" else ""
-        if self.mode == "paper_precision":
-            return (f"admm_sharing (paper_precision): {_SINGULAR}; S2 Thm 3 models D_m xi as a scalar N(0, sigma^2) "
-                    f"and its C rests on the unenforced b1 and ||(D_m^T D_m)^-1|| = 1/d_m (AMB-V4){pilot}")
-        if self.mode == "variable_isotropic":
-            return (f"admm_sharing (variable_isotropic): xi ~ N(0, sigma^2 I) with sigma from S2 Thm 3's calibration "
-                    f"(the authors' code), but {_SINGULAR}{pilot}")
-        if self.mode == "computed_heuristic":
-            return ("admm_sharing (computed_heuristic): sigma is calibrated with private iterates (||y^t||, "
-                    f"||v_m^t||, the authors' code) and {_SINGULAR}")
-        if self.b1 == "pilot":
-            return ("admm_sharing (output, b1='pilot'): the sensitivity bound b1 is read off a non-private pilot "
-                    "run on every party's features and the labels (data-dependent, AMB-V4); nothing is clipped to "
-                    "it (the private run's iterates exceed it) and S2 Lemma 1's C assumes ||(D_m^T D_m)^-1|| = 1/d_m")
-        return ("admm_sharing (output, clip=False): S2 Lemma 1's sensitivity C assumes ||x||, ||y||, ||z|| <= b1 "
-                "(not enforced: nothing is clipped) and ||(D_m^T D_m)^-1|| = 1/d_m (false in general), so C does "
-                "not bound the real releases")
+        return unenforced_reason(self)
 
     def dp_events(self, state, t):
+        if self.secure:  # the worst case of the calibration (a run declares secure_events instead)
+            M = state.data.n_parties
+            return [self._secure_release(state.Q.shape[1], self.shares(M), M)] * len(state.agents)
         return self.mechanism.releases(state.agents)
+
+    def secure_events(self, t: int, present, problem) -> list:
+        """Round ``t``'s releases: for each party in the sum, the aggregate protected by the shares of the
+        ``n_t - colluding`` honest parties in it; none for a party left out."""
+        present = np.asarray(present, dtype=bool)
+        rel = self._secure_release(problem.n_samples, self._honest(present), present.size)
+        return [rel if p else None for p in present]
 
     def exposures(self) -> list[str]:
         """The labels, readable from ``sign(y)`` by every party in every round (every mode; issue 12)."""
@@ -408,45 +387,8 @@ class ADMMSharing(Budgeted, AlgorithmBase):
     def estimate(self, state):
         return state.x
 
-    def _b1_text(self) -> str:
-        if self.b1 != "pilot":
-            return f"{self.b1}"
-        value = "not yet resolved" if self._pilot_value is None else f"{self._pilot_value:.6g}"
-        return (f"{value} (pilot: {self.b1_safety} x the largest ||x^t||, ||y^t||, ||z^t|| of a non-private run of "
-                f"{self.pilot_rounds} iterations)")
-
     def assumptions(self):
-        out = []
-        if self._clipping():
-            budget = (f"per-release (epsilon={self.epsilon}, delta={self.delta}) of the classical Gaussian mechanism "
-                      "(S2 Thm 3, valid for epsilon <= 1; RDP/PLD for every epsilon)" if self.budget == "round" else
-                      f"a total budget (epsilon={self.epsilon}, delta={self.delta}) per party over {self.rounds} "
-                      "releases, PLD-calibrated noise multiplier")
-            out.append(f"admm_sharing (output, clipped): the party step clips ||y|| <= b1={self.b1} and "
-                       f"||v_m|| <= M b1 (the bounds of S2 Lemma 1's proof, Ass. 2.1), so ||Q_m(D) - Q_m(D')|| <= "
-                       f"C = (1 + M rho) b1 / rho for any two blocks; {budget}. S2 Lemma 1's C (3/(d_m rho)[...]) is not "
-                       "used: it assumes ||(D_m^T D_m)^-1|| = 1/d_m. Clipping changes the iterates whenever "
-                       "||y^t|| > b1 or ||v_m^t|| > M b1 (counted in run_info)")
-        elif self.mode in ("paper_precision", "output") and self.epsilon is not None:
-            out.append(f"admm_sharing ({self.mode}): per-release (epsilon={self.epsilon}, delta={self.delta}) is the "
-                       f"paper's claim: it rests on the sensitivity bound C of S2 Lemma 1 with the ASSUMED bound "
-                       f"b1={self._b1_text()} on ||x||, ||y||, ||z|| (not enforced), ||(D_m^T D_m)^-1|| = 1/d_m and "
-                       "unit-norm rows (S2 Ass. 2.3, not enforced) (AMB-V4, AMB-V5); no differential-privacy "
-                       "guarantee")
-            if self.b1 == "pilot":
-                out.append("admm_sharing: b1 is DATA-DEPENDENT - read off a non-private pilot run that uses every "
-                           "party's features and the labels; the pilot is not private and the paper's claim holds at best only "
-                           "for this value of b1 (AMB-V4)")
-            if self.mode == "paper_precision":
-                out.append("admm_sharing (paper_precision): S2 Thm 3 treats D_m xi as a scalar N(0, sigma^2); "
-                           "it is an N-vector with covariance sigma^2 Pi_m, confined to col(D_m) (AMB-V3)")
-        elif self.mode == "computed_heuristic":
-            out.append("admm_sharing (computed_heuristic): noise calibrated with private iterates; "
-                       "NO differential-privacy guarantee (spec §3.6)")
-        elif self.noise_std > 0 or self.epsilon is not None:
-            out.append(f"admm_sharing ({self.mode}): noise without an a-priori sensitivity bound; "
-                       "no differential-privacy guarantee is claimed")
-        return out
+        return sharing_assumptions(self)
 
 
 def pilot_b1(problem, rho: float = 1.0, rounds: int = 100) -> float:

@@ -12,7 +12,7 @@ that assumption. ``trust="local"`` assumes nothing of anyone."""
 
 from __future__ import annotations
 
-from ..algorithms.dpmm import TRUST
+from ..algorithms._secure import TRUST
 from ..errors import UnknownNameError, ValidationError
 
 __all__ = ["TRUST", "TRUST_CHOICES", "resolve_trust", "check_trust", "trust_params", "trust_report",

@@ -158,7 +158,7 @@ class RayBackend(BackendBase):
         self._silent_out = [{k: np.zeros(np.shape(v), dtype=np.uint64 if k in secure_names else np.asarray(v).dtype)
                              for k, v in out.items()} for out, _ in results]
         if self._specs:  # secure aggregation: each actor draws its agents' secrets; the keys table is all that travels
-            session = session_id(seed, trial, secure)
+            session = self.secure_session = session_id(seed, trial, secure)
             self.secure_keys = np.vstack(self._get([a.secure_setup.remote(self._specs, K, session, secure)
                                                     for a in self._actors], 0))
             self._get([a.secure_agree.remote(self.secure_keys) for a in self._actors], 0)
@@ -203,6 +203,25 @@ class RayBackend(BackendBase):
         return join_outboxes(self._gather(
             lambda i, a: a.secure_remask.remote(t, attempt, present), t,
             lambda i: {s.name: np.zeros((self.blocks[i].size, *s.shape), dtype=np.uint64) for s in self._active(t)}))
+
+    def secure_prepare(self, t: int):
+        """Threshold recovery: every actor's round public keys (K, 32) and encrypted shares (K, K, 32)."""
+        K = self.blocks[0].n_agents
+        parts = self._gather(lambda i, a: a.secure_prepare.remote(t), t,
+                             lambda i: (np.zeros((self.blocks[i].size, 32), dtype=np.uint8),
+                                        np.zeros((self.blocks[i].size, K, 32), dtype=np.uint8)))
+        return np.vstack([p[0] for p in parts]), np.vstack([p[1] for p in parts])
+
+    def secure_receive(self, t: int, table, sealed) -> None:
+        """Threshold recovery: each actor gets the key table and the shares addressed to its agents."""
+        self._gather(lambda i, a: a.secure_receive.remote(t, table, sealed[:, self.blocks[i].agents]), t,
+                     lambda i: None)
+
+    def secure_reveal(self, t: int, present) -> np.ndarray:
+        """Threshold recovery: every actor's shares of the seeds the aggregator needs, (K, K, 16)."""
+        K = self.blocks[0].n_agents
+        return np.vstack(self._gather(lambda i, a: a.secure_reveal.remote(t, present), t,
+                                      lambda i: np.zeros((self.blocks[i].size, K, 16), dtype=np.uint8)))
 
     def report(self) -> dict:
         """Agents lost with their actor in a secure run, and the round it was found dead on."""

@@ -171,7 +171,8 @@ class Worker:
 
     Secure aggregation (issue 27, :mod:`privdist.runtime.secure_round`): ``secure_setup`` gives the block's agents
     their secrets here (from OS entropy in secure mode) and returns their public keys only; ``step`` masks the secure
-    messages before they leave the actor; ``secure_answer``/``secure_remask`` are the block's side of the unmasking.
+    messages before they leave the actor; ``secure_answer``/``secure_remask`` are the block's side of the unmasking,
+    ``secure_prepare``/``secure_receive``/``secure_reveal`` its side of threshold recovery.
     """
 
     def pid(self) -> int:
@@ -216,6 +217,15 @@ class Worker:
 
     def secure_remask(self, t, attempt, present):
         return self._secure.remask(t, attempt, present)
+
+    def secure_prepare(self, t):
+        return self._secure.prepare(t)
+
+    def secure_receive(self, t, table, inbound):
+        self._secure.receive(t, table, inbound)
+
+    def secure_reveal(self, t, present):
+        return self._secure.reveal(t, present)
 
     def events(self, t):
         return list(self.algorithm.dp_events(self.state, t))

@@ -21,7 +21,7 @@ from ..contract import AGENT, BACKEND_MEMBERS, COORDINATOR, Backend
 from .result import RunResult
 from .routing import Router
 from .ray_backend import RayBackend
-from .secure_round import check_dropout, secure_bits, secure_specs, secure_sum
+from .secure_round import check_dropout, prepare_round, protocol_of, secure_bits, secure_specs, secure_sum
 from .simulator import SimulatorBackend
 from .transcript import Transcript
 
@@ -270,9 +270,14 @@ def _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, 
         if not getattr(be, "supports_secure_aggregation", False):
             raise ValidationError(f"{algorithm.name} sends secure-sum messages, which the {be.name!r} backend cannot "
                                   "aggregate; run it on the simulator or the Ray backend")
+        recovery, threshold = protocol_of(algorithm)
         config["secure_aggregation"] = {
             "protocol": "pairwise masks (X25519 + HKDF-SHA256, AES-256 counter-mode masks) mod 2^bits; dropouts "
-                        "recovered from the present parties' answers (privdist.runtime.secagg)",
+                        + ("recovered from the present parties' answers, a retried attempt when one fails after "
+                           "sending (privdist.runtime.secagg)" if recovery == "retry" else
+                           f"recovered by {threshold}-out-of-{K} Shamir sharing of per-round seeds, double masking "
+                           "(privdist.runtime.secagg_threshold)"),
+            "recovery": recovery, "threshold": threshold,
             "bits": secure_bits(secure_msgs), "parties": K,
             "dropout": None if dropout is None else {"rate": dropout.rate, "after_send": dropout.after_send},
             "rounds": secure_rounds}
@@ -331,11 +336,14 @@ def _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, 
     try:
         for t in range(start_round, rounds + 1):
             inbox = router.agent_inbox(agent_out, coord_out, t)
+            if secure_msgs:  # threshold recovery: the round's keys and shares before anything is masked
+                round_keys, keyed = prepare_round(be, algorithm, secure_msgs, t)
             agent_out = yield be, t, inbox
             router.check_outbox(AGENT, agent_out, K, t)
             if secure_msgs:  # masked where the agents run; the aggregator's side of the protocol
                 agent_out, sums, present, extra, info = secure_sum(be, algorithm, secure_msgs, t, agent_out, dropout,
-                                                                   seed, trial)
+                                                                   seed, trial, round_keys)
+                extra = keyed + extra
                 secure_rounds.append({"round": t, **info})
             record.record(t, AGENT, agent_out)
             if secure_msgs:

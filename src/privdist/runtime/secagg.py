@@ -35,6 +35,12 @@ at setup, ``K - 1`` keystreams per party and round); sparse masking graphs (Bell
 round a malicious aggregator needs (Bonawitz et al. §4) are not implemented: the aggregator is assumed to announce one
 ``S`` to everyone.
 
+**Threshold recovery** (``recovery="shamir"``, :mod:`privdist.runtime.secagg_threshold`): the same masking with
+per-round keys, whose seeds every party shares t-out-of-n, so that the aggregator removes the masks of a party that
+failed without a retried attempt. Its shares travel between parties through the aggregator encrypted under the pair
+keys set up here (:meth:`SecAggParties.seal`, :meth:`SecAggParties.open`: AES-256 counter mode over counter blocks
+of attempt :data:`CHANNEL_ATTEMPT`, which no mask uses).
+
 The simulator keeps one :class:`SecAggParties` for all agents (each pair's mask expanded once and added to both ends,
 vectorised); the Ray backend keeps one per actor for the agents it serves, so keys, masks and noise stay in the
 party's process and the driver handles masked vectors and answers only.
@@ -54,11 +60,13 @@ from ..errors import ValidationError
 from .rng import SECAGG_DOMAIN, stream
 
 __all__ = ["SecAggParties", "party_secrets", "session_id", "unmask_sum", "check_bits", "encode", "center",
-           "MAX_BITS", "KEY_BYTES"]
+           "MAX_BITS", "KEY_BYTES", "CHANNEL_ATTEMPT", "self_masks"]
 
 KEY_BYTES = 32
 _INFO = b"privdist-secagg"
 _CHUNK_WORDS = 1 << 22  # pair-mask words expanded at once (32 MB)
+#: The attempt number of the counter blocks that encrypt the shares of threshold recovery (masks use 0, 1, ...).
+CHANNEL_ATTEMPT = 0xFFFFFFFF
 
 
 def _modulus_mask(bits: int) -> np.uint64:
@@ -114,10 +122,15 @@ class _Prg:
 
     def words(self, contexts: list, counters: bytes, dim: int) -> np.ndarray:
         """``PRG`` of every context over ``counters``, shape (len(contexts), dim), uint64 mod q."""
+        return self.raw(contexts, counters, dim) & self.mask
+
+    @staticmethod
+    def raw(contexts: list, counters: bytes, dim: int) -> np.ndarray:
+        """The keystream words of every context over ``counters``, shape (len(contexts), dim), uint64."""
         if not contexts:
             return np.zeros((0, dim), dtype=np.uint64)
         raw = b"".join(c.update(counters) for c in contexts)
-        return np.frombuffer(raw, dtype="<u8").reshape(len(contexts), -1)[:, :dim] & self.mask
+        return np.frombuffer(raw, dtype="<u8").reshape(len(contexts), -1)[:, :dim]
 
 
 def _incidence(row_lo, row_hi, n_rows: int):
@@ -167,9 +180,11 @@ class SecAggParties:
         return np.frombuffer(b"".join(k.public_key().public_bytes(*raw) for k in self._sk),
                              dtype=np.uint8).reshape(len(self._sk), KEY_BYTES).copy()
 
-    def agree(self, table) -> None:
+    def agree(self, table, peers=None) -> None:
         """Derive the pair keys of the block's agents with every other party from the broadcast public-key table
-        (K, 32); a pair inside the block is derived once (both ends would compute the same key)."""
+        (K, 32); a pair inside the block is derived once (both ends would compute the same key). ``peers`` (bool
+        (K,), default all): the parties to derive keys with (a party that advertised no key, an all-zero row, never
+        is: nobody masks with it)."""
         from cryptography.hazmat.primitives import hashes
         from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PublicKey
         from cryptography.hazmat.primitives.kdf.hkdf import HKDF
@@ -177,13 +192,18 @@ class SecAggParties:
         table = np.asarray(table, dtype=np.uint8)
         if table.shape != (self.n_agents, KEY_BYTES):
             raise ValidationError(f"the public-key table must be ({self.n_agents}, {KEY_BYTES}), got {table.shape}")
-        public = [X25519PublicKey.from_public_bytes(table[v].tobytes()) for v in range(self.n_agents)]
+        keyed = table.any(axis=1)
+        peers = keyed & (True if peers is None else np.asarray(peers, dtype=bool))
+        public = [X25519PublicKey.from_public_bytes(table[v].tobytes()) if peers[v] else None
+                  for v in range(self.n_agents)]
         inside = set(self.agents.tolist())
         first, second, contexts = [], [], []
         for i, u in enumerate(self.agents.tolist()):
+            if not keyed[u]:
+                continue
             for v in range(self.n_agents):
-                if v == u or (v in inside and v < u):  # self, or a block pair already derived from v's side
-                    continue
+                if v == u or not peers[v] or (v in inside and v < u and keyed[v] and peers[u]):
+                    continue  # self, no key, or a block pair already derived from v's side
                 lo, hi = min(u, v), max(u, v)
                 info = _INFO + self._session + struct.pack(">II", lo, hi)
                 key = HKDF(algorithm=hashes.SHA256(), length=KEY_BYTES, salt=None, info=info).derive(
@@ -195,6 +215,7 @@ class SecAggParties:
         rows = np.full(self.n_agents, -1, dtype=np.int64)  # block row of an agent, -1 outside the block
         rows[self.agents] = np.arange(len(self.agents))
         self._pairs = (lo, hi, contexts, _incidence(rows[lo], rows[hi], len(self.agents)))
+        self._rows = rows
 
     def _masks(self, t: int, attempt: int, dim: int, own, pairs) -> np.ndarray:
         """Sum per block agent of its own mask (rows ``own``) and of its signed masks of the pairs ``pairs``."""
@@ -216,6 +237,48 @@ class SecAggParties:
         masks = self._masks(t, attempt, values.shape[1], np.arange(len(self.agents)),
                             np.arange(len(self._pairs[0])))
         return (encode(values, self.bits) + masks) & self._prg.mask
+
+    def pair_masks(self, t: int, attempt: int, dim: int, others) -> np.ndarray:
+        """Per block agent, its signed masks with the parties ``others`` (bool (K,)) summed: what the aggregator
+        removes for a party whose round key it rebuilt (:mod:`privdist.runtime.secagg_threshold`)."""
+        lo, hi = self._pairs[0], self._pairs[1]
+        others = np.asarray(others, dtype=bool)
+        return self._masks(t, attempt, dim, [], np.flatnonzero(others[lo] | others[hi]))
+
+    def _directed(self) -> tuple[np.ndarray, np.ndarray]:
+        """For each (block agent, party): the index of their pair (-1 for none) and whether the block agent is the
+        pair's smaller id, both (B, K)."""
+        lo, hi = self._pairs[0], self._pairs[1]
+        index = np.full((len(self.agents), self.n_agents), -1, dtype=np.int64)
+        pairs = np.arange(len(lo))
+        for a, b in ((lo, hi), (hi, lo)):
+            inside = self._rows[a] >= 0
+            index[self._rows[a][inside], b[inside]] = pairs[inside]
+        return index, self.agents[:, None] < np.arange(self.n_agents)[None, :]
+
+    def _channel(self, t: int, nbytes: int, sending: bool) -> np.ndarray:
+        """The keystream of round ``t`` for each (block agent, party) message of ``nbytes`` bytes (a multiple of
+        8): (B, K, nbytes) uint8; the direction is the block agent's to the party (``sending``) or back."""
+        words = nbytes // 8
+        counters = _counters(t, CHANNEL_ATTEMPT, 2 * words)
+        stream = self._prg.raw(self._pairs[2], counters, 2 * words).reshape(-1, 2, words)  # lo->hi, hi->lo
+        index, smaller = self._directed()
+        direction = np.where(smaller == sending, 0, 1)  # the sender is the pair's smaller id: lo->hi
+        out = stream[np.maximum(index, 0), direction]
+        out[index < 0] = 0
+        return out.view(np.uint8).reshape(len(self.agents), self.n_agents, nbytes)
+
+    def seal(self, t: int, plain) -> np.ndarray:
+        """Round ``t``'s messages of the block's agents to every party, (B, K, nbytes) uint8, encrypted under the
+        pair keys (the row's own column is left as it is: it never leaves the party)."""
+        plain = np.asarray(plain, dtype=np.uint8)
+        return plain ^ self._channel(t, plain.shape[2], True)
+
+    def open(self, t: int, sealed) -> np.ndarray:
+        """The messages of round ``t`` addressed to the block's agents, (K senders, B, nbytes) uint8, decrypted:
+        (B, K, nbytes)."""
+        sealed = np.swapaxes(np.asarray(sealed, dtype=np.uint8), 0, 1)
+        return sealed ^ self._channel(t, sealed.shape[2], False)
 
     def unmask(self, t: int, attempt: int, present, dim: int) -> np.ndarray:
         """Step 3 for the block's agents in ``present`` (bool (K,), the set ``S``): ``z_u`` (B, dim) uint64, rows of
@@ -244,3 +307,10 @@ def unmask_sum(masked, answers, present, bits: int) -> np.ndarray:
     y = np.asarray(masked, dtype=np.uint64)[present]
     z = np.asarray(answers, dtype=np.uint64)[present]
     return center(y.sum(axis=0, dtype=np.uint64) - z.sum(axis=0, dtype=np.uint64), bits)
+
+
+def self_masks(keys, t: int, attempt: int, dim: int, bits: int) -> np.ndarray:
+    """``PRG(b; t, a)`` of each self-mask key of ``keys`` (32 bytes each): (len(keys), dim) uint64 mod ``2^bits``
+    (what the aggregator removes for the parties whose self-mask seed it rebuilt)."""
+    prg = _Prg(check_bits(bits))
+    return prg.words([prg.context(bytes(k)) for k in keys], _counters(t, attempt, dim), dim)

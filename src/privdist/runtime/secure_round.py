@@ -19,6 +19,13 @@ declare silent with ``secure_silent(name, t)``, a public schedule) are concatena
 ``(seed, trial, DROPOUT_DOMAIN, attempt, round)``, so a run's failures repeat with its seed. A party that fails is
 left out of that round's sum (its release is none: the ledger records nothing for it); the guarantee of the others is
 recomputed from the parties in the sum (``algorithm.secure_events``).
+
+**Recovery** (the algorithm's ``recovery``): ``"retry"`` (default) is the protocol above: keys once per run, and a
+party that fails after sending costs a retried attempt without it. ``"shamir"`` is threshold recovery
+(:mod:`privdist.runtime.secagg_threshold`): before round ``t`` (:func:`prepare_round`) the parties exchange fresh
+round keys and Shamir shares of their seeds; a party that fails after sending stays in the sum (the aggregator rebuilds
+its self-mask from the others' shares) and one that fails before sending has its pair masks rebuilt, without a retried
+attempt; with fewer than ``threshold`` parties left the round falls back to the retried attempt.
 """
 
 from __future__ import annotations
@@ -27,12 +34,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..contract import Aggregation
+from ..contract import RECOVERIES, Aggregation
 from ..errors import ValidationError
 from .rng import DROPOUT_DOMAIN, stream
 from .secagg import SecAggParties, check_bits, party_secrets, unmask_sum
 
-__all__ = ["Dropout", "PartySide", "secure_specs", "secure_bits", "active_names", "secure_sum", "check_dropout"]
+__all__ = ["Dropout", "PartySide", "secure_specs", "secure_bits", "active_names", "secure_sum", "check_dropout",
+           "prepare_round", "protocol_of"]
+
+def protocol_of(algorithm) -> tuple[str, int | None]:
+    """``(recovery, threshold)`` of the algorithm's secure sums (:data:`~privdist.contract.RECOVERIES`): its
+    ``recovery`` (default ``"retry"``) and, for ``"shamir"``, its ``shamir_threshold``."""
+    recovery = getattr(algorithm, "recovery", "retry")
+    if recovery not in RECOVERIES:
+        raise ValidationError(f"recovery must be one of {RECOVERIES}, got {recovery!r}")
+    return recovery, (int(algorithm.shamir_threshold) if recovery == "shamir" else None)
 
 
 @dataclass(frozen=True)
@@ -119,12 +135,34 @@ class PartySide:
         self.parties = SecAggParties(agents, n_agents, secure_bits(specs), party_secrets(agents, seed, trial, secure),
                                      session)
         self._plain: tuple[int, np.ndarray] | None = None
+        recovery, threshold = protocol_of(algorithm)
+        self._threshold = None
+        if recovery == "shamir":
+            from .secagg_threshold import ThresholdParty
+
+            self._threshold = ThresholdParty(self.parties, seed, trial, secure, session, threshold)
 
     def public_keys(self) -> np.ndarray:
         return self.parties.public_keys()
 
     def agree(self, table) -> None:
         self.parties.agree(table)
+
+    def _masking(self, t: int) -> SecAggParties:
+        """The keys round ``t`` masks with: the run's (retry) or the round's (threshold recovery)."""
+        return self.parties if self._threshold is None else self._threshold.masking(t)
+
+    def prepare(self, t: int):
+        """Threshold recovery, before round ``t``: the round's public keys and encrypted shares of the block."""
+        return self._threshold.prepare(t)
+
+    def receive(self, t: int, table, inbound) -> None:
+        """Threshold recovery: the round's public-key table and the encrypted shares addressed to the block."""
+        self._threshold.receive(t, table, inbound)
+
+    def reveal(self, t: int, present) -> np.ndarray:
+        """Threshold recovery: the block's shares of the seeds the aggregator needs (``present``: the set ``S``)."""
+        return self._threshold.reveal(t, present)
 
     def mask_outbox(self, t: int, out: dict) -> dict:
         """The step's outbox with its active secure messages masked (attempt 0); silent ones zero (uint64 too)."""
@@ -141,7 +179,7 @@ class PartySide:
             return out
         plain = _concat(out, names).astype(np.int64)
         self._plain = (t, plain)
-        out.update(_split(self.parties.mask(t, 0, plain), names, self.shapes))
+        out.update(_split(self._masking(t).mask(t, 0, plain), names, self.shapes))
         return out
 
     def _round_plain(self, t: int) -> np.ndarray:
@@ -153,13 +191,13 @@ class PartySide:
         """Attempt ``attempt`` of round ``t``: the same integer vectors under fresh masks, rows outside ``present``
         (bool (K,)) zero."""
         plain = self._round_plain(t)
-        masked = self.parties.mask(t, attempt, plain)
+        masked = self._masking(t).mask(t, attempt, plain)
         masked[~np.asarray(present, dtype=bool)[self.parties.agents]] = 0
         return _split(masked, active_names(self.algorithm, self.specs, t), self.shapes)
 
     def answer(self, t: int, attempt: int, present) -> np.ndarray:
         """Step 3 of the protocol for the block's agents in ``present``: (B, D) uint64, other rows zero."""
-        return self.parties.unmask(t, attempt, present, self._round_plain(t).shape[1])
+        return self._masking(t).unmask(t, attempt, present, self._round_plain(t).shape[1])
 
 
 def _lost(be, K: int) -> np.ndarray:
@@ -168,15 +206,29 @@ def _lost(be, K: int) -> np.ndarray:
     return np.zeros(K, dtype=bool) if lost is None else np.asarray(lost(), dtype=bool)
 
 
-def secure_sum(be, algorithm, specs, t: int, agent_out: dict, dropout: Dropout | None, seed: int, trial: int):
-    """The aggregator's side of round ``t`` (module docstring).
+def prepare_round(be, algorithm, specs, t: int):
+    """Threshold recovery, before round ``t`` with active secure messages: the parties' round public keys and
+    encrypted shares, gathered and forwarded (:mod:`privdist.runtime.secagg_threshold`). Returns the round's key
+    table (K, 32) (the aggregator keeps it to check what it rebuilds) and the records for the transcript, or
+    ``(None, [])`` (retry recovery, or a round without a secure message)."""
+    if protocol_of(algorithm)[0] != "shamir" or not active_names(algorithm, specs, t):
+        return None, []
+    table, sealed = be.secure_prepare(t)
+    be.secure_receive(t, table, sealed)
+    return table, [{"secagg.round_keys": table}]  # the shares (drawn from OS entropy by pycryptodome) are not kept
+
+
+def secure_sum(be, algorithm, specs, t: int, agent_out: dict, dropout: Dropout | None, seed: int, trial: int,
+               round_keys=None):
+    """The aggregator's side of round ``t`` (module docstring); ``round_keys``: the round's public keys under
+    threshold recovery (:func:`prepare_round`).
 
     Returns:
         ``(arrived, sums, present, records, info)``: the agent outbox as it arrived (absent parties' secure rows
         zero), the sums of the secure messages (centred integers, the message shapes), the parties in them (bool
-        (K,)), further ``{name: array}`` outboxes that crossed the network (retried masks, answers) for the
-        transcript, and ``{"present": n, "attempts": a, "absent": [ids left out]}`` (public: the aggregator
-        announces who is in the sum).
+        (K,)), further ``{name: array}`` outboxes that crossed the network (retried masks, answers, rebuilt seeds)
+        for the transcript, and ``{"present": n, "attempts": a, "absent": [ids left out]}`` (public: the aggregator
+        announces who is in the sum; under threshold recovery also what it rebuilt).
     """
     K = next(iter(agent_out.values())).shape[0]
     shapes = {s.name: tuple(s.shape) for s in specs}
@@ -192,8 +244,26 @@ def secure_sum(be, algorithm, specs, t: int, agent_out: dict, dropout: Dropout |
     masked = {n: np.where(present.reshape(-1, *[1] * len(shapes[n])), agent_out[n], 0).astype(np.uint64)
               for n in names}
     arrived.update(masked)
-    records, attempt = [], 0
-    while True:
+    records, attempt, info, flat = [], 0, {}, None
+    if round_keys is not None:  # threshold recovery: attempt 0 ends with the revealed shares
+        fails = dropout.failures(seed, trial, t, 0, K)[1] if dropout is not None else np.zeros(K, bool)
+        revealed = be.secure_reveal(t, present)
+        answered = present & ~fails & ~_lost(be, K)
+        from .secagg_threshold import recover
+
+        total = _concat(masked, names)[present].sum(axis=0, dtype=np.uint64)
+        out = recover(total, present, answered, revealed, round_keys, protocol_of(algorithm)[1],
+                      be.secure_session, t, bits)
+        if out is not None:
+            flat, rebuilt = out
+            records.append({"secagg.rebuilt_seeds@attempt0": rebuilt["seeds"]})
+            info["recovered"] = {"self_masks": len(rebuilt["rebuilt_self"]),
+                                 "pair_masks_of": rebuilt["rebuilt_pairwise"],
+                                 "unanswered": np.flatnonzero(present & ~answered).tolist()}
+        else:  # fewer than the threshold left: nothing can be rebuilt; retry among those who answered
+            info["recovered"] = None
+            present, attempt = answered, 1
+    while flat is None:
         if attempt:
             masked = be.secure_remask(t, attempt, present)
             if _lost(be, K)[present].any():  # died before resending: this attempt is dropped like a failed answer
@@ -208,11 +278,11 @@ def secure_sum(be, algorithm, specs, t: int, agent_out: dict, dropout: Dropout |
         records.append({f"secagg.answer@attempt{attempt}": answers})
         if np.array_equal(answered, present) or not answered.any():
             present = answered
+            flat = unmask_sum(_concat(masked, names), answers, present, bits) if present.any() else \
+                np.zeros(sum(int(np.prod(shapes[n])) for n in names), dtype=np.int64)
             break
         present, attempt = answered, attempt + 1
-    flat = unmask_sum(_concat(masked, names), answers, present, bits) if present.any() else \
-        np.zeros(sum(int(np.prod(shapes[n])) for n in names), dtype=np.int64)
     sums = {s.name: np.zeros(s.shape, dtype=np.int64) for s in specs}
     sums.update(_split(flat, names, shapes))
     return arrived, sums, present, records, {"present": int(present.sum()), "attempts": attempt + 1,
-                                             "absent": np.flatnonzero(~present).tolist()}
+                                             "absent": np.flatnonzero(~present).tolist(), **info}

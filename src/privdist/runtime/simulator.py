@@ -71,8 +71,8 @@ class SimulatorBackend(BackendBase):
         specs = secure_specs(algorithm.messages(problem, network))
         self._secure = None
         if specs:  # the setup of secure aggregation: keys advertised, the table broadcast, pair keys agreed
-            self._secure = PartySide(algorithm, specs, np.arange(K), K, seed, trial, secure,
-                                     session_id(seed, trial, secure))
+            self.secure_session = session_id(seed, trial, secure)
+            self._secure = PartySide(algorithm, specs, np.arange(K), K, seed, trial, secure, self.secure_session)
             self.secure_keys = self._secure.public_keys()
             self._secure.agree(self.secure_keys)
         return join_outboxes(outs), cout
@@ -100,6 +100,18 @@ class SimulatorBackend(BackendBase):
     def secure_remask(self, t: int, attempt: int, present) -> dict:
         """The present agents' secure messages of round ``t`` under the masks of ``attempt``."""
         return self._secure.remask(t, attempt, present)
+
+    def secure_prepare(self, t: int):
+        """Threshold recovery: the round's public keys (K, 32) and encrypted shares (K, K, 32) of every agent."""
+        return self._secure.prepare(t)
+
+    def secure_receive(self, t: int, table, sealed) -> None:
+        """Threshold recovery: the round's key table and the encrypted shares, delivered."""
+        self._secure.receive(t, table, sealed)
+
+    def secure_reveal(self, t: int, present) -> np.ndarray:
+        """Threshold recovery: every agent's shares of the seeds the aggregator needs, (K, K, 16)."""
+        return self._secure.reveal(t, present)
 
     def step_coordinator(self, t: int, inbox):
         self.cstate, out = self.algorithm.step_coordinator(self.cstate, inbox, t, self._coord_streams(t))
