@@ -126,3 +126,26 @@ def test_cli_vertical_csv_end_to_end(tmp_path, capsys):
     assert model.data["coef"] is None and model.coef.shape == (4,)  # the release holds no coefficient block
     assert main(["fit", str(tmp_path / "v.csv"), "--target", "label", "--feature-groups", "age;visits,score",
                  "--epsilon", "1", "--delta", "1e-5"]) == 2  # 'income' in no group: a named error, exit 2
+
+
+def test_vertical_secure_aggregation_composes_with_the_range_step():
+    """trust='secure_aggregation': the coordinator's sum through secure aggregation, one Skellam noise calibrated on
+    the whole budget composed with the parties' range releases (prior); the default 'auto' stays local."""
+    import warnings
+
+    from privdist.learn import SharedFeatureLogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 4)) * [1, 100, 0.01, 10]
+    y = (X @ [1, 0.01, 100, 0.1] > 0).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sec = SharedFeatureLogisticRegression(n_parties=2, rounds=10, random_state=0,
+                                              trust="secure_aggregation").fit(X, y)
+        auto = SharedFeatureLogisticRegression(n_parties=2, rounds=10, random_state=0).fit(X, y)
+    rep = sec.privacy_report_
+    assert rep["trust"]["model"] == "secure_aggregation" and auto.privacy_report_["trust"]["model"] == "local"
+    assert any(s["step"] == "scale_by_dp_ranges" for s in rep["preprocessing"])
+    assert rep["epsilon"] == pytest.approx(1.0, rel=1e-3)
+    with pytest.raises(Exception, match="trust"):
+        SharedFeatureLogisticRegression(trust="gossip").fit(X, y)

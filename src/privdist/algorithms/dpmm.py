@@ -123,8 +123,8 @@ class DPMM(SecureSum, Budgeted, AlgorithmBase):
             (:mod:`privdist.algorithms._secure`).
         prior: secure aggregation: releases each party made before the run (the estimators' DP range step; a
             Gaussian noise multiplier or a Skellam ``(variance, l2, l1)``,
-            :func:`~privdist.privacy.distributed.check_prior`) that the total budget also covers; the Skellam noise is calibrated so that
-            their composition with the run's releases is the budget.
+            :func:`~privdist.privacy.distributed.check_prior`) that the total budget also covers; the Skellam noise
+            is calibrated so that their composition with the run's releases is the budget.
         runs: secure aggregation: the budget covers this many runs with the same releases (one-vs-rest's classes,
             :mod:`privdist.learn.multiclass`); the Skellam noise is calibrated on their joint RDP composition.
     """

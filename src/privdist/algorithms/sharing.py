@@ -79,6 +79,7 @@ from .._checks import check_int, check_nonnegative, check_positive, check_probab
 from ..errors import SecureAggregationUnavailableError, ValidationError
 from ..privacy import gaussian_mechanism
 from ..privacy.declared import Perturbation, noise_std
+from ..privacy.distributed import check_prior
 from ..privacy.sharing_calibration import clipped_sensitivity, computed_sensitivity, sharing_sensitivity
 from ..contract import Aggregation, MessageSpec
 from ._secure import SecureSum, sum_range
@@ -125,6 +126,9 @@ class ADMMSharing(SecureSum, Budgeted, AlgorithmBase):
         recovery, threshold: secure aggregation: dropout recovery, ``"retry"`` (default) or ``"shamir"``
             (threshold secret sharing, ``threshold`` shares rebuild a seed; default ``colluding + 1``)
             (:mod:`privdist.algorithms._secure`).
+        prior: secure aggregation: releases each party made before the run (the vertical estimator's DP range
+            step, :func:`~privdist.privacy.distributed.check_prior`) that the total budget also covers: the Skellam
+            noise is calibrated on their composition with the run's releases.
 
     Raises:
         ValidationError: bad values, unknown mode, ``epsilon`` without ``b1``, ``b1`` a string other than
@@ -149,6 +153,7 @@ class ADMMSharing(SecureSum, Budgeted, AlgorithmBase):
     bits: int | None = None
     recovery: str = "retry"
     threshold: int | None = None
+    prior: tuple = ()
     name: ClassVar[str] = "admm_sharing"
     has_coordinator: ClassVar[bool] = True
 
@@ -183,6 +188,10 @@ class ADMMSharing(SecureSum, Budgeted, AlgorithmBase):
                           "it is NOT differentially private (spec §3.6)", stacklevel=3)
         self._check_budget()
         self._check_trust()
+        object.__setattr__(self, "prior", check_prior(self.prior))
+        if self.prior and self.trust != "secure_aggregation":
+            raise ValidationError("admm_sharing: prior releases are composed into the Skellam calibration of "
+                                  "trust='secure_aggregation' (with trust='local', split the budget instead)")
         if self.trust == "secure_aggregation" and (self.noise_std > 0 if self.epsilon is None else
                                                    not self._clipping()):
             raise SecureAggregationUnavailableError(
@@ -202,7 +211,7 @@ class ADMMSharing(SecureSum, Budgeted, AlgorithmBase):
         :meth:`unenforced`), the :class:`~privdist.privacy.declared.Perturbation` of ``noise_std`` (no ``epsilon``:
         no sensitivity analysis, released in the clear), or :class:`~privdist.privacy.Identity`."""
         if self.secure:
-            return self._skellam([(self.rounds or 1, 1)])
+            return self._skellam([(self.rounds or 1, 1)], self.prior)
         if self.epsilon is None and self.noise_std > 0:  # a noise level without a sensitivity bound: no DP claim
             where = "" if self.mode == "output" else " (noise confined to col(D_m))"
             return Perturbation(self.noise_std, f"admm_sharing ({self.mode}): shared vectors Q_m sent with noise of "

@@ -23,17 +23,20 @@ TRUST_CHOICES = ("auto",) + TRUST
 
 
 def resolve_trust(algorithm: str, trust, epsilon) -> str:
-    """``trust`` with ``"auto"`` resolved: secure aggregation for dpmm with noise, local otherwise."""
+    """``trust`` with ``"auto"`` resolved: secure aggregation for dpmm with noise, local otherwise (also for the
+    vertical estimator's admm_sharing: on Adult with 3 parties, total epsilon 1, 3 draws, secure 0.826 against
+    local 0.830, since hiding a party's own share doubles the sensitivity)."""
     if trust != "auto":
         return trust
     return "secure_aggregation" if algorithm == "dpmm" and epsilon is not None else "local"
 
 
 def check_trust(algorithm: str, trust) -> str:
-    """A trust model the algorithm supports (named errors otherwise): secure aggregation is dpmm's."""
+    """A trust model the algorithm supports (named errors otherwise): secure aggregation is dpmm's (the horizontal
+    estimators) and admm_sharing's (the vertical one)."""
     if not isinstance(trust, str) or trust not in TRUST_CHOICES:
         raise UnknownNameError("trust", str(trust), TRUST_CHOICES)
-    if trust == "secure_aggregation" and algorithm != "dpmm":
+    if trust == "secure_aggregation" and algorithm not in ("dpmm", "admm_sharing"):
         raise ValidationError(f"trust='secure_aggregation' is available with algorithm='dpmm' (its sums are what "
                               f"secure aggregation adds up), got algorithm={algorithm!r}")
     return trust

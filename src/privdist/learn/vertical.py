@@ -76,6 +76,12 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         range_share: Share of each party's total budget spent by the DP range step, in (0, 1).
         secure: Draw the noise from fresh OS entropy (never recorded). Default True.
         random_state: Research reproducibility: seeds the noise; switches ``secure`` off and warns.
+        trust: ``"auto"`` (default: ``"local"``, measured better here: :func:`privdist.learn.trust.resolve_trust`),
+            ``"local"`` or ``"secure_aggregation"``:
+            the coordinator's sum of the shares through secure aggregation with distributed Skellam noise
+            (:mod:`privdist.algorithms.sharing`; a party's own noise-free share is then hidden state, so the
+            sensitivity doubles, and the noise is central rather than one per party); calibrated on the whole budget
+            composed with the range releases (``prior``).
 
     Attributes:
         coef_, intercept_: The model on ``X``'s columns (concatenation of the parties' blocks).
@@ -96,7 +102,7 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def __init__(self, epsilon=1.0, delta=1e-5, n_parties=3, feature_groups=None, rounds=50, rho=1.0, b1=1.0,
                  alpha=1e-3, fit_intercept=True, scale="dp", bounds=None, range_share=0.1, secure=True,
-                 random_state=None):
+                 random_state=None, trust="auto"):
         self.epsilon = epsilon
         self.delta = delta
         self.n_parties = n_parties
@@ -111,12 +117,16 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         self.range_share = range_share
         self.secure = secure
         self.random_state = random_state
+        self.trust = trust
 
     def __sklearn_tags__(self):
         return binary_classifier_tags(super().__sklearn_tags__())
 
     def _check_params(self):
+        from .trust import check_trust
+
         check_budget_and_counts(self, ("rounds", "n_parties"))
+        check_trust("admm_sharing", self.trust)
         for name in ("rho", "b1"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not 0 < value < np.inf:
@@ -137,6 +147,7 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         from ..runtime import run
         from .budget import total_budget_params
         from .ranges import fit_ranges_vertical
+        from .trust import resolve_trust
 
         X, y = _validate_data(self, X, y, accept_sparse="csr")
         y_pm = binary_labels(self, y)
@@ -153,7 +164,13 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         problem = VerticalProblem([Z[:, g] for g in groups], y_pm, float(self.alpha), "sum",
                                   bias=bool(self.fit_intercept))
         M = len(groups)
-        params = total_budget_params("admm_sharing", ranges.epsilon, ranges.delta, int(self.rounds))
+        secure_sum = self.epsilon is not None and resolve_trust("admm_sharing", self.trust, self.epsilon) != "local"
+        if secure_sum:  # one Skellam calibration of the whole budget, composed with the range releases
+            params = {**total_budget_params("admm_sharing", self.epsilon, self.delta, int(self.rounds)),
+                      "trust": "secure_aggregation",
+                      "prior": (min(ranges.noise_multipliers.values()),) if ranges.noise_multipliers else ()}
+        else:
+            params = total_budget_params("admm_sharing", ranges.epsilon, ranges.delta, int(self.rounds))
         if self.epsilon is not None:
             params["b1"] = float(self.b1)
         algo = ADMMSharing(rho=float(self.rho), **params)
@@ -189,6 +206,10 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         rep["clipping"] = {k: v for k, v in info.items() if k != "clipped_rounds_per_party"}
         self.clipping_ = info
         rep["b1"] = float(self.b1) if self.epsilon is not None else None
+        rep["trust"] = ({"model": "secure_aggregation", "parties": M, "colluding": algo.colluding,
+                         "assumes": algo._trust_assumption()} if secure_sum else
+                        {"model": "local", "assumes": "each party's shares carry all the noise its own sensitivity "
+                                                      "needs; the coordinator may see every message"})
         self.privacy_report_ = rep
         if self.epsilon is not None:
             warn_if_majority(self, X, y_pm, "")
