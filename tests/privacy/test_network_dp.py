@@ -67,13 +67,17 @@ def _alphas(T):
 
 
 # ----------------------------------------------------------------------------------------------- exactness
-@pytest.mark.parametrize("case", ["ring", "regular", "timevarying", "dpadmm"])
+@pytest.mark.parametrize("case", ["ring", "regular", "separable", "timevarying", "dpadmm"])
 def test_matches_the_brute_force_semidefinite_value(case):
+    """``separable``: one noise multiplier per agent on a static graph, the lag recursion's case."""
     rng = np.random.default_rng(1)
     if case == "ring":
         N, T = 6, 4
         protocol = gossip_protocol("g", ring(N), T, np.outer(_alphas(T), np.ones(N)))
     elif case == "regular":
+        N, T = 8, 4
+        protocol = gossip_protocol("g", random_regular(N, 3, rng), T, np.outer(_alphas(T), rng.uniform(0.5, 2, N)))
+    elif case == "separable":
         N, T = 8, 4
         protocol = gossip_protocol("g", random_regular(N, 3, rng), T, np.outer(_alphas(T), rng.uniform(0.5, 2, N)))
     elif case == "timevarying":
@@ -85,7 +89,7 @@ def test_matches_the_brute_force_semidefinite_value(case):
         problem = HorizontalERM([(rng.standard_normal((5, 2)), rng.standard_normal(5)) for _ in range(N)],
                                 make_loss("squared"), make_regularizer("l2"), 0.0)
         protocol = dpadmm_protocol(DPADMM(rho=1.3, eta0=0.7), problem, complete(N), T)
-    z = rng.uniform(0.5, 2.0, (T, N))
+    z = np.tile(rng.uniform(0.5, 2.0, N), (T, 1)) if case == "separable" else rng.uniform(0.5, 2.0, (T, N))
     observers = [0, 2] + ([N] if protocol.has_coordinator else [])
     got = pairwise_mu(protocol, z, observers)
     for o, observer in enumerate(observers):
