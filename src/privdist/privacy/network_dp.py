@@ -28,6 +28,11 @@ the worst case over every per-round contribution of the model's dimension (:func
 ``mu``-GDP (Balle & Wang 2018; the formula of dp-accounting's ``get_epsilon_gaussian``, vectorised here and
 checked against it in the tests; the summaries call dp-accounting itself).
 
+**Computation.** Per observer set, ``G`` and its Cholesky factor, then every target's ``M`` from the whitened
+columns; :mod:`privdist.privacy.innovations` gives both by recursions over rounds (a lag Gram for time-invariant
+protocols with separable noise, the closed-loop adjoint for the whitening) instead of the dense blocks of ``B``;
+a singular ``G`` (a message that is a function of earlier ones) falls back to a pivoted factor.
+
 **Assumption privdist cannot enforce.** The model treats every other agent's contribution as fixed (known to the
 observer, independent of the target's data), as Muffliato (Cyffers et al. 2022, §4) and the matrix-factorization
 analysis of decentralized learning (Bellet et al. 2025) do. It is exact for protocols whose contributions depend on
@@ -165,8 +170,10 @@ def pairwise_mu(protocol: LinearProtocol, z: np.ndarray, observers: Sequence, *,
 
     Returns:
         ``{"mu": (n_obs, N), "mu_lower": (n_obs, N), "sdp": (n_obs, N) bool, "local_mu": (N,), "rank": int,
-        "view_rows": [m per observer], "seconds": [per observer]}``; ``mu`` is NaN where the target is in the
-        observer set, ``inf`` where a target's noiseless release reaches the view.
+        "view_rows": [m per observer], "seconds": [per observer], "phase_seconds": {"covariance", "whitening",
+        "fisher", "worst_case"}}`` (the phases: ``G`` and its factor, the whitened columns, the ``T x T``
+        matrices ``M``, their worst case over the balls); ``mu`` is NaN where the target is in the observer set,
+        ``inf`` where a target's noiseless release reaches the view.
 
     Raises:
         ShapeMismatchError: ``z`` is not ``(T, N)``.
@@ -181,7 +188,8 @@ def pairwise_mu(protocol: LinearProtocol, z: np.ndarray, observers: Sequence, *,
     sigma_all = z * protocol.sensitivity
     out = {k: np.full((len(observers), N), np.nan) for k in ("mu", "mu_lower")}
     out["sdp"] = np.zeros((len(observers), N), dtype=bool)
-    out.update(local_mu=local, view_rows=[], seconds=[], rank=0)
+    out.update(local_mu=local, view_rows=[], seconds=[], rank=0,
+               phase_seconds=dict.fromkeys(("covariance", "whitening", "fisher", "worst_case"), 0.0))
     buffers: dict = {}  # the whitened columns' buffer, reused across observers with the same rows per round
     with threadpool_limits(limits=threads, user_api="blas"):
         for o, observer in enumerate(observers):
@@ -189,15 +197,11 @@ def pairwise_mu(protocol: LinearProtocol, z: np.ndarray, observers: Sequence, *,
     return out
 
 
-def _one_observer(protocol, observer, sigma_all, r, local, out, o, chunk, buffers) -> None:
-    """Row ``o`` of :func:`pairwise_mu`'s output: every target against one observer set. ``G`` comes from the lag
-    recursion when the protocol allows it, else from the blocks of ``B``; the whitened columns from the
-    closed-loop recursion (:mod:`.innovations`), or from a triangular solve when ``G`` is singular."""
-    T, N = protocol.rounds, protocol.n_agents
+def _whitening(protocol, members, sigma, r, buffers, phases):
+    """``(G, L, kept, X, view)`` of one observer set: ``G`` from the lag recursion when the protocol allows it,
+    else from the blocks of ``B`` (``view``); ``X``, the whitened columns in the ball's units, from the closed-loop
+    recursion (:mod:`.innovations`) when ``G`` is non-singular (else None: the pivoted solve per chunk)."""
     t0 = time.perf_counter()
-    members = observer_ids(protocol, observer)
-    sigma = sigma_all.copy()
-    sigma[:, members[members < N]] = 0.0  # the observer knows its own inputs
     finite = np.isfinite(r)
     rows = observed_rows(protocol, members)
     G = lag_covariance(protocol, rows, sigma) if finite.all() else None
@@ -206,25 +210,42 @@ def _one_observer(protocol, observer, sigma_all, r, local, out, o, chunk, buffer
         view = observer_view(protocol, members)
         G = _view_covariance(view, sigma)
     L, kept = _factor(G)
+    t1 = time.perf_counter()
     X = None
     if L is not None and kept is None:
         J, info = lapack.dtrtri(L, lower=1)
         if info != 0:  # pragma: no cover - a non-singular triangular factor always inverts
             raise ValidationError(f"triangular inverse failed (info={info})")
-        # the target's inputs in units of its ball: sigma * r = Delta, its sensitivity
-        key = tuple(q.shape[0] for q in rows)
+        key = tuple(q.shape[0] for q in rows)  # the buffer's zero pattern: the rows per round
         buf = buffers.pop(key, None)
         buffers.clear()
+        # the target's inputs in units of its ball: sigma * r = Delta, its sensitivity
         X = buffers[key] = whitened_columns(protocol, rows, J, np.where(finite, sigma * np.where(finite, r, 0.0), 0.0),
                                             out=buf)
     elif kept is not None and view is None:
         view = observer_view(protocol, members)
+    phases["covariance"] += t1 - t0
+    phases["whitening"] += time.perf_counter() - t1
+    return G, L, kept, X, view
+
+
+def _one_observer(protocol, observer, sigma_all, r, local, out, o, chunk, buffers) -> None:
+    """Row ``o`` of :func:`pairwise_mu`'s output: every target against one observer set."""
+    T, N = protocol.rounds, protocol.n_agents
+    t0 = time.perf_counter()
+    phases = out["phase_seconds"]
+    members = observer_ids(protocol, observer)
+    sigma = sigma_all.copy()
+    sigma[:, members[members < N]] = 0.0  # the observer knows its own inputs
+    finite = np.isfinite(r)
+    G, L, kept, X, view = _whitening(protocol, members, sigma, r, buffers, phases)
     for j0 in range(0, N, chunk):  # chunks of agent ids (slices of X), the members dropped
         ids = np.arange(j0, min(N, j0 + chunk))
         is_target = ~np.isin(ids, members)
         tj = ids[is_target]
         if not tj.size:
             continue
+        t1 = time.perf_counter()
         rr = np.where(finite[:, tj], r[:, tj], 0.0).T
         if L is None:
             M = np.zeros((tj.size, T, T))
@@ -233,7 +254,10 @@ def _one_observer(protocol, observer, sigma_all, r, local, out, o, chunk, buffer
         else:
             M = fisher_matrices(_whitened_pivoted(view, L, kept, np.where(finite, sigma, 0.0), tj))
             M *= rr[:, :, None] * rr[:, None, :]
+        t2 = time.perf_counter()
         res = ball_quadratic_max(M)
+        phases["fisher"] += t2 - t1
+        phases["worst_case"] += time.perf_counter() - t2
         mu2 = np.minimum(res["upper"], local[tj] ** 2)
         noiseless = np.zeros(tj.size, dtype=bool) if view is None or finite.all() else _noiseless_seen(view, r, tj)
         out["mu"][o, tj] = np.where(noiseless, np.inf, np.sqrt(mu2))

@@ -120,7 +120,7 @@ def pairwise_report(protocol: LinearProtocol, ledger: PrivacyLedger, delta: floa
     Returns:
         ``{"model", "status": "model", "threat_model", "assumptions", "delta", "observers", "mu", "epsilon",
         "local": {"mu", "epsilon"}, "bound", "summary", "by_distance", "by_distance_common", "view_rows",
-        "seconds"}`` (matrices as
+        "phase_seconds", "seconds"}`` (matrices as
         lists, ``None`` on the diagonal); ``status`` is ``"model"`` because the per-pair numbers rest on the
         model's assumptions (``assumptions``), unlike the local-DP guarantee.
 
@@ -160,4 +160,5 @@ def pairwise_report(protocol: LinearProtocol, ledger: PrivacyLedger, delta: floa
                       "rank": int(res["rank"])},
             "summary": _summary(mu[pair], np.broadcast_to(local_mu, mu.shape)[pair], ratio[pair], delta),
             "by_distance": by_distance, "by_distance_common": by_common, "view_rows": list(res["view_rows"]),
+            "phase_seconds": dict(res["phase_seconds"]),
             "seconds": time.perf_counter() - t0}
