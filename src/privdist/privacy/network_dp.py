@@ -198,12 +198,14 @@ def pairwise_mu(protocol: LinearProtocol, z: np.ndarray, observers: Sequence, *,
 
 
 def _whitening(protocol, members, sigma, r, buffers, phases):
-    """``(G, L, kept, X, view)`` of one observer set: ``G`` from the lag recursion when the protocol allows it,
-    else from the blocks of ``B`` (``view``); ``X``, the whitened columns in the ball's units, from the closed-loop
-    recursion (:mod:`.innovations`) when ``G`` is non-singular (else None: the pivoted solve per chunk)."""
+    """``(G, L, kept, X, view, first_rows)`` of one observer set: ``G`` from the lag recursion when the protocol
+    allows it, else from the blocks of ``B`` (``view``); ``X``, the whitened columns in the ball's units, from the
+    closed-loop recursion (:mod:`.innovations`) when ``G`` is non-singular (else None: the pivoted solve per chunk);
+    ``first_rows``: the first message row of each round."""
     t0 = time.perf_counter()
     finite = np.isfinite(r)
     rows = observed_rows(protocol, members)
+    first_rows = np.cumsum([0] + [q.shape[0] for q in rows])[:-1]
     G = lag_covariance(protocol, rows, sigma) if finite.all() else None
     view = None
     if G is None:
@@ -226,7 +228,7 @@ def _whitening(protocol, members, sigma, r, buffers, phases):
         view = observer_view(protocol, members)
     phases["covariance"] += t1 - t0
     phases["whitening"] += time.perf_counter() - t1
-    return G, L, kept, X, view
+    return G, L, kept, X, view, first_rows
 
 
 def _one_observer(protocol, observer, sigma_all, r, local, out, o, chunk, buffers) -> None:
@@ -238,7 +240,7 @@ def _one_observer(protocol, observer, sigma_all, r, local, out, o, chunk, buffer
     sigma = sigma_all.copy()
     sigma[:, members[members < N]] = 0.0  # the observer knows its own inputs
     finite = np.isfinite(r)
-    G, L, kept, X, view = _whitening(protocol, members, sigma, r, buffers, phases)
+    G, L, kept, X, view, first_rows = _whitening(protocol, members, sigma, r, buffers, phases)
     for j0 in range(0, N, chunk):  # chunks of agent ids (slices of X), the members dropped
         ids = np.arange(j0, min(N, j0 + chunk))
         is_target = ~np.isin(ids, members)
@@ -250,7 +252,7 @@ def _one_observer(protocol, observer, sigma_all, r, local, out, o, chunk, buffer
         if L is None:
             M = np.zeros((tj.size, T, T))
         elif X is not None:
-            M = fisher_matrices(X[j0:j0 + ids.size])[is_target]
+            M = fisher_matrices(X[j0:j0 + ids.size], first_rows)[is_target]
         else:
             M = fisher_matrices(_whitened_pivoted(view, L, kept, np.where(finite, sigma, 0.0), tj))
             M *= rr[:, :, None] * rr[:, None, :]
