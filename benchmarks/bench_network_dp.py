@@ -73,7 +73,9 @@ def run_benchmark(observers: int = 1000) -> dict:
                     "phase_seconds": sec["phase_seconds"], "view_rows_per_observer": sorted(set(sec["view_rows"])),
                     "peak_rss_gb": _peak_gb(), "load_average_before": load_before,
                     "load_average_after": os.getloadavg(), "local_epsilon": sec["summary"]["local_epsilon"],
-                    "by_distance": _profile(sec), "sdp_pairs": sec["bound"]["sdp_pairs"],
+                    "by_distance": _profile(sec),
+                    "by_distance_common": [d for d in _profile(sec, "by_distance_common") if d["distance"] <= 2],
+                    "sdp_pairs": sec["bound"]["sdp_pairs"],
                     "max_relative_gap": sec["bound"]["max_relative_gap"]}
     out["done_when"] = []
     for degree in (4, 3, 6, 8):
