@@ -6,9 +6,9 @@ epsilon matrices (rows: observers, columns: target agents), each target's local-
 releases, observed in full), min / median / max over pairs, and the same statistics by hop distance between observer
 and target in the protocol's communication graph, with the ratio local / pair, and by hop distance and number of
 *common neighbours* (parties adjacent to both the target and a member of the observer set: for one observer, the
-paths of length 2 between them). The common neighbours explain the spread at distance 2: each is a path by which
-the target's contribution reaches the observer one round later, mixed with one party's noise, so pairs with two
-common neighbours learn more than pairs with one. Medians are lower medians (the value of an actual pair); the
+paths of length 2 between them). The common neighbours explain the spread at distance 2: each forwards the
+target's message to the observer one round later through its own noise, another view of the target, so pairs
+with two common neighbours learn more than pairs with one. Medians are lower medians (the value of an actual pair); the
 summary epsilons are recomputed with dp-accounting (``get_epsilon_gaussian``).
 """
 
