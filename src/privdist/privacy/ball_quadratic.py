@@ -96,7 +96,10 @@ def _power_method(M: np.ndarray, s: np.ndarray, rank: int, iters: int, rtol: flo
     V /= np.sqrt((V * V).sum(axis=2, keepdims=True))
     upper, lower = np.full(n, np.inf), np.zeros(n)
     # the open matrices and their factors, compacted as they close
-    open_, Mo, M32, V32 = np.arange(n), M, M.astype(np.float32), V.astype(np.float32)
+    # the iterate does not depend on M's scale: each matrix divided by its largest entry stays in float32's range
+    big = np.abs(M).max(axis=(1, 2), keepdims=True)
+    M32 = (M / np.where(big > 0, big, 1.0)).astype(np.float32)
+    open_, Mo, V32 = np.arange(n), M, V.astype(np.float32)
     for it in range(1, iters + 1):
         G = M32 @ V32
         norms = np.sqrt((G * G).sum(axis=2, keepdims=True))
