@@ -47,9 +47,9 @@ def _objective(M: np.ndarray, V: np.ndarray) -> np.ndarray:
     return ((M @ V) * V).sum(axis=(1, 2))
 
 
-def _multipliers(M: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``y_s = max(<(M V)_s, v_s>, 0)`` and ``Diag(y) - M``, with a margin for the rounding of the factorisation
-    or eigenvalues that test it (``4 T^2`` units of roundoff of the largest entry)."""
+def _multipliers(M: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``sum_s y_s`` with ``y_s = max(<(M V)_s, v_s>, 0)``, ``Diag(y) - M``, and a margin for the rounding of the
+    factorisation or eigenvalues that test it (``4 T^2`` units of roundoff of its largest entry)."""
     T = M.shape[1]
     y = np.maximum(((M @ V) * V).sum(axis=2), 0.0)
     Z = -M.copy()
@@ -95,11 +95,10 @@ def _power_method(M: np.ndarray, s: np.ndarray, rank: int, iters: int, rtol: flo
     V += 0.1 * rng.standard_normal(V.shape)
     V /= np.sqrt((V * V).sum(axis=2, keepdims=True))
     upper, lower = np.full(n, np.inf), np.zeros(n)
-    # the open matrices and their factors, compacted as they close
     # the iterate does not depend on M's scale: each matrix divided by its largest entry stays in float32's range
     big = np.abs(M).max(axis=(1, 2), keepdims=True)
     M32 = (M / np.where(big > 0, big, 1.0)).astype(np.float32)
-    open_, Mo, V32 = np.arange(n), M, V.astype(np.float32)
+    open_, Mo, V32 = np.arange(n), M, V.astype(np.float32)  # the open matrices, compacted as they close
     for it in range(1, iters + 1):
         G = M32 @ V32
         norms = np.sqrt((G * G).sum(axis=2, keepdims=True))
