@@ -37,6 +37,8 @@ def test_pairwise_section_summary_report_and_figure(tmp_path):
     assert "## Per-pair (network) DP" in summary and "by hop distance" in summary and "not modelled" in summary
     md = report_markdown([out])
     assert "per-pair epsilon" in md and "local / pair" in md
+    line = next(x for x in summary.splitlines() if "by hop distance / common neighbours:" in x)
+    assert " 2 / 1: " in line and "common neighbours" in md
     assert (out / "pairwise_dpsgd.png").stat().st_size > 0 and "pairwise_dpsgd.png" in data["figures"]
     assert not (out / "pairwise_dzoa_gauss.png").exists()
 

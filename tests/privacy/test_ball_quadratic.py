@@ -65,3 +65,13 @@ def test_certified_bound_matches_the_semidefinite_relaxation(seed):
 def test_shapes_are_checked():
     with pytest.raises(ShapeMismatchError):
         ball_quadratic_max(np.ones((2, 3)))
+
+
+@pytest.mark.parametrize("scale", [1e-40, 1e40])
+def test_bounds_scale_with_the_matrix(scale):
+    """The power method iterates in single precision: matrices far outside its range give the same bounds."""
+    M = _psd(np.random.default_rng(0), 10)
+    ref, got = ball_quadratic_max(M), ball_quadratic_max(M * scale)
+    assert got["method"][0] == "sdp"
+    assert got["upper"][0] / scale == pytest.approx(ref["upper"][0], rel=1e-9)
+    assert got["lower"][0] / scale == pytest.approx(ref["lower"][0], rel=1e-9)

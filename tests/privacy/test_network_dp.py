@@ -17,6 +17,7 @@ from privdist.network import TimeVaryingNetwork, complete, random_regular, rando
 from privdist.privacy import PrivacyLedger, gaussian_release, laplace_release, privacy_report
 from privdist.privacy.linear_protocol import LinearProtocol, Messages, observer_view
 from privdist.privacy.network_dp import gdp_epsilons, noise_multipliers, pairwise_mu
+from privdist.privacy.network_report import common_neighbours
 from privdist.problems import HorizontalERM, make_loss, make_regularizer
 from privdist.runtime import run
 
@@ -67,13 +68,17 @@ def _alphas(T):
 
 
 # ----------------------------------------------------------------------------------------------- exactness
-@pytest.mark.parametrize("case", ["ring", "regular", "timevarying", "dpadmm"])
+@pytest.mark.parametrize("case", ["ring", "regular", "separable", "timevarying", "dpadmm"])
 def test_matches_the_brute_force_semidefinite_value(case):
+    """``separable``: one noise multiplier per agent on a static graph, the lag recursion's case."""
     rng = np.random.default_rng(1)
     if case == "ring":
         N, T = 6, 4
         protocol = gossip_protocol("g", ring(N), T, np.outer(_alphas(T), np.ones(N)))
     elif case == "regular":
+        N, T = 8, 4
+        protocol = gossip_protocol("g", random_regular(N, 3, rng), T, np.outer(_alphas(T), rng.uniform(0.5, 2, N)))
+    elif case == "separable":
         N, T = 8, 4
         protocol = gossip_protocol("g", random_regular(N, 3, rng), T, np.outer(_alphas(T), rng.uniform(0.5, 2, N)))
     elif case == "timevarying":
@@ -85,7 +90,7 @@ def test_matches_the_brute_force_semidefinite_value(case):
         problem = HorizontalERM([(rng.standard_normal((5, 2)), rng.standard_normal(5)) for _ in range(N)],
                                 make_loss("squared"), make_regularizer("l2"), 0.0)
         protocol = dpadmm_protocol(DPADMM(rho=1.3, eta0=0.7), problem, complete(N), T)
-    z = rng.uniform(0.5, 2.0, (T, N))
+    z = np.tile(rng.uniform(0.5, 2.0, N), (T, 1)) if case == "separable" else rng.uniform(0.5, 2.0, (T, N))
     observers = [0, 2] + ([N] if protocol.has_coordinator else [])
     got = pairwise_mu(protocol, z, observers)
     for o, observer in enumerate(observers):
@@ -300,3 +305,40 @@ def test_privacy_report_gains_the_pairwise_section():
     assert sum(d["pairs"] for d in pw["by_distance"]) == N * (N - 1) == pw["summary"]["pairs"]
     medians = [d["epsilon"]["median"] for d in pw["by_distance"]]
     assert medians[0] > medians[-1]  # farther observers learn less
+    _profile_is_consistent(pw)
+
+
+def _profile_is_consistent(pw):
+    """Every distance's pairs split over its common-neighbour groups, with the same extremes."""
+    groups = pw["by_distance_common"]
+    for d in pw["by_distance"]:
+        sub = [g for g in groups if g["distance"] == d["distance"]]
+        assert sum(g["pairs"] for g in sub) == d["pairs"]
+        assert min(g["epsilon"]["min"] for g in sub) == d["epsilon"]["min"]
+        assert max(g["epsilon"]["max"] for g in sub) == d["epsilon"]["max"]
+        for g in sub:
+            assert g["epsilon"]["min"] <= g["epsilon"]["median"] <= g["epsilon"]["max"]
+            assert (g["common_neighbours"] == 0) or d["distance"] <= 2  # a common neighbour is a 2-path
+
+
+def test_the_profile_by_common_neighbours_explains_distance_two():
+    """Issue 29: the spread at distance 2 comes from the number of common neighbours (2-paths): on a random
+    4-regular graph with DPSGD, pairs with two common neighbours are less private than pairs with one."""
+    rng = np.random.default_rng(0)
+    N, T = 40, 12
+    net = random_regular(N, 4, rng)
+    problem = HorizontalERM([(rng.standard_normal((4, 3)) / 3, rng.standard_normal(4)) for _ in range(N)],
+                            make_loss("squared"), make_regularizer("l2"), 0.1)
+    alg = DPSGD(alpha0=0.3, epsilon=1.0, delta=1e-5, budget="total", gaussian_constant=2.0).for_rounds(T)
+    res = run(alg, problem, net, T, seed=0)
+    protocol = alg.linear_protocol(problem, net, T)
+    pw = privacy_report(res.ledger, 1e-5, ("pld",), protocol=protocol)["pairwise"]
+    _profile_is_consistent(pw)
+    adj = (net.metropolis_weights().toarray() > 0).astype(int)
+    np.fill_diagonal(adj, 0)
+    common = common_neighbours(protocol, [np.array([o]) for o in range(N)])
+    off = ~np.eye(N, dtype=bool)
+    assert np.array_equal(common[off], (adj @ adj)[off])  # for one observer: the paths of length 2
+    two = {g["common_neighbours"]: g for g in pw["by_distance_common"] if g["distance"] == 2}
+    assert {1, 2} <= set(two)
+    assert two[2]["local_over_pair_epsilon"]["max"] < two[1]["local_over_pair_epsilon"]["median"]

@@ -80,7 +80,7 @@ def gossip_protocol(name: str, network, rounds: int, sensitivity: np.ndarray, no
     for t in [2] if static else range(2, rounds + 2):  # who hears whom, over the run
         links = links + _receivers(W(t))
     return LinearProtocol(name, N, rounds, N, W, lambda t: eye, messages, sensitivity,
-                          sp.csr_array((links > 0).astype(float)), False, tuple(notes))
+                          sp.csr_array((links > 0).astype(float)), False, tuple(notes), time_invariant=static)
 
 
 def dpsgd_protocol(algorithm, problem, network, rounds: int) -> LinearProtocol:

@@ -55,7 +55,8 @@ def _triple(stats: dict) -> str:
 
 def pairwise_lines(results: dict) -> list[str]:
     """Markdown lines per run with a pairwise section: min / median / max over pairs, local DP beside them, the
-    distance profile, and the model's status and assumptions."""
+    distance profile, the profile by distance and number of common neighbours (where there are any), and the
+    model's status and assumptions."""
     lines = []
     for r in results["runs"]:
         pw = r.get("privacy", {}).get("pairwise")
@@ -72,5 +73,10 @@ def pairwise_lines(results: dict) -> list[str]:
         lines.append("  - by hop distance: " + "; ".join(
             f"{d['distance']}: {_triple(d['epsilon'])} ({d['pairs']} pairs, local / pair median "
             f"{_fmt(d['local_over_pair_epsilon']['median'])})" for d in pw["by_distance"]))
+        near = [d for d in pw.get("by_distance_common", []) if d["common_neighbours"] > 0]
+        if near:  # common neighbours exist at distance <= 2 only; farther pairs are the rows above
+            lines.append("  - by hop distance / common neighbours: " + "; ".join(
+                f"{d['distance']} / {d['common_neighbours']}: {_triple(d['epsilon'])} ({d['pairs']} pairs, local / "
+                f"pair {_triple(d['local_over_pair_epsilon'])})" for d in near))
         lines.append(f"  - status: {pw['status']} ({pw['threat_model']}); " + "; ".join(pw["assumptions"]))
     return lines

@@ -18,8 +18,9 @@ by an explicit sequence, and says when they meet:
   1995 / Pataki 1998). Its value is approached from below by the generalised power method on a rank-``k`` factor
   (Journee, Nesterov, Richtarik & Sepulchre 2010: ``V <- rownormalise(M V)`` never decreases ``q``) and certified
   from above by a dual point ``y`` (``Diag(y) >= M``, ``y >= 0`` gives ``tr(M X) <= sum_s y_s``): the stationarity
-  multipliers of the factor, shifted by the smallest eigenvalue of ``Diag(y) - M`` when it is negative. Whatever the
-  iterations reached, that certificate is a valid upper bound.
+  multipliers of the factor, shifted by the smallest eigenvalue of ``Diag(y) - M`` when it is negative (or, to
+  close a converged matrix cheaply, by half the tolerance once a Cholesky factorisation shows that shift is
+  enough). Whatever the iterations reached, that certificate is a valid upper bound.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.linalg import lapack
 
 from ..errors import ShapeMismatchError
 
@@ -45,22 +47,47 @@ def _objective(M: np.ndarray, V: np.ndarray) -> np.ndarray:
     return ((M @ V) * V).sum(axis=(1, 2))
 
 
-def _certificate(M: np.ndarray, V: np.ndarray) -> np.ndarray:
-    """``sum_s y_s + T max(0, -lambda_min(Diag(y) - M))`` with ``y_s = max(<(M V)_s, v_s>, 0)``: a dual-feasible
-    value, hence an upper bound on ``max tr(M X)`` (and on ``q``)."""
+def _multipliers(M: np.ndarray, V: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``sum_s y_s`` with ``y_s = max(<(M V)_s, v_s>, 0)``, ``Diag(y) - M``, and a margin for the rounding of the
+    factorisation or eigenvalues that test it (``4 T^2`` units of roundoff of its largest entry)."""
     T = M.shape[1]
     y = np.maximum(((M @ V) * V).sum(axis=2), 0.0)
     Z = -M.copy()
     Z[:, np.arange(T), np.arange(T)] += y
+    margin = 4 * T * T * np.finfo(float).eps * np.abs(Z).max(axis=(1, 2))
+    return y.sum(axis=1), Z, margin
+
+
+def _certificate(M: np.ndarray, V: np.ndarray) -> np.ndarray:
+    """``sum_s y_s + T max(0, -lambda_min(Diag(y) - M))`` (:func:`_multipliers`): a dual-feasible value, hence an
+    upper bound on ``max tr(M X)`` (and on ``q``)."""
+    T = M.shape[1]
+    ysum, Z, margin = _multipliers(M, V)
     lam = np.linalg.eigvalsh(Z)[:, 0]
-    return y.sum(axis=1) + T * np.maximum(0.0, -lam)
+    return ysum + T * (np.maximum(0.0, -lam) + margin)
 
 
-def _power_method(M: np.ndarray, s: np.ndarray, rank: int, iters: int, rtol: float, every: int = 25):
+def _shifted_certificate(M: np.ndarray, V: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """``sum_s y_s + T shift`` where ``Diag(y) + shift I - M`` has a Cholesky factor (so it is positive definite and
+    ``y + shift`` is a dual point), ``inf`` where it has not: a cheaper test than :func:`_certificate`'s
+    eigenvalues, used to close the matrices that have converged."""
+    T = M.shape[1]
+    ysum, Z, margin = _multipliers(M, V)
+    Z[:, np.arange(T), np.arange(T)] += (shift + margin)[:, None]
+    out = np.full(len(M), np.inf)
+    for i in range(len(M)):
+        if lapack.dpotrf(Z[i], lower=1, clean=0)[1] == 0:
+            out[i] = ysum[i] + T * (shift[i] + margin[i])
+    return out
+
+
+def _power_method(M: np.ndarray, s: np.ndarray, rank: int, iters: int, rtol: float, every: int = 10):
     """Generalised power method on a rank-``rank`` factor ``V`` (rows of norm 1), started at the signs ``s`` plus a
-    fixed perturbation (deterministic: no seed to record). Every ``every`` iterations each open matrix gets a dual
-    certificate; it closes when certificate and objective agree to ``rtol``. Returns ``(upper, lower)``: the
-    smallest certificate and the largest objective seen."""
+    fixed perturbation (deterministic: no seed to record), iterated in single precision (the iterate only has to
+    be good: every bound is evaluated in double precision). Every ``every`` iterations each open matrix gets its
+    objective and the cheap certificate with a shift of half the tolerance (:func:`_shifted_certificate`); it
+    closes when certificate and objective agree to ``rtol``. Matrices still open after ``iters`` get the
+    eigenvalue certificate. Returns ``(upper, lower)``: the smallest certificate and the largest objective seen."""
     n, T, _ = M.shape
     rng = np.random.default_rng(0)
     V = np.zeros((n, T, rank))
@@ -68,17 +95,25 @@ def _power_method(M: np.ndarray, s: np.ndarray, rank: int, iters: int, rtol: flo
     V += 0.1 * rng.standard_normal(V.shape)
     V /= np.sqrt((V * V).sum(axis=2, keepdims=True))
     upper, lower = np.full(n, np.inf), np.zeros(n)
-    open_ = np.arange(n)
+    # the iterate does not depend on M's scale: each matrix divided by its largest entry stays in float32's range
+    big = np.abs(M).max(axis=(1, 2), keepdims=True)
+    M32 = (M / np.where(big > 0, big, 1.0)).astype(np.float32)
+    open_, Mo, V32 = np.arange(n), M, V.astype(np.float32)  # the open matrices, compacted as they close
     for it in range(1, iters + 1):
-        Mo, Vo = M[open_], V[open_]
-        G = Mo @ Vo
+        G = M32 @ V32
         norms = np.sqrt((G * G).sum(axis=2, keepdims=True))
-        V[open_] = np.where(norms > 0, G / np.where(norms > 0, norms, 1.0), Vo)
+        V32 = np.where(norms > 0, G / np.where(norms > 0, norms, 1.0), V32)
         if it % every == 0 or it == iters:
-            Vo = V[open_]
-            upper[open_] = np.minimum(upper[open_], _certificate(Mo, Vo))
+            Vo = V32.astype(float)
+            Vo /= np.sqrt((Vo * Vo).sum(axis=2, keepdims=True))  # unit rows in double precision
             lower[open_] = np.maximum(lower[open_], _objective(Mo, Vo))
-            open_ = open_[upper[open_] - lower[open_] > rtol * upper[open_]]
+            if it == iters:
+                upper[open_] = np.minimum(upper[open_], _certificate(Mo, Vo))
+                break
+            upper[open_] = np.minimum(upper[open_], _shifted_certificate(Mo, Vo, 0.5 * rtol * lower[open_] / T))
+            up = upper[open_]
+            keep = np.isinf(up) | (up - lower[open_] > rtol * up)  # inf: not certified yet
+            open_, Mo, M32, V32 = open_[keep], Mo[keep], M32[keep], V32[keep]
             if not open_.size:
                 break
     return upper, lower

@@ -38,7 +38,7 @@ import scipy.sparse as sp
 from .._checks import check_int
 from ..errors import ShapeMismatchError, ValidationError
 
-__all__ = ["LinearProtocol", "Messages", "ObserverView", "observer_view", "observer_ids"]
+__all__ = ["LinearProtocol", "Messages", "ObserverView", "observer_view", "observer_ids", "observed_rows"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,8 @@ class LinearProtocol:
             the communication graph whose distances the report uses.
         has_coordinator: party ``N`` is a coordinator (it has no input of its own).
         notes: the model's assumptions specific to the algorithm, for the report.
+        time_invariant: ``transition``, ``inputs`` and ``messages`` are the same every round (gossip on a static
+            graph): the accountant may then use the lag recursion of :mod:`privdist.privacy.innovations`.
     """
 
     name: str
@@ -83,6 +85,7 @@ class LinearProtocol:
     links: sp.csr_array
     has_coordinator: bool = False
     notes: tuple[str, ...] = field(default_factory=tuple)
+    time_invariant: bool = False
 
     def __post_init__(self):
         check_int(self.n_agents, "n_agents", 1)
@@ -143,6 +146,12 @@ def observer_ids(protocol: LinearProtocol, observer) -> np.ndarray:
     return np.unique(ids)
 
 
+def observed_rows(protocol: LinearProtocol, members: np.ndarray) -> list:
+    """Per round ``1..T``, the rows ``H`` (over the state) of the messages the observer set ``members`` receives
+    from a non-member."""
+    return [_observed_rows(protocol, t, members) for t in range(1, protocol.rounds + 1)]
+
+
 def _observed_rows(protocol: LinearProtocol, t: int, members: np.ndarray) -> sp.csr_array:
     """Rows ``H`` of round ``t`` that a member receives from a non-member (own messages are functions of what
     the observer already knows)."""
@@ -175,7 +184,7 @@ def observer_view(protocol: LinearProtocol, observer) -> ObserverView:
     """
     members = observer_ids(protocol, observer)
     T, N = protocol.rounds, protocol.n_agents
-    obs = [_observed_rows(protocol, t, members) for t in range(1, T + 1)]
+    obs = observed_rows(protocol, members)
     counts = np.array([o.shape[0] for o in obs])
     starts = np.concatenate([[0], np.cumsum(counts)])
     m = int(starts[-1])

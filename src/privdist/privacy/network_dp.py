@@ -28,6 +28,11 @@ the worst case over every per-round contribution of the model's dimension (:func
 ``mu``-GDP (Balle & Wang 2018; the formula of dp-accounting's ``get_epsilon_gaussian``, vectorised here and
 checked against it in the tests; the summaries call dp-accounting itself).
 
+**Computation.** Per observer set, ``G`` and its Cholesky factor, then every target's ``M`` from the whitened
+columns; :mod:`privdist.privacy.innovations` gives both by recursions over rounds (a lag Gram for time-invariant
+protocols with separable noise, the closed-loop adjoint for the whitening) instead of the dense blocks of ``B``;
+a singular ``G`` (a message that is a function of earlier ones) falls back to a pivoted factor.
+
 **Assumption privdist cannot enforce.** The model treats every other agent's contribution as fixed (known to the
 observer, independent of the target's data), as Muffliato (Cyffers et al. 2022, §4) and the matrix-factorization
 analysis of decentralized learning (Bellet et al. 2025) do. It is exact for protocols whose contributions depend on
@@ -54,7 +59,8 @@ from .._lazy import lazy
 from ..errors import ShapeMismatchError, UnsupportedEventError, ValidationError
 from .ball_quadratic import ball_quadratic_max
 from .ledger import PrivacyLedger
-from .linear_protocol import LinearProtocol, observer_ids, observer_view
+from .innovations import fisher_matrices, lag_covariance, whitened_columns
+from .linear_protocol import LinearProtocol, observed_rows, observer_ids, observer_view
 
 dp_event = lazy("dp_accounting.dp_event")  # imported on first use (start-up time)
 
@@ -97,19 +103,24 @@ def noise_multipliers(ledger: PrivacyLedger, rounds: int) -> np.ndarray:
     return z
 
 
-def _covariance_factor(view, sigma: np.ndarray):
-    """Cholesky factor of ``G = B S^2 B^T``: ``(L, None)`` in round order, or, when an observed message is an exact
-    function of earlier ones and of what the observer knows (``G`` singular, e.g. a dual that the coordinator
-    derives from the average it broadcasts), the pivoted factor ``(L, kept rows)`` with ``G[p, p] = L L^T``."""
-    m = view.m
-    G = np.zeros((m, m))
+def _view_covariance(view, sigma: np.ndarray) -> np.ndarray:
+    """``G = B S^2 B^T`` from the blocks of ``B`` (any protocol)."""
+    G = np.zeros((view.m, view.m))
     for s, block in enumerate(view.blocks):
         if block.shape[0]:
             a = view.rows_from[s]
             BS = block * sigma[s]
             G[a:, a:] += BS @ BS.T
+    return G
+
+
+def _factor(G: np.ndarray):
+    """Cholesky factor of ``G``: ``(L, None)`` in round order, or, when an observed message is an exact function of
+    earlier ones and of what the observer knows (``G`` singular, e.g. a dual that the coordinator derives from the
+    average it broadcasts), the pivoted factor ``(L, kept rows)`` with ``G[p, p] = L L^T``; ``(None, [])`` for an
+    empty or noiseless view."""
     diag = np.diag(G)
-    if m == 0 or diag.max() <= 0:
+    if G.shape[0] == 0 or diag.max() <= 0:
         return None, np.zeros(0, dtype=np.int64)
     try:
         L = cholesky(G, lower=True, check_finite=False)
@@ -123,19 +134,9 @@ def _covariance_factor(view, sigma: np.ndarray):
     return np.tril(c)[:rank, :rank], (piv - 1)[:rank]
 
 
-def _whitened(view, L, kept, sigma: np.ndarray, tj: np.ndarray) -> np.ndarray:
-    """``L^-1 A`` for the targets ``tj``: ``(len(tj), T, rows)`` with ``A`` their columns of ``B S``. With the
-    round-ordered factor a column of round ``s`` is zero above the first row of round ``s`` and stays so, so each
-    round solves with the trailing block of ``L`` only (a third of the work of one full solve)."""
+def _whitened_pivoted(view, L, kept, sigma: np.ndarray, tj: np.ndarray) -> np.ndarray:
+    """``L^-1 A[kept]`` for the targets ``tj`` with the pivoted factor: ``(len(tj), T, rows)``."""
     T = len(view.blocks)
-    if kept is None:
-        X = np.zeros((tj.size, T, view.m))
-        for s, block in enumerate(view.blocks):
-            a = view.rows_from[s]
-            if block.shape[0]:
-                X[:, s, a:] = solve_triangular(L[a:, a:], block[:, tj] * sigma[s, tj], lower=True,
-                                               check_finite=False).T
-        return X
     A = np.zeros((view.m, T, tj.size))
     for s, block in enumerate(view.blocks):
         if block.shape[0]:
@@ -161,15 +162,18 @@ def pairwise_mu(protocol: LinearProtocol, z: np.ndarray, observers: Sequence, *,
         protocol: the protocol's linear model.
         z: ``(T, N)`` declared noise multipliers (:func:`noise_multipliers`); 0 for a release without noise.
         observers: observer sets (each an int or a sequence of party ids, :func:`observer_ids`).
-        chunk: targets per batch (memory ``m T chunk`` floats).
+        chunk: agents per batch of ``T x T`` matrices (the whitened columns of all agents, ``N T m`` floats for
+            ``m`` observed messages, are kept per observer).
         threads: BLAS threads (``None``: the library's default). One by default: the work is many small
             products, and on the 2-core benchmark machine one thread was 3x faster than two even at 1,000 agents
             (``benchmarks/bench_network_dp.py``).
 
     Returns:
         ``{"mu": (n_obs, N), "mu_lower": (n_obs, N), "sdp": (n_obs, N) bool, "local_mu": (N,), "rank": int,
-        "view_rows": [m per observer], "seconds": [per observer]}``; ``mu`` is NaN where the target is in the
-        observer set, ``inf`` where a target's noiseless release reaches the view.
+        "view_rows": [m per observer], "seconds": [per observer], "phase_seconds": {"covariance", "whitening",
+        "fisher", "worst_case"}}`` (the phases: ``G`` and its factor, the whitened columns, the ``T x T``
+        matrices ``M``, their worst case over the balls); ``mu`` is NaN where the target is in the observer set,
+        ``inf`` where a target's noiseless release reaches the view.
 
     Raises:
         ShapeMismatchError: ``z`` is not ``(T, N)``.
@@ -184,39 +188,85 @@ def pairwise_mu(protocol: LinearProtocol, z: np.ndarray, observers: Sequence, *,
     sigma_all = z * protocol.sensitivity
     out = {k: np.full((len(observers), N), np.nan) for k in ("mu", "mu_lower")}
     out["sdp"] = np.zeros((len(observers), N), dtype=bool)
-    out.update(local_mu=local, view_rows=[], seconds=[], rank=0)
+    out.update(local_mu=local, view_rows=[], seconds=[], rank=0,
+               phase_seconds=dict.fromkeys(("covariance", "whitening", "fisher", "worst_case"), 0.0))
+    buffers: dict = {}  # the whitened columns' buffer, reused across observers with the same rows per round
     with threadpool_limits(limits=threads, user_api="blas"):
         for o, observer in enumerate(observers):
-            _one_observer(protocol, observer, sigma_all, r, local, out, o, chunk)
+            _one_observer(protocol, observer, sigma_all, r, local, out, o, chunk, buffers)
     return out
 
 
-def _one_observer(protocol, observer, sigma_all, r, local, out, o, chunk) -> None:
+def _whitening(protocol, members, sigma, r, buffers, phases):
+    """``(G, L, kept, X, view, first_rows)`` of one observer set: ``G`` from the lag recursion when the protocol
+    allows it, else from the blocks of ``B`` (``view``); ``X``, the whitened columns in the ball's units, from the
+    closed-loop recursion (:mod:`.innovations`) when ``G`` is non-singular (else None: the pivoted solve per chunk);
+    ``first_rows``: the first message row of each round."""
+    t0 = time.perf_counter()
+    finite = np.isfinite(r)
+    rows = observed_rows(protocol, members)
+    first_rows = np.cumsum([0] + [q.shape[0] for q in rows])[:-1]
+    G = lag_covariance(protocol, rows, sigma) if finite.all() else None
+    view = None
+    if G is None:
+        view = observer_view(protocol, members)
+        G = _view_covariance(view, sigma)
+    L, kept = _factor(G)
+    t1 = time.perf_counter()
+    X = None
+    if L is not None and kept is None:
+        J, info = lapack.dtrtri(L, lower=1)
+        if info != 0:  # pragma: no cover - a non-singular triangular factor always inverts
+            raise ValidationError(f"triangular inverse failed (info={info})")
+        key = tuple(q.shape[0] for q in rows)  # the buffer's zero pattern: the rows per round
+        buf = buffers.pop(key, None)
+        buffers.clear()
+        # the target's inputs in units of its ball: sigma * r = Delta, its sensitivity
+        X = buffers[key] = whitened_columns(protocol, rows, J, np.where(finite, sigma * np.where(finite, r, 0.0), 0.0),
+                                            out=buf)
+    elif kept is not None and view is None:
+        view = observer_view(protocol, members)
+    phases["covariance"] += t1 - t0
+    phases["whitening"] += time.perf_counter() - t1
+    return G, L, kept, X, view, first_rows
+
+
+def _one_observer(protocol, observer, sigma_all, r, local, out, o, chunk, buffers) -> None:
     """Row ``o`` of :func:`pairwise_mu`'s output: every target against one observer set."""
     T, N = protocol.rounds, protocol.n_agents
     t0 = time.perf_counter()
+    phases = out["phase_seconds"]
     members = observer_ids(protocol, observer)
-    view = observer_view(protocol, members)
     sigma = sigma_all.copy()
     sigma[:, members[members < N]] = 0.0  # the observer knows its own inputs
-    L, kept = _covariance_factor(view, sigma)
-    targets = np.setdiff1d(np.arange(N), members)
-    for j0 in range(0, targets.size, chunk):
-        tj = targets[j0:j0 + chunk]
+    finite = np.isfinite(r)
+    G, L, kept, X, view, first_rows = _whitening(protocol, members, sigma, r, buffers, phases)
+    for j0 in range(0, N, chunk):  # chunks of agent ids (slices of X), the members dropped
+        ids = np.arange(j0, min(N, j0 + chunk))
+        is_target = ~np.isin(ids, members)
+        tj = ids[is_target]
+        if not tj.size:
+            continue
+        t1 = time.perf_counter()
+        rr = np.where(finite[:, tj], r[:, tj], 0.0).T
         if L is None:
             M = np.zeros((tj.size, T, T))
+        elif X is not None:
+            M = fisher_matrices(X[j0:j0 + ids.size], first_rows)[is_target]
         else:
-            X = _whitened(view, L, kept, np.where(np.isfinite(r), sigma, 0.0), tj)  # (targets, T, rows)
-            M = X @ X.transpose(0, 2, 1)
-        rr = np.where(np.isfinite(r[:, tj]), r[:, tj], 0.0).T
-        res = ball_quadratic_max(M * rr[:, :, None] * rr[:, None, :])
+            M = fisher_matrices(_whitened_pivoted(view, L, kept, np.where(finite, sigma, 0.0), tj))
+            M *= rr[:, :, None] * rr[:, None, :]
+        t2 = time.perf_counter()
+        res = ball_quadratic_max(M)
+        phases["fisher"] += t2 - t1
+        phases["worst_case"] += time.perf_counter() - t2
         mu2 = np.minimum(res["upper"], local[tj] ** 2)
-        noiseless = _noiseless_seen(view, r, tj)
+        noiseless = np.zeros(tj.size, dtype=bool) if view is None or finite.all() else _noiseless_seen(view, r, tj)
         out["mu"][o, tj] = np.where(noiseless, np.inf, np.sqrt(mu2))
         out["mu_lower"][o, tj] = np.where(noiseless, np.inf, np.sqrt(np.minimum(res["lower"], mu2)))
         out["sdp"][o, tj] = res["method"] == "sdp"
         out["rank"] = res["rank"]
-    out["view_rows"].append(view.m)
+    out["view_rows"].append(G.shape[0])
     out["seconds"].append(time.perf_counter() - t0)
 
 

@@ -4,8 +4,12 @@
 model with the noise multipliers the ledger declares, and returns a JSON-ready dictionary: the ``mu`` (GDP) and
 epsilon matrices (rows: observers, columns: target agents), each target's local-DP value beside them (the same
 releases, observed in full), min / median / max over pairs, and the same statistics by hop distance between observer
-and target in the protocol's communication graph, with the ratio local / pair. Medians are lower medians (the value
-of an actual pair); the summary epsilons are recomputed with dp-accounting (``get_epsilon_gaussian``).
+and target in the protocol's communication graph, with the ratio local / pair, and by hop distance and number of
+*common neighbours* (parties adjacent to both the target and a member of the observer set: for one observer, the
+paths of length 2 between them). The common neighbours explain the spread at distance 2: each forwards the
+target's message to the observer one round later through its own noise, another view of the target, so pairs
+with two common neighbours learn more than pairs with one. Medians are lower medians (the value of an actual pair); the
+summary epsilons are recomputed with dp-accounting (``get_epsilon_gaussian``).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import math
 import time
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._checks import check_probability
 from .._lazy import lazy
@@ -24,7 +29,7 @@ from .network_dp import THREAT_MODEL, gdp_epsilons, noise_multipliers, pairwise_
 
 _gaussian = lazy("dp_accounting.gaussian_mechanism")
 
-__all__ = ["default_observers", "epsilon_of_mu", "pairwise_report", "MAX_ALL_OBSERVERS"]
+__all__ = ["default_observers", "epsilon_of_mu", "pairwise_report", "common_neighbours", "MAX_ALL_OBSERVERS"]
 
 #: up to this many agents every agent is an observer by default; beyond, an evenly spaced sample of
 #: :data:`SAMPLED_OBSERVERS` (the cost is one accountant run per observer)
@@ -68,6 +73,37 @@ def _summary(mu: np.ndarray, local_mu: np.ndarray, ratio: np.ndarray, delta: flo
             "local_over_pair_epsilon": _stats(ratio)}
 
 
+def common_neighbours(protocol: LinearProtocol, sets: list) -> np.ndarray:
+    """``(len(sets), N)``: for each observer set and target agent, the parties other than the set's members and the
+    target adjacent (in the undirected communication graph) to both the target and some member."""
+    N = protocol.n_agents
+    g = sp.csr_array(protocol.links)
+    adj = sp.csr_array(((g + g.T) > 0).astype(np.int64))
+    adj.setdiag(0)
+    adj.eliminate_zeros()
+    out = np.zeros((len(sets), N), dtype=np.int64)
+    for o, members in enumerate(sets):
+        near = np.asarray(adj[members].sum(axis=0)).ravel() > 0  # parties adjacent to a member
+        near[members] = False
+        out[o] = adj[:N] @ near.astype(np.int64)  # per target: its neighbours among them (never itself: no loops)
+    return out
+
+
+def _profile(mu, local_mu, ratio, dist, common, pair, delta) -> tuple[list, list]:
+    """The statistics by hop distance, and by (hop distance, common neighbours)."""
+    by_distance, by_common = [], []
+    local = np.broadcast_to(local_mu, mu.shape)
+    for d in np.unique(dist[pair]):
+        sel = pair & (dist == d)
+        dd = float(d) if not math.isfinite(d) else int(d)
+        by_distance.append({"distance": dd, **_summary(mu[sel], local[sel], ratio[sel], delta)})
+        for c in np.unique(common[sel]):
+            sub = sel & (common == c)
+            by_common.append({"distance": dd, "common_neighbours": int(c),
+                              **_summary(mu[sub], local[sub], ratio[sub], delta)})
+    return by_distance, by_common
+
+
 def _jsonable(matrix: np.ndarray) -> list:
     return [[None if not math.isfinite(x) and not math.isinf(x) else float(x) for x in row] for row in matrix]
 
@@ -83,7 +119,8 @@ def pairwise_report(protocol: LinearProtocol, ledger: PrivacyLedger, delta: floa
 
     Returns:
         ``{"model", "status": "model", "threat_model", "assumptions", "delta", "observers", "mu", "epsilon",
-        "local": {"mu", "epsilon"}, "bound", "summary", "by_distance", "view_rows", "seconds"}`` (matrices as
+        "local": {"mu", "epsilon"}, "bound", "summary", "by_distance", "by_distance_common", "view_rows",
+        "phase_seconds", "seconds"}`` (matrices as
         lists, ``None`` on the diagonal); ``status`` is ``"model"`` because the per-pair numbers rest on the
         model's assumptions (``assumptions``), unlike the local-DP guarantee.
 
@@ -108,11 +145,7 @@ def pairwise_report(protocol: LinearProtocol, ledger: PrivacyLedger, delta: floa
     dist_all = protocol.distances()
     dist = np.array([dist_all[s].min(axis=0)[: protocol.n_agents] for s in sets])
     pair = np.isfinite(mu) | np.isinf(mu)
-    by_distance = []
-    for d in np.unique(dist[pair]):
-        sel = pair & (dist == d)
-        by_distance.append({"distance": float(d) if not math.isfinite(d) else int(d),
-                            **_summary(mu[sel], np.broadcast_to(local_mu, mu.shape)[sel], ratio[sel], delta)})
+    by_distance, by_common = _profile(mu, local_mu, ratio, dist, common_neighbours(protocol, sets), pair, delta)
     gap = (mu - res["mu_lower"])[pair] / np.where(mu[pair] > 0, mu[pair], 1.0)
     assumptions = list(protocol.notes)
     if not all(r.guarantee for a in range(ledger.n_agents) for r, _ in ledger.entries(a)):
@@ -126,5 +159,6 @@ def pairwise_report(protocol: LinearProtocol, ledger: PrivacyLedger, delta: floa
             "bound": {"sdp_pairs": int(res["sdp"].sum()), "max_relative_gap": float(gap.max()) if gap.size else 0.0,
                       "rank": int(res["rank"])},
             "summary": _summary(mu[pair], np.broadcast_to(local_mu, mu.shape)[pair], ratio[pair], delta),
-            "by_distance": by_distance, "view_rows": list(res["view_rows"]),
+            "by_distance": by_distance, "by_distance_common": by_common, "view_rows": list(res["view_rows"]),
+            "phase_seconds": dict(res["phase_seconds"]),
             "seconds": time.perf_counter() - t0}
