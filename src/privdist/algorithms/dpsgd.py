@@ -138,7 +138,7 @@ class DPSGD(SecureSum, PerIterationGaussian, AlgorithmBase):
     bits: int | None = None
     recovery: str = "retry"
     threshold: int | None = None
-    correlation: float = 4.0
+    correlation: float = 1.0
     name: ClassVar[str] = "dpsgd"
 
     def __post_init__(self):
