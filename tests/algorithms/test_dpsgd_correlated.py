@@ -112,6 +112,9 @@ def test_the_worst_agent_meets_the_total_budget_through_the_ledger(colluding):
     eps = [privacy_report(res.ledger, 1e-5)["per_agent"][k]["epsilon"]["pld"] for k in range(8)]
     assert max(eps) == pytest.approx(1.0, rel=1e-3)
     assert any(e < 0.99 for e in eps)  # the others are better protected than the worst
+    state = res.final_state[0] if isinstance(res.final_state, list) else res.final_state
+    info = _algo(colluding=colluding, rounds=6).run_info([state])["correlated"]
+    assert max(info["declared_per_agent"]) > min(info["declared_per_agent"]) >= info["z_ind"] > 0
     lines = _algo(colluding=colluding, rounds=6).assumptions()
     assert any("trust=correlated" in a and f"at most {colluding} other" in a for a in lines)
 

@@ -324,6 +324,14 @@ class DPSGD(SecureSum, PerIterationGaussian, AlgorithmBase):
     def estimate(self, state):
         return state.q
 
+    def run_info(self, states):
+        """``trust="correlated"``: the drawn multipliers (``z_ind``, ``z_cor``) and each agent's declared one."""
+        noise = states[0].correlated if states else None
+        if noise is None:
+            return {}
+        return {"correlated": {"z_ind": noise.z_ind, "z_cor": noise.z_cor,
+                               "declared_per_agent": list(noise.declared.noise_multiplier)}}
+
     def linear_protocol(self, problem, network, rounds: int):
         """The linear-Gaussian model of this protocol, for pairwise accounting (:mod:`.linear_models`)."""
         from .linear_models import dpsgd_protocol
