@@ -32,10 +32,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
 
 import numpy as np
-
-from dataclasses import dataclass
 
 from ..errors import ValidationError
 from .mechanisms import GaussianMechanism
