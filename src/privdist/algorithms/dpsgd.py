@@ -37,8 +37,22 @@ i.e. the average of the parties' ``x_k(t)`` of DPSGD evaluated at the common mod
 shares of the honest parties in it (:mod:`privdist.algorithms._secure`); the last round releases nothing and only
 delivers the final model, so a total budget covers ``rounds - 1`` releases. Without ``epsilon`` the same star runs
 with the gradients gathered in the clear. Any other graph has no coordinator to sum at: secure aggregation is refused
-with :class:`~privdist.errors.SecureAggregationUnavailableError` (gossip needs correlated noise, not
-implemented).
+with :class:`~privdist.errors.SecureAggregationUnavailableError`; gossip takes correlated noise instead.
+
+**Pairwise-cancelling correlated noise on any graph** (``trust="correlated"``, issue 27; DECOR, Allouah et al.,
+ICML 2024). Gossip as under ``"local"``, but agent ``k`` releases ``q_k(t) = x_k(t) + e_k(t) + sum_{l in N_k}
+s_kl n_kl(t)`` with ``e_k(t) ~ N(0, (z_ind Delta_t)^2 I)`` its own and ``n_kl(t) = n_lk(t) ~ N(0, (z_cor 2 alpha_t
+c1 max_j w_j)^2 I)`` drawn by both ends from the pair's stream ``(seed, trial, pair, round)``, ``s_kl = +1`` for
+``k < l`` else ``-1``, ``z_cor = correlation * z_ind``. The pair terms cancel in the sum over agents: the network
+average of the releases carries only ``mean_k e_k``. Gossip keeps that: with ``W`` doubly stochastic, ``1^T W q =
+1^T q``, so the average of the mixed iterates ``sum_l a_kl q_l`` has the noise ``mean_k e_k`` (variance
+``mean_k s_k^2 / K`` per coordinate) and no pair term; an individual mixed iterate keeps ``(a_kk - a_kl) s_kl n_kl``
+of each edge ``(k, l)`` plus the terms of its neighbours' other edges, so the pair noise slows consensus (disagreement
+between agents) without biasing the average. The accounting (:mod:`privdist.privacy.correlated`) certifies each
+agent against an observer of every message that colludes with ``colluding`` other agents: the declared multiplier
+is the conditional noise of the agent's message given all honest messages, calibrated so that the worst agent meets
+the budget. Research mode only: pair seeds from keys agreed by neighbours (secure mode) are not implemented
+(:class:`~privdist.errors.SecureAggregationUnavailableError`).
 """
 
 from __future__ import annotations
@@ -50,7 +64,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._checks import check_positive
+from .._checks import check_int, check_positive
 from ..contract import Aggregation, MessageSpec
 from ..errors import SecureAggregationUnavailableError, ValidationError
 from ._secure import SecureSum, sum_range
@@ -62,13 +76,15 @@ __all__ = ["DPSGD", "DPSGDState", "DPSGDCoordinatorState"]
 @dataclass(frozen=True)
 class DPSGDState:
     """``x`` (K, P) private iterate, ``q`` (K, P) last release (on the star: the model last received),
-    ``weights`` per-sample loss weight per agent, ``scale_weight`` the public ``max_k w_k`` over all parties (star)."""
+    ``weights`` per-sample loss weight per agent, ``scale_weight`` the public ``max_k w_k`` over all parties (star),
+    ``correlated`` the run's :class:`~privdist.privacy.correlated.CorrelatedGaussian` (``trust="correlated"``)."""
 
     x: np.ndarray
     q: np.ndarray
     weights: np.ndarray
     problem: object
     scale_weight: float = 1.0
+    correlated: object = None
 
 
 @dataclass(frozen=True)
@@ -93,9 +109,12 @@ class DPSGD(SecureSum, PerIterationGaussian, AlgorithmBase):
         gaussian_constant: ``C`` in ``sqrt(C log(1.25/delta))``: 2.1 (D-ZOA comparison mode) or 2.
         budget: ``"round"`` (the papers' per-release parameters) or ``"total"``.
         rounds: rounds a total budget covers (``None``: the run's, filled in by ``run``).
-        trust: ``"local"`` (gossip on the network) or ``"secure_aggregation"`` (federated averaging over a star,
-            the gradients summed under secure aggregation; the complete network only; module docstring).
-        colluding: secure aggregation: parties assumed to collude with the aggregator (their shares do not count).
+        trust: ``"local"`` (gossip on the network), ``"secure_aggregation"`` (federated averaging over a star,
+            the gradients summed under secure aggregation; the complete network only) or ``"correlated"`` (gossip
+            with pairwise-cancelling correlated noise, any graph; module docstring).
+        colluding: secure aggregation: parties assumed to collude with the aggregator (their shares do not count);
+            correlated: agents colluding with the observer of every message (below the smallest degree).
+        correlation: correlated: the pair noise std over the independent noise std (``z_cor / z_ind``).
         dropout_tolerance: secure aggregation: fraction of the parties whose shares the calibration can lose in a
             round and still meet the budget; more dropouts lower the recomputed guarantee.
         bits: secure aggregation: the modulus ``2^bits`` of the sums (``None``: the smallest of 32 .. 53 that
@@ -119,15 +138,40 @@ class DPSGD(SecureSum, PerIterationGaussian, AlgorithmBase):
     bits: int | None = None
     recovery: str = "retry"
     threshold: int | None = None
+    correlation: float = 1.0
     name: ClassVar[str] = "dpsgd"
 
     def __post_init__(self):
         check_positive(self.alpha0, "alpha0")
-        self._check_trust()
+        check_positive(self.correlation, "correlation")
+        if self.correlated:
+            check_int(self.colluding, "colluding", 0)
+            if self.dropout_tolerance or self.bits is not None or self.recovery != "retry" or self.threshold:
+                raise ValidationError("dpsgd: dropout_tolerance, bits, recovery and threshold are options of "
+                                      "trust='secure_aggregation', not of trust='correlated'")
+        else:
+            self._check_trust()
         if self.secure and not self.clip:
             raise ValidationError("dpsgd: trust='secure_aggregation' needs clip=True (a secure sum is modular: each "
                                   "party's gradient must be bounded, and the bound enforced)")
         self._check_gaussian_privacy()
+
+    @property
+    def correlated(self) -> bool:
+        """Gossip with pairwise-cancelling correlated noise (``trust="correlated"`` with noise)."""
+        return self.trust == "correlated" and self.epsilon is not None
+
+    def _correlated_noise(self, problem, network):
+        """The run's correlated noise, calibrated to this factory's budget on the whole (public) network."""
+        from ..privacy.correlated import calibrate_correlated
+
+        degrees = np.asarray(network.degrees)
+        if self.colluding >= int(degrees.min()):
+            raise ValidationError(f"dpsgd: trust='correlated' with colluding={self.colluding} needs every agent to "
+                                  f"have more neighbours than that (the smallest degree is {int(degrees.min())}): an "
+                                  "agent whose neighbours all collude has only its independent noise")
+        return calibrate_correlated(self.mechanism, network.adjacency, problem.sample_weight, self.correlation,
+                                    self.colluding)
 
     # ------------------------------------------------------------------ the star (trust="secure_aggregation")
     @property
@@ -242,6 +286,9 @@ class DPSGD(SecureSum, PerIterationGaussian, AlgorithmBase):
         local = problem.subset(block.agents) if block.size != problem.n_agents else problem
         zeros = np.zeros((block.size, problem.n_features))
         state = DPSGDState(zeros, zeros.copy(), np.asarray(local.sample_weight, dtype=float), local)
+        if self.correlated:
+            check_problem_network(problem, network)
+            state = replace(state, correlated=self._correlated_noise(problem, network))
         if not self.star:
             return state, {"q": zeros.copy()}
         state = replace(state, scale_weight=float(np.max(problem.sample_weight)))  # public: the row counts
@@ -257,7 +304,10 @@ class DPSGD(SecureSum, PerIterationGaussian, AlgorithmBase):
         alpha = self.alpha0 / np.sqrt(t)
         grad = state.problem.local_grads(state.q, clip=self.c1 if self.clip else None)
         x = inbox["q"] - alpha * grad
-        q = self.mechanism.privatize(x, 2.0 * alpha * self.c1 * state.weights, rng)  # Delta_t = 2 alpha_t c1 w_k
+        if state.correlated is not None:
+            q = state.correlated.privatize(x, 2.0 * alpha * self.c1, state.weights, rng)
+        else:
+            q = self.mechanism.privatize(x, 2.0 * alpha * self.c1 * state.weights, rng)  # Delta_t = 2 alpha_t c1 w_k
         return replace(state, x=x, q=q), {"q": q}
 
     def dp_events(self, state, t):
@@ -267,18 +317,28 @@ class DPSGD(SecureSum, PerIterationGaussian, AlgorithmBase):
         if self.secure:  # the worst case of the calibration (a run declares secure_events instead)
             K = state.problem.n_agents_total
             return [self._secure_release(state.q.shape[1], self.shares(K), K)] * len(agents)
+        if state.correlated is not None:
+            return state.correlated.releases(agents)
         return self.mechanism.releases(agents)
 
     def estimate(self, state):
         return state.q
 
+    def run_info(self, states):
+        """``trust="correlated"``: the drawn multipliers (``z_ind``, ``z_cor``) and each agent's declared one."""
+        noise = states[0].correlated if states else None
+        if noise is None:
+            return {}
+        return {"correlated": {"z_ind": noise.z_ind, "z_cor": noise.z_cor,
+                               "declared_per_agent": list(noise.declared.noise_multiplier)}}
+
     def linear_protocol(self, problem, network, rounds: int):
         """The linear-Gaussian model of this protocol, for pairwise accounting (:mod:`.linear_models`)."""
         from .linear_models import dpsgd_protocol
 
-        if self.star:
-            raise ValidationError("dpsgd: pairwise (network) accounting models gossip with Gaussian releases; "
-                                  "trust='secure_aggregation' releases only the aggregate to a coordinator")
+        if self.star or self.correlated:
+            raise ValidationError("dpsgd: pairwise (network) accounting models gossip with independent Gaussian "
+                                  f"releases; trust={self.trust!r} does not release those")
 
         return dpsgd_protocol(self, problem, network, rounds)
 
@@ -290,6 +350,13 @@ class DPSGD(SecureSum, PerIterationGaussian, AlgorithmBase):
                     "the gradient sum's sensitivity 2 c1 max_k(1/N_k) is a-priori; row counts public",
                     self._trust_assumption()]
         if self.clip:
-            return [f"dpsgd: per-sample gradients clipped to norm c1={self.c1}; sensitivity 2*alpha_t*c1/N_k is a-priori"]
-        return [f"dpsgd: per-sample gradient norm <= c1={self.c1} is assumed, not enforced "
-                "(violated by the squared loss, AMB-D8/AMB-B6)"]
+            out = [f"dpsgd: per-sample gradients clipped to norm c1={self.c1}; "
+                   "sensitivity 2*alpha_t*c1/N_k is a-priori"]
+        else:
+            out = [f"dpsgd: per-sample gradient norm <= c1={self.c1} is assumed, not enforced "
+                   "(violated by the squared loss, AMB-D8/AMB-B6)"]
+        if self.correlated:
+            out.append(f"trust=correlated: each agent is certified against an observer of every message colluding "
+                       f"with at most {self.colluding} other agent(s) (knowing their data, noise and pair draws); the "
+                       "pair draws come from streams keyed by the run's seed (research mode)")
+        return out

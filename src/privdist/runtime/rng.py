@@ -23,7 +23,7 @@ from .._checks import check_int
 from ._seeding import pcg64_generators
 
 __all__ = ["stream", "data_rng", "AgentStreams", "party_keys", "step_generator", "DATA", "AGENT_DOMAIN",
-           "COORDINATOR_DOMAIN", "STEP_DOMAIN", "SECAGG_DOMAIN", "DROPOUT_DOMAIN", "KEY_BITS"]
+           "COORDINATOR_DOMAIN", "STEP_DOMAIN", "SECAGG_DOMAIN", "DROPOUT_DOMAIN", "PAIR_DOMAIN", "KEY_BITS"]
 
 DATA, AGENT_DOMAIN, COORDINATOR_DOMAIN = 0, 1, 2
 #: Domain of a party's noise in a step before the run (e.g. the DP range step of :mod:`privdist.learn.ranges`).
@@ -31,6 +31,9 @@ STEP_DOMAIN = 3
 #: Domains of secure aggregation (issue 27): a party's key and self-mask seeds in research mode (secure mode draws
 #: them from OS entropy), and the simulated dropouts of a run (failure injection, never noise).
 SECAGG_DOMAIN, DROPOUT_DOMAIN = 4, 5
+#: Domain of the draws two neighbours share in research mode (pairwise-cancelling correlated noise, issue 27): the
+#: stream ``(seed, trial, PAIR_DOMAIN, min(i, j) K + max(i, j), round)`` of the pair ``(i, j)`` of ``K`` agents.
+PAIR_DOMAIN = 6
 KEY_BITS = 128
 
 
@@ -116,6 +119,31 @@ class AgentStreams:
     def draw(self, fn: Callable[[np.random.Generator, int], np.ndarray]) -> np.ndarray:
         """Stack ``fn(generator_i, i)`` over the block's agents (``i`` is the row in the block)."""
         return np.stack([fn(g, i) for i, g in enumerate(self.generators())])
+
+    def pair_normal(self, partners, n_agents: int, shape: tuple[int, ...]) -> np.ndarray:
+        """Per agent ``i`` of the block, ``sum_{j in partners[i]} s_ij n_ij`` with ``n_ij = n_ji ~ N(0, I)`` of
+        per-agent ``shape`` drawn from the pair's shared stream (:data:`PAIR_DOMAIN`) and ``s_ij = +1`` for
+        ``i < j``, ``-1`` otherwise: both ends of a pair draw the same ``n_ij``, so the terms cancel in the sum over
+        all agents. Research mode only (the pair stream is keyed by the seed).
+
+        Raises:
+            SecureAggregationUnavailableError: secure mode (pair seeds would need keys agreed by the two
+                neighbours, not implemented for this draw).
+        """
+        from ..errors import SecureAggregationUnavailableError
+
+        if self._keys is not None:
+            raise SecureAggregationUnavailableError(
+                "correlated pair noise is drawn from streams keyed by the run's seed (research mode); secure mode "
+                "would need per-pair keys agreed by the two neighbours, which is not implemented for it")
+        K = int(n_agents)
+        out = np.zeros((len(self.agents), *shape))
+        for row, (i, js) in enumerate(zip(self.agents.tolist(), partners)):
+            for j in np.asarray(js, dtype=np.int64).tolist():
+                lo, hi = min(i, j), max(i, j)
+                draw = stream(self.seed, self.trial, PAIR_DOMAIN, lo * K + hi, self.round).standard_normal(shape)
+                out[row] += draw if i < j else -draw
+        return out
 
     def normal(self, shape: tuple[int, ...], scale=1.0) -> np.ndarray:
         """Gaussian draws of per-agent ``shape``; ``scale`` is a scalar or one std per agent of the block."""
