@@ -57,11 +57,28 @@ def test_pair_terms_cancel_in_the_sum_over_agents(K, p, seed, t):
         assert np.abs(whole).max() > 0
 
 
-def test_pair_noise_is_refused_in_secure_mode():
-    with pytest.raises(SecureAggregationUnavailableError, match="secure mode"):
-        AgentStreams(0, 0, [0, 1], 1, keys=[5, 6]).pair_normal([[1], [0]], 2, (2,))
-    with pytest.raises(SecureAggregationUnavailableError):
-        run(_algo(), _problem(6), make_network("ring", n=6), 2, seed=0, secure=True)
+def test_secure_mode_pair_noise_from_agreed_pair_secrets():
+    """Secure mode: each pair's draws are rooted at the X25519 agreement of the two agents' own keys (both ends get
+    the same secret, so the terms still cancel); fresh keys give fresh draws of unit variance; a pair split across
+    blocks (another process) is refused by name; a secure run completes."""
+    from privdist.runtime.rng import pair_secret, party_keys
+
+    K = 6
+    ring = [[(i - 1) % K, (i + 1) % K] for i in range(K)]
+    keys = party_keys(K)
+    assert pair_secret(keys[1], keys[2], 1, 2) == pair_secret(keys[2], keys[1], 1, 2) != pair_secret(
+        keys[1], keys[3], 1, 2)
+    draws = np.stack([AgentStreams(0, 0, np.arange(K), t, keys=keys).pair_normal(ring, K, (50,))
+                      for t in range(40)])
+    assert np.abs(draws.sum(axis=1)).max() < 1e-9
+    # agent 0's term is n_01 - n_50 (unit variance each): variance 2
+    assert abs(draws[:, 0].var() / 2 - 1) < 0.1
+    other = AgentStreams(0, 0, np.arange(K), 0, keys=party_keys(K)).pair_normal(ring, K, (50,))
+    assert not np.allclose(other, draws[0])
+    with pytest.raises(SecureAggregationUnavailableError, match="one process"):
+        AgentStreams(0, 0, [0, 1], 1, keys=keys[:2]).pair_normal([[1, 5], [0, 2]], K, (2,))
+    result = run(_algo(), _problem(6), make_network("ring", n=6), 3, seed=0, secure=True)
+    assert np.all(np.isfinite(result.estimates))
 
 
 def _draws(noise, K, rounds, unit=0.7, weights=None, P=2):

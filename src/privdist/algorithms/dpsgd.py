@@ -51,8 +51,9 @@ of each edge ``(k, l)`` plus the terms of its neighbours' other edges, so the pa
 between agents) without biasing the average. The accounting (:mod:`privdist.privacy.correlated`) certifies each
 agent against an observer of every message that colludes with ``colluding`` other agents: the declared multiplier
 is the conditional noise of the agent's message given all honest messages, calibrated so that the worst agent meets
-the budget. Research mode only: pair seeds from keys agreed by neighbours (secure mode) are not implemented
-(:class:`~privdist.errors.SecureAggregationUnavailableError`).
+the budget. Pair draws: research mode from the seed's pair streams; secure mode from the X25519 agreement of the two
+neighbours' own keys (:func:`privdist.runtime.rng.pair_secret`), on the in-process simulator (a backend that splits
+a pair across processes is refused with :class:`~privdist.errors.SecureAggregationUnavailableError`).
 """
 
 from __future__ import annotations

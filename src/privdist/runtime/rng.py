@@ -22,7 +22,7 @@ import numpy as np
 from .._checks import check_int
 from ._seeding import pcg64_generators
 
-__all__ = ["stream", "data_rng", "AgentStreams", "party_keys", "step_generator", "DATA", "AGENT_DOMAIN",
+__all__ = ["stream", "data_rng", "AgentStreams", "party_keys", "pair_secret", "step_generator", "DATA", "AGENT_DOMAIN",
            "COORDINATOR_DOMAIN", "STEP_DOMAIN", "SECAGG_DOMAIN", "DROPOUT_DOMAIN", "PAIR_DOMAIN", "KEY_BITS"]
 
 DATA, AGENT_DOMAIN, COORDINATOR_DOMAIN = 0, 1, 2
@@ -43,6 +43,26 @@ def party_keys(n: int) -> list[int]:
     Call it where the agents run and keep the keys there: a key that leaves its party lets the holder regenerate
     that party's noise (DESIGN idea 4)."""
     return [secrets.randbits(KEY_BITS) for _ in range(check_int(n, "n", 0))]
+
+
+def pair_secret(key_a: int, key_b: int, lo: int, hi: int) -> int:
+    """The secret of the pair ``(lo, hi)`` of agents with secure-mode keys ``key_a`` and ``key_b`` (either order):
+    X25519 (RFC 7748) agreement of private keys derived from the agents' keys, through HKDF-SHA256 bound to the
+    pair, as a ``KEY_BITS``-bit integer. Both ends compute the same value; it needs one of the two keys."""
+    import hashlib
+
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+    def private(key: int):
+        return X25519PrivateKey.from_private_bytes(hashlib.sha256(b"privdist-pair-key|" + int(key).to_bytes(
+            (KEY_BITS + 7) // 8, "big")).digest())
+
+    shared = private(key_a).exchange(private(key_b).public_key())
+    info = b"privdist-pair|" + int(lo).to_bytes(8, "big") + int(hi).to_bytes(8, "big")
+    return int.from_bytes(HKDF(algorithm=hashes.SHA256(), length=KEY_BITS // 8, salt=None, info=info)
+                          .derive(shared), "big")
 
 
 def stream(seed: int, trial: int, domain: int, agent: int = 0, round_: int = 0) -> np.random.Generator:
@@ -124,24 +144,33 @@ class AgentStreams:
         """Per agent ``i`` of the block, ``sum_{j in partners[i]} s_ij n_ij`` with ``n_ij = n_ji ~ N(0, I)`` of
         per-agent ``shape`` drawn from the pair's shared stream (:data:`PAIR_DOMAIN`) and ``s_ij = +1`` for
         ``i < j``, ``-1`` otherwise: both ends of a pair draw the same ``n_ij``, so the terms cancel in the sum over
-        all agents. Research mode only (the pair stream is keyed by the seed).
+        all agents. Research mode: the pair stream is keyed by the seed. Secure mode: it is rooted at the pair's
+        secret, the X25519 agreement of the two agents' own keys (:func:`pair_secret`), computed where both agents
+        run; nobody without one of the two keys can derive it, and it is never recorded.
 
         Raises:
-            SecureAggregationUnavailableError: secure mode (pair seeds would need keys agreed by the two
-                neighbours, not implemented for this draw).
+            SecureAggregationUnavailableError: secure mode with a partner outside the block (the Ray backend
+                splitting a pair across actors: agreement across processes is not implemented for this draw).
         """
         from ..errors import SecureAggregationUnavailableError
 
-        if self._keys is not None:
-            raise SecureAggregationUnavailableError(
-                "correlated pair noise is drawn from streams keyed by the run's seed (research mode); secure mode "
-                "would need per-pair keys agreed by the two neighbours, which is not implemented for it")
         K = int(n_agents)
+        own = None if self._keys is None else dict(zip(self.agents.tolist(), self._keys))
         out = np.zeros((len(self.agents), *shape))
         for row, (i, js) in enumerate(zip(self.agents.tolist(), partners)):
             for j in np.asarray(js, dtype=np.int64).tolist():
                 lo, hi = min(i, j), max(i, j)
-                draw = stream(self.seed, self.trial, PAIR_DOMAIN, lo * K + hi, self.round).standard_normal(shape)
+                if own is None:
+                    root = self.seed
+                elif j in own:
+                    root = pair_secret(own[i], own[j], lo, hi)
+                else:
+                    raise SecureAggregationUnavailableError(
+                        f"secure-mode correlated noise needs the pair ({lo}, {hi}) in one process (its secret is "
+                        "the agreement of both agents' keys); a backend splitting pairs across workers is not "
+                        "supported for it: use the in-process simulator")
+                draw = np.random.Generator(np.random.PCG64(np.random.SeedSequence(
+                    [root, self.trial, PAIR_DOMAIN, lo * K + hi, self.round]))).standard_normal(shape)
                 out[row] += draw if i < j else -draw
         return out
 
