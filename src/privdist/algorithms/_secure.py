@@ -75,6 +75,16 @@ class SecureSum:
                                       f"{self.colluding}: that many colluders would rebuild every seed from their "
                                       "shares")
 
+    def _check_prior(self) -> None:
+        """Normalise ``prior`` (:func:`~privdist.privacy.distributed.check_prior`); releases made before the run are
+        composed into the Skellam calibration, so they need ``trust="secure_aggregation"``."""
+        from ..privacy.distributed import check_prior
+
+        object.__setattr__(self, "prior", check_prior(self.prior))
+        if self.prior and self.trust != "secure_aggregation":
+            raise ValidationError(f"{self.name}: prior releases are composed into the Skellam calibration of "
+                                  "trust='secure_aggregation' (with trust='local', split the budget instead)")
+
     @property
     def shamir_threshold(self) -> int | None:
         """The shares that rebuild a seed under ``recovery="shamir"`` (``threshold``, default ``colluding + 1``);

@@ -64,7 +64,6 @@ import numpy as np
 from .._checks import check_int, check_positive
 from ..contract import Aggregation, MessageSpec
 from ..errors import ValidationError
-from ..privacy.distributed import check_prior
 from ._secure import TRUST, SecureSum, sum_range
 from .base import AlgorithmBase, Budgeted, check_problem_network
 
@@ -156,10 +155,7 @@ class DPMM(SecureSum, Budgeted, AlgorithmBase):
             check_positive(self.c1, "c1")
         check_int(self.gram_uses, "gram_uses", 1)
         self._check_trust()
-        object.__setattr__(self, "prior", check_prior(self.prior))
-        if self.prior and self.trust != "secure_aggregation":
-            raise ValidationError("dpmm: prior releases are composed into the Skellam calibration of "
-                                  "trust='secure_aggregation' (with trust='local', split the budget instead)")
+        self._check_prior()
         if check_int(self.runs, "runs", 1) > 1 and self.trust != "secure_aggregation":
             raise ValidationError("dpmm: runs > 1 calibrates the Skellam noise of trust='secure_aggregation' for "
                                   "several runs (with trust='local', split the budget instead)")

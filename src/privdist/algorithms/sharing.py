@@ -79,7 +79,6 @@ from .._checks import check_int, check_nonnegative, check_positive, check_probab
 from ..errors import SecureAggregationUnavailableError, ValidationError
 from ..privacy import gaussian_mechanism
 from ..privacy.declared import Perturbation, noise_std
-from ..privacy.distributed import check_prior
 from ..privacy.sharing_calibration import clipped_sensitivity, computed_sensitivity, sharing_sensitivity
 from ..contract import Aggregation, MessageSpec
 from ._secure import SecureSum, sum_range
@@ -188,10 +187,7 @@ class ADMMSharing(SecureSum, Budgeted, AlgorithmBase):
                           "it is NOT differentially private (spec §3.6)", stacklevel=3)
         self._check_budget()
         self._check_trust()
-        object.__setattr__(self, "prior", check_prior(self.prior))
-        if self.prior and self.trust != "secure_aggregation":
-            raise ValidationError("admm_sharing: prior releases are composed into the Skellam calibration of "
-                                  "trust='secure_aggregation' (with trust='local', split the budget instead)")
+        self._check_prior()
         if self.trust == "secure_aggregation" and (self.noise_std > 0 if self.epsilon is None else
                                                    not self._clipping()):
             raise SecureAggregationUnavailableError(

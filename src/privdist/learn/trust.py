@@ -16,7 +16,11 @@ from ..algorithms._secure import TRUST
 from ..errors import UnknownNameError, ValidationError
 
 __all__ = ["TRUST", "TRUST_CHOICES", "resolve_trust", "check_trust", "trust_params", "trust_report",
-           "secure_sum_params"]
+           "secure_sum_params", "LOCAL_TRUST"]
+
+#: The privacy report's ``trust`` section under local trust (horizontal and vertical estimators).
+LOCAL_TRUST = {"model": "local", "assumes": "each party's releases carry all the noise its own sensitivity needs; "
+                                            "the coordinator may see every message"}
 
 #: What a user may ask for: ``"auto"`` resolves by :func:`resolve_trust`.
 TRUST_CHOICES = ("auto",) + TRUST
@@ -71,8 +75,7 @@ def trust_report(est, algo) -> dict:
     """The privacy report's ``trust`` section: the model, what it assumes and, for secure aggregation, the
     calibration's tolerance (the per-party guarantees above are recomputed from the parties in each sum)."""
     if _trust(est) == "local" or not getattr(algo, "secure", False):
-        return {"model": "local", "assumes": "each party's releases carry all the noise its own sensitivity needs; "
-                                             "the coordinator may see every message"}
+        return dict(LOCAL_TRUST)
     K = int(est.n_agents_)
     return {"model": "secure_aggregation", "parties": K, "colluding": algo.colluding,
             "dropout_tolerance": algo.dropout_tolerance, "calibrated_honest_shares": algo.shares(K),

@@ -147,7 +147,7 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         from ..runtime import run
         from .budget import total_budget_params
         from .ranges import fit_ranges_vertical
-        from .trust import resolve_trust
+        from .trust import LOCAL_TRUST, resolve_trust
 
         X, y = _validate_data(self, X, y, accept_sparse="csr")
         y_pm = binary_labels(self, y)
@@ -208,8 +208,7 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         rep["b1"] = float(self.b1) if self.epsilon is not None else None
         rep["trust"] = ({"model": "secure_aggregation", "parties": M, "colluding": algo.colluding,
                          "assumes": algo._trust_assumption()} if secure_sum else
-                        {"model": "local", "assumes": "each party's shares carry all the noise its own sensitivity "
-                                                      "needs; the coordinator may see every message"})
+                        dict(LOCAL_TRUST))
         self.privacy_report_ = rep
         if self.epsilon is not None:
             warn_if_majority(self, X, y_pm, "")

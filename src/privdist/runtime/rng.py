@@ -156,22 +156,24 @@ class AgentStreams:
 
         K = int(n_agents)
         own = None if self._keys is None else dict(zip(self.agents.tolist(), self._keys))
+        draws: dict[tuple[int, int], np.ndarray] = {}  # a pair inside the block is drawn once, for both ends
         out = np.zeros((len(self.agents), *shape))
         for row, (i, js) in enumerate(zip(self.agents.tolist(), partners)):
             for j in np.asarray(js, dtype=np.int64).tolist():
                 lo, hi = min(i, j), max(i, j)
-                if own is None:
-                    root = self.seed
-                elif j in own:
-                    root = pair_secret(own[i], own[j], lo, hi)
-                else:
-                    raise SecureAggregationUnavailableError(
-                        f"secure-mode correlated noise needs the pair ({lo}, {hi}) in one process (its secret is "
-                        "the agreement of both agents' keys); a backend splitting pairs across workers is not "
-                        "supported for it: use the in-process simulator")
-                draw = np.random.Generator(np.random.PCG64(np.random.SeedSequence(
-                    [root, self.trial, PAIR_DOMAIN, lo * K + hi, self.round]))).standard_normal(shape)
-                out[row] += draw if i < j else -draw
+                if (lo, hi) not in draws:
+                    if own is None:
+                        root = self.seed
+                    elif j in own:
+                        root = pair_secret(own[i], own[j], lo, hi)
+                    else:
+                        raise SecureAggregationUnavailableError(
+                            f"secure-mode correlated noise needs the pair ({lo}, {hi}) in one process (its secret is "
+                            "the agreement of both agents' keys); a backend splitting pairs across workers is not "
+                            "supported for it: use the in-process simulator")
+                    draws[lo, hi] = np.random.Generator(np.random.PCG64(np.random.SeedSequence(
+                        [root, self.trial, PAIR_DOMAIN, lo * K + hi, self.round]))).standard_normal(shape)
+                out[row] += draws[lo, hi] if i < j else -draws[lo, hi]
         return out
 
     def normal(self, shape: tuple[int, ...], scale=1.0) -> np.ndarray:
