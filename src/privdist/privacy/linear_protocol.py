@@ -149,6 +149,8 @@ def observer_ids(protocol: LinearProtocol, observer) -> np.ndarray:
 def observed_rows(protocol: LinearProtocol, members: np.ndarray) -> list:
     """Per round ``1..T``, the rows ``H`` (over the state) of the messages the observer set ``members`` receives
     from a non-member."""
+    if protocol.time_invariant:  # the same messages every round
+        return [_observed_rows(protocol, 1, members)] * protocol.rounds
     return [_observed_rows(protocol, t, members) for t in range(1, protocol.rounds + 1)]
 
 
