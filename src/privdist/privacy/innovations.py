@@ -56,7 +56,7 @@ def separable_noise(sigma: np.ndarray):
     return d, w
 
 
-def lag_covariance(protocol: LinearProtocol, rows: list, sigma: np.ndarray):
+def lag_covariance(protocol: LinearProtocol, rows: list, sigma: np.ndarray, sep=None):
     """``G`` by the lag Gram (module docstring), or None when the protocol is not time-invariant or the noise not
     separable (then build it from the blocks of ``B``).
 
@@ -64,10 +64,11 @@ def lag_covariance(protocol: LinearProtocol, rows: list, sigma: np.ndarray):
         protocol: the model.
         rows: the observed rows ``O_t`` of each round (``observed_rows``).
         sigma: ``(T, N)`` noise stds, 0 for the inputs the observer knows.
+        sep: :func:`separable_noise` of ``sigma`` if already known.
     """
     if not protocol.time_invariant:
         return None
-    sep = separable_noise(sigma)
+    sep = separable_noise(sigma) if sep is None else sep
     if sep is None:
         return None
     d, w = sep
@@ -83,7 +84,8 @@ def lag_covariance(protocol: LinearProtocol, rows: list, sigma: np.ndarray):
         R[k] = cur
         if k + 1 < T:
             cur = np.asarray(FT @ cur.T).T
-    RE = np.asarray(E.T @ R.reshape(m, -1).T).T * np.sqrt(w)  # m x N
+    RE = R.reshape(m, -1) if _is_identity(E) else np.asarray((E.T @ R.reshape(m, -1).T).T)
+    RE = RE * np.sqrt(w)  # m x N
     Q = dsyrk(1.0, RE, lower=1)  # RE RE^T, its lower triangle
     Q = Q + np.tril(Q, -1).T
     # block (i, i + l) of G is the causal convolution sum_{u <= i} d[i - u] Q[u, u + l]: one product for all lags

@@ -62,7 +62,8 @@ from ..errors import ShapeMismatchError, UnsupportedEventError, ValidationError
 from ._recursion_kernel import compile_kernel
 from .ball_quadratic import WarmStarts, ball_quadratic_max
 from .ledger import PrivacyLedger
-from .innovations import fisher_matrices, impulse_fisher, lag_covariance, row_bounds, whitened_sums
+from .innovations import (fisher_matrices, impulse_fisher, lag_covariance, row_bounds, separable_noise,
+                          whitened_sums)
 from .linear_protocol import LinearProtocol, observed_rows, observer_ids, observer_view
 
 dp_event = lazy("dp_accounting.dp_event")  # imported on first use (start-up time)
@@ -235,21 +236,35 @@ def _rows(job, indices: np.ndarray) -> dict:
     out["sdp"] = np.zeros((len(indices), N), dtype=bool)
     out.update(view_rows=[], seconds=[], rank=0,
                phase_seconds=dict.fromkeys(("covariance", "whitening", "fisher", "worst_case"), 0.0))
-    state = {"rtol": rtol, "warm": WarmStarts(), "radius": 2.0, "distances": None}  # shared by the observers
+    state = {"rtol": rtol, "warm": WarmStarts(), "radius": 2.0, "distances": None,  # shared by the observers
+             "sigma_all": sigma_all}
     with threadpool_limits(limits=threads, user_api="blas"):
         for o, i in enumerate(indices.tolist()):
             _one_observer(protocol, observers[i], sigma_all, r, local, out, o, chunk, state)
     return out
 
 
-def _whitening(protocol, members, sigma, r, phases):
+def _separable(state, members):
+    """:func:`separable_noise` of an observer's noise stds from that of every agent's (zeroing the members'
+    columns keeps a rank-one table rank one): once per run instead of once per observer."""
+    if "separable" not in state:
+        state["separable"] = separable_noise(state["sigma_all"])
+    if state["separable"] is None:
+        return None
+    d, w = state["separable"]
+    w = w.copy()
+    w[members[members < w.size]] = 0.0
+    return (d, w) if w.sum() > 0 else None
+
+
+def _whitening(protocol, members, sigma, r, phases, state):
     """``(G, L, kept, J, view, rows)`` of one observer set: ``G`` from the lag recursion when the protocol allows
     it, else from the blocks of ``B`` (``view``); ``J = L^-1`` when ``G`` is non-singular (the closed-loop
     recursion of :mod:`.innovations` then gives every target's bounds), else None (the pivoted solve per chunk);
     ``rows``: the observed rows of each round."""
     t0 = time.perf_counter()
     rows = observed_rows(protocol, members)
-    G = lag_covariance(protocol, rows, sigma) if np.isfinite(r).all() else None
+    G = lag_covariance(protocol, rows, sigma, _separable(state, members)) if np.isfinite(r).all() else None
     view = J = None
     if G is None:
         view = observer_view(protocol, members)
@@ -274,7 +289,7 @@ def _one_observer(protocol, observer, sigma_all, r, local, out, o, chunk, state)
     sigma = sigma_all.copy()
     sigma[:, members[members < N]] = 0.0  # the observer knows its own inputs
     finite = np.isfinite(r)
-    G, L, kept, J, view, rows = _whitening(protocol, members, sigma, r, phases)
+    G, L, kept, J, view, rows = _whitening(protocol, members, sigma, r, phases, state)
     if J is not None:
         targets = np.setdiff1d(np.arange(N), members)
         noiseless = None if view is None or finite.all() else _noiseless_seen(view, r, targets)
@@ -402,7 +417,7 @@ def gdp_epsilons(mu, delta: float) -> np.ndarray:
             break
         hi = np.where(grow, 2 * hi, hi)
     lo = np.zeros_like(m)
-    for _ in range(80):
+    for _ in range(56):  # the bracket's width 2^-56 hi: below the rounding of hi
         mid = 0.5 * (lo + hi)
         above = dlt(mid) > delta
         lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
