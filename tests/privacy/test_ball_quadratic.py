@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from privdist.errors import ShapeMismatchError
-from privdist.privacy.ball_quadratic import ball_quadratic_max
+from privdist.privacy.ball_quadratic import WarmStarts, ball_quadratic_max
 
 
 def _psd(rng, T, rank=None):
@@ -75,3 +75,25 @@ def test_bounds_scale_with_the_matrix(scale):
     assert got["method"][0] == "sdp"
     assert got["upper"][0] / scale == pytest.approx(ref["upper"][0], rel=1e-9)
     assert got["lower"][0] / scale == pytest.approx(ref["lower"][0], rel=1e-9)
+
+
+def test_warm_starts_change_the_work_not_the_bounds():
+    """A start from a similar solved matrix closes sooner; a start from an unrelated one (or garbage) still gives
+    valid bounds: only the iterate changes, every bound is the matrix's own."""
+    rng = np.random.default_rng(8)
+    T = 12
+    base = _psd(rng, T) - 0.3 * T * np.eye(T)
+    base = base @ base  # PSD, not sign-consistent
+    similar = np.stack([base + 1e-4 * _psd(rng, T) for _ in range(5)])
+    cold = ball_quadratic_max(similar)
+    warm = WarmStarts()
+    ball_quadratic_max(base, warm=warm)
+    hot = ball_quadratic_max(similar, warm=warm)
+    for res in (cold, hot):
+        assert np.all(res["lower"] <= res["upper"])
+        assert np.all(res["upper"] - res["lower"] <= 1e-3 * res["upper"])
+    assert np.all(hot["upper"] >= cold["lower"] * (1 - 1e-9)) and np.all(cold["upper"] >= hot["lower"] * (1 - 1e-9))
+    junk = WarmStarts(similarity=-1.0)  # every start taken, however unlike
+    junk.store(rng.standard_normal((3, T, T)), rng.standard_normal((3, T, hot["rank"])))
+    again = ball_quadratic_max(similar, warm=junk)
+    assert np.all(again["upper"] >= cold["lower"] * (1 - 1e-9)) and np.all(again["lower"] <= cold["upper"] * (1 + 1e-9))

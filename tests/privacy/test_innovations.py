@@ -1,5 +1,6 @@
-"""The recursions behind the pairwise accountant (issue 29): lag covariance and closed-loop whitening equal the
-direct computation from the blocks of the view matrix."""
+"""The recursions behind the pairwise accountant (issue 29): lag covariance, the compiled closed-loop sums and
+impulse responses equal the direct computation from the blocks of the view matrix; the row bounds bracket the worst
+case."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ from scipy.linalg import cholesky, lapack, solve_triangular
 from privdist.algorithms.dpadmm import DPADMM
 from privdist.algorithms.linear_models import dpadmm_protocol, gossip_protocol
 from privdist.network import TimeVaryingNetwork, complete, random_regular, random_time_varying
-from privdist.privacy.innovations import fisher_matrices, lag_covariance, separable_noise, whitened_columns
+from privdist.privacy.ball_quadratic import ball_quadratic_max
+from privdist.privacy.innovations import (fisher_matrices, impulse_fisher, lag_covariance, row_bounds, separable_noise,
+                                          whitened_sums)
 from privdist.privacy.linear_protocol import observed_rows, observer_view
 from privdist.privacy.network_dp import _view_covariance
 from privdist.problems import HorizontalERM, make_loss, make_regularizer
@@ -69,8 +72,20 @@ def test_lag_covariance_declines_what_it_cannot_do():
                           _sigma(rng, varying.rounds, varying.n_agents, members)) is None
 
 
+def _whitened_reference(view, L, sigma) -> np.ndarray:
+    """``X`` (agents x rounds x rows): ``L^-1`` applied to each round's columns of ``B S``, zero above the round's
+    first row."""
+    N, T = view.blocks[0].shape[1], len(view.blocks)
+    X = np.zeros((N, T, view.m))
+    for s, block in enumerate(view.blocks):
+        a = view.rows_from[s]
+        X[:, s, a:] = solve_triangular(L[a:, a:], block * sigma[s], lower=True).T
+    return X
+
+
 @pytest.mark.parametrize("kind", ["static", "timevarying", "dpadmm"])
-def test_closed_loop_whitening_equals_the_triangular_solve(kind):
+@pytest.mark.parametrize("group_rounds", [1, 2, 10])
+def test_closed_loop_sums_equal_the_triangular_solve(kind, group_rounds):
     rng = np.random.default_rng(5)
     protocol = _protocol(kind, rng)
     T, N = protocol.rounds, protocol.n_agents
@@ -80,25 +95,41 @@ def test_closed_loop_whitening_equals_the_triangular_solve(kind):
     L = cholesky(_view_covariance(view, sigma), lower=True)
     J, info = lapack.dtrtri(L, lower=1)
     assert info == 0
-    X = whitened_columns(protocol, observed_rows(protocol, members), J, sigma)
-    assert X.shape == (N, T, view.m)
-    for s, block in enumerate(view.blocks):  # reference: L^-1 applied to each round's columns of B S
-        a = view.rows_from[s]
-        ref = solve_triangular(L[a:, a:], block * sigma[s], lower=True)
-        assert np.allclose(X[:, s, a:], ref.T, atol=1e-12)
-        assert not X[:, s, :a].any()
+    X = _whitened_reference(view, L, sigma)
+    keep = np.array([0, N - 1, 2])
+    S1, S2, Mk = whitened_sums(protocol, observed_rows(protocol, members), J, sigma, keep, group_rounds)
+    assert np.allclose(S1, X.sum(axis=1), atol=1e-12) and np.allclose(S2, np.abs(X).sum(axis=1), atol=1e-12)
     M = fisher_matrices(X)
+    assert np.allclose(Mk, M[keep], atol=1e-12)
     assert np.allclose(M, np.swapaxes(M, 1, 2)) and np.all(np.linalg.eigvalsh(M)[:, 0] > -1e-12)
     assert np.allclose(fisher_matrices(X, view.rows_from), M, atol=1e-13)  # the later rounds' inputs left out
+    lower, upper = row_bounds(S1, S2)  # an attained value and a bound on the worst case over the balls
+    targets = np.setdiff1d(np.arange(N), members)
+    res = ball_quadratic_max(M[targets])
+    assert np.all(lower[targets] <= res["upper"] * (1 + 1e-9))
+    assert np.all(res["lower"] <= upper[targets] * (1 + 1e-9))
 
 
-def test_a_reused_buffer_gives_the_same_columns():
+def test_impulse_responses_give_the_same_matrices():
     rng = np.random.default_rng(6)
     protocol = _protocol("static", rng)
     members = np.array([0])
     sigma = _sigma(rng, protocol.rounds, protocol.n_agents, members)
     rows = observed_rows(protocol, members)
     J = lapack.dtrtri(cholesky(lag_covariance(protocol, rows, sigma), lower=True), lower=1)[0]
-    X = whitened_columns(protocol, rows, J, sigma)
-    again = whitened_columns(protocol, rows, J, 2 * sigma, out=X.copy())
-    assert np.allclose(again, 2 * X)
+    targets = np.array([3, 1, 8])
+    Mk = whitened_sums(protocol, rows, J, sigma, targets)[2]
+    assert np.allclose(impulse_fisher(protocol, rows, J, sigma, targets), Mk, atol=1e-12)
+
+
+def test_row_bounds_meet_when_no_row_mixes_signs():
+    rng = np.random.default_rng(7)
+    X = np.abs(rng.standard_normal((4, 6, 9)))  # targets x rounds x rows, all entries >= 0
+    lower, upper = row_bounds(X.sum(axis=1), np.abs(X).sum(axis=1))
+    res = ball_quadratic_max(fisher_matrices(X))
+    assert np.allclose(lower, upper) and np.allclose(lower, res["upper"], rtol=1e-9)
+    X[:, 0] *= -1  # one round against the others: the row bound is loose, still above the worst case
+    lower, upper = row_bounds(X.sum(axis=1), np.abs(X).sum(axis=1))
+    res = ball_quadratic_max(fisher_matrices(X))
+    assert np.all(upper > lower) and np.all(upper >= res["upper"] * (1 - 1e-9))
+    assert np.all(lower <= res["upper"] * (1 + 1e-9))

@@ -22,10 +22,17 @@ replace them:
 
   because the trailing block of a triangular inverse is the inverse of the trailing block; ``J``'s columns of
   round ``s`` are the innovations form's (Kalman) gains. One sparse product per round for all targets at once;
-  a target's whitened columns are ``X_s E(s)`` scaled by its noise.
+  a target's whitened columns are ``X_s E(s)`` scaled by its noise. The rows (columns of ``X_s``) never mix, so
+  :func:`whitened_sums` runs them in groups, by a compiled loop, and keeps only what the accountant needs: per
+  target the sums of its whitened columns and of their absolute values (:func:`row_bounds`, which settle most
+  pairs), and ``M`` for the targets near the observer.
 
-``M`` is then one batched product per chunk of targets (5/8 of it: the later rounds' inputs do not reach the
-earlier rounds' messages).
+* **Impulse responses** (time-invariant protocols): a target's unwhitened columns are shifts of one response
+  ``O F^k E e_j``, so ``X^T = J A`` is one triangular product (:func:`impulse_fisher`): for the few targets whose
+  ``M`` the recursion did not keep.
+
+``M`` keeps only the products that can be non-zero (the later rounds' inputs do not reach the earlier rounds'
+messages).
 """
 
 from __future__ import annotations
@@ -37,7 +44,8 @@ from scipy.linalg.blas import dsyrk, dtrmm
 from ._recursion_kernel import group_pass, pack
 from .linear_protocol import LinearProtocol
 
-__all__ = ["separable_noise", "whitened_sums", "recursion_maps", "row_bounds", "impulse_fisher", "lag_covariance", "whitened_columns", "fisher_matrices"]
+__all__ = ["separable_noise", "lag_covariance", "whitened_sums", "recursion_maps", "row_bounds", "impulse_fisher",
+           "fisher_matrices"]
 
 #: relative tolerance of the rank-one test of the noise variances (rounding of ``z * Delta`` products)
 _SEPARABLE_RTOL = 1e-12
@@ -103,49 +111,8 @@ def lag_covariance(protocol: LinearProtocol, rows: list, sigma: np.ndarray, sep=
     return Gb.transpose(0, 2, 1, 3).reshape(m, m)
 
 
-def whitened_columns(protocol: LinearProtocol, rows: list, J: np.ndarray, scale: np.ndarray,
-                     out: np.ndarray | None = None) -> np.ndarray:
-    """``X``: ``(N, T, m)``, row ``s - 1`` of agent ``k`` the whitened column of its input of round ``s``
-    (``X_s E(s)``, zero above the first row of round ``s``) times ``scale[s - 1, k]`` (closed-loop adjoint, module
-    docstring). Memory: ``8 N T m`` bytes.
-
-    Args:
-        protocol: the model.
-        rows: observed rows ``O_t`` per round.
-        J: inverse of the round-ordered Cholesky factor of ``G`` (``m x m``, lower triangular).
-        scale: ``(T, N)`` per-input factor (e.g. the sensitivity: then ``X^T X`` is in the units of the ball).
-        out: a buffer of that shape to reuse, zero wherever ``X`` is (its entries above each round's first row are
-            never written, so a buffer from an observer with the same rows per round can be passed again).
-    """
-    T, n, N = protocol.rounds, protocol.n_state, protocol.n_agents
-    counts = np.array([o.shape[0] for o in rows])
-    starts = np.concatenate([[0], np.cumsum(counts)])
-    m = int(starts[-1])
-    X = np.zeros((N, T, m)) if out is None else out
-    XT = np.zeros((n, 0))  # X_{s+1}^T: state x rows of rounds > s
-    FT = E = None
-    for s in range(T, 0, -1):
-        a, c = int(starts[s - 1]), int(counts[s - 1])
-        new = np.empty((n, m - a))
-        new[:, :c] = 0.0
-        if XT.shape[1]:
-            if FT is None or not protocol.time_invariant:
-                FT = sp.csr_array(sp.csr_array(protocol.transition(s + 1)).T)
-            new[:, c:] = FT @ XT
-        if c:
-            O = sp.csc_array(rows[s - 1])
-            nz = np.flatnonzero(np.diff(O.indptr))  # state entries the round's messages read
-            new[nz] += O[:, nz].toarray().T @ J[a:, a:a + c].T
-        XT = new
-        if E is None or not protocol.time_invariant:
-            E = sp.csr_array(protocol.inputs(s))
-            identity = E.shape == (n, n) and E.nnz == n and (E != sp.identity(n)).nnz == 0
-        np.multiply(XT if identity else np.asarray(E.T @ XT), scale[s - 1][:, None], out=X[:, s - 1, a:])
-    return X
-
-
 def fisher_matrices(X: np.ndarray, first_rows: np.ndarray | None = None) -> np.ndarray:
-    """``M = X X^T`` per target (``(n, T, T)`` from :func:`whitened_columns`' ``(n, T, m)``). With
+    """``M = X X^T`` per target (``(n, T, T)`` from whitened columns ``(n, T, m)``, target x input round x row). With
     ``first_rows`` (the first message row of each round), the inputs of the later half of the rounds, which do not
     reach the rows of the earlier half, are left out of that half's product: 5/8 of the dense work."""
     T = X.shape[1]
@@ -162,7 +129,7 @@ def fisher_matrices(X: np.ndarray, first_rows: np.ndarray | None = None) -> np.n
 
 def whitened_sums(protocol: LinearProtocol, rows: list, J: np.ndarray, scale: np.ndarray, keep: np.ndarray,
                   group_rounds: int = 10, maps=None):
-    """The closed-loop recursion of :func:`whitened_columns` without storing ``X``: per target, the sums over its
+    """The closed-loop recursion (module docstring) without storing ``X``: per target, the sums over its
     input rounds of its whitened columns and of their absolute values, and ``M = X X^T`` of the targets ``keep``
     only.
 

@@ -28,10 +28,15 @@ the worst case over every per-round contribution of the model's dimension (:func
 ``mu``-GDP (Balle & Wang 2018; the formula of dp-accounting's ``get_epsilon_gaussian``, vectorised here and
 checked against it in the tests; the summaries call dp-accounting itself).
 
-**Computation.** Per observer set, ``G`` and its Cholesky factor, then every target's ``M`` from the whitened
-columns; :mod:`privdist.privacy.innovations` gives both by recursions over rounds (a lag Gram for time-invariant
-protocols with separable noise, the closed-loop adjoint for the whitening) instead of the dense blocks of ``B``;
-a singular ``G`` (a message that is a function of earlier ones) falls back to a pivoted factor.
+**Computation.** Per observer set, ``G`` and its Cholesky factor; then, from one compiled recursion over rounds
+(:mod:`privdist.privacy.innovations`: a lag Gram for time-invariant protocols with separable noise, the
+closed-loop adjoint for the whitening), for *every* target the row bounds ``||sum_s x_s||^2 <= mu^2 <=
+sum_rows (sum_s |x_s|)^2`` of its whitened columns ``x_s``: where they meet within ``rtol`` (most pairs beyond a
+few hops, whose whitened view barely mixes signs) they are the answer. The other pairs get ``M`` (accumulated in
+the recursion for the targets within an adaptive hop radius, from impulse responses beyond it) and
+:func:`ball_quadratic_max`, warm-started from the solutions of similar matrices. A singular ``G`` (a message that
+is a function of earlier ones) falls back to a pivoted factor and ``M`` for every target. Every reported ``mu`` is a
+certified upper bound within ``rtol`` (relative, in ``mu^2``) of a value an explicit contribution sequence attains.
 
 **Assumption privdist cannot enforce.** The model treats every other agent's contribution as fixed (known to the
 observer, independent of the target's data), as Muffliato (Cyffers et al. 2022, §4) and the matrix-factorization
@@ -166,17 +171,21 @@ def pairwise_mu(protocol: LinearProtocol, z: np.ndarray, observers: Sequence, *,
         protocol: the protocol's linear model.
         z: ``(T, N)`` declared noise multipliers (:func:`noise_multipliers`); 0 for a release without noise.
         observers: observer sets (each an int or a sequence of party ids, :func:`observer_ids`).
-        chunk: agents per batch of ``T x T`` matrices (the whitened columns of all agents, ``N T m`` floats for
-            ``m`` observed messages, are kept per observer).
-        threads: BLAS threads (``None``: the library's default). One by default: the work is many small
-            products, and on the 2-core benchmark machine one thread was 3x faster than two even at 1,000 agents
-            (``benchmarks/bench_network_dp.py``).
+        chunk: agents per batch of ``T x T`` matrices on the pivoted path (a singular view covariance).
+        threads: BLAS threads per process (``None``: the library's default). One by default: the work is many
+            small products, and on the 2-core benchmark machine one thread was 3x faster than two even at 1,000
+            agents (``benchmarks/bench_network_dp.py``).
+        rtol: the relative gap (in ``mu^2``) allowed between the certified upper bound reported and the value of
+            an explicit contribution sequence.
+        workers: processes sharing the observer rows (forked, where the platform forks; else this process). The
+            values may differ between worker counts within ``rtol`` (the warm starts differ).
 
     Returns:
         ``{"mu": (n_obs, N), "mu_lower": (n_obs, N), "sdp": (n_obs, N) bool, "local_mu": (N,), "rank": int,
         "view_rows": [m per observer], "seconds": [per observer], "phase_seconds": {"covariance", "whitening",
-        "fisher", "worst_case"}}`` (the phases: ``G`` and its factor, the whitened columns, the ``T x T``
-        matrices ``M``, their worst case over the balls); ``mu`` is NaN where the target is in the observer set,
+        "fisher", "worst_case"}}`` (the phases, CPU seconds summed over workers: ``G`` and its factor; the
+        recursion with the row bounds and the ``T x T`` matrices ``M`` of the open pairs; ``M`` on the pivoted
+        path; the worst case over the balls); ``mu`` is NaN where the target is in the observer set,
         ``inf`` where a target's noiseless release reaches the view.
 
     Raises:

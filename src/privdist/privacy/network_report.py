@@ -109,7 +109,7 @@ def _jsonable(matrix: np.ndarray) -> list:
 
 
 def pairwise_report(protocol: LinearProtocol, ledger: PrivacyLedger, delta: float, observers=None, *,
-                    rtol: float = 1e-2, workers: int = 1) -> dict:
+                    rtol: float = 2e-2, workers: int = 1) -> dict:
     """The per-pair section of the privacy report (module docstring).
 
     Args:
@@ -118,8 +118,9 @@ def pairwise_report(protocol: LinearProtocol, ledger: PrivacyLedger, delta: floa
         delta: delta of every epsilon.
         observers: observer sets (ints or sequences of party ids); default :func:`default_observers`.
         rtol: relative gap allowed between each pair's certified upper bound on ``mu^2`` (the value reported) and
-            a lower bound attained by an explicit contribution sequence (:func:`~.network_dp.pairwise_mu`); 1 %
-            in ``mu^2`` is 0.5 % in ``mu``.
+            a lower bound attained by an explicit contribution sequence (:func:`~.network_dp.pairwise_mu`): 2 % in
+            ``mu^2`` is 1 % in ``mu``. A smaller ``rtol`` costs time (``benchmarks/bench_network_dp.py`` times
+            both 2e-2 and 1e-2).
         workers: processes sharing the observer rows (forked; 1: this process).
 
     Returns:
