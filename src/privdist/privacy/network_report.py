@@ -109,7 +109,7 @@ def _jsonable(matrix: np.ndarray) -> list:
 
 
 def pairwise_report(protocol: LinearProtocol, ledger: PrivacyLedger, delta: float, observers=None, *,
-                    rtol: float = 2e-2, workers: int = 1) -> dict:
+                    rtol: float = 1e-3, workers: int = 1) -> dict:
     """The per-pair section of the privacy report (module docstring).
 
     Args:
@@ -118,9 +118,9 @@ def pairwise_report(protocol: LinearProtocol, ledger: PrivacyLedger, delta: floa
         delta: delta of every epsilon.
         observers: observer sets (ints or sequences of party ids); default :func:`default_observers`.
         rtol: relative gap allowed between each pair's certified upper bound on ``mu^2`` (the value reported) and
-            a lower bound attained by an explicit contribution sequence (:func:`~.network_dp.pairwise_mu`): 2 % in
-            ``mu^2`` is 1 % in ``mu``. A smaller ``rtol`` costs time (``benchmarks/bench_network_dp.py`` times
-            both 2e-2 and 1e-2).
+            a lower bound attained by an explicit contribution sequence (:func:`~.network_dp.pairwise_mu`): the
+            default 0.1 % in ``mu^2`` is 0.05 % in ``mu``. A larger one is much faster on large matrices
+            (``benchmarks/bench_network_dp.py`` times the full 1,000 x 1,000 matrix at 2e-2, 1e-2 and 1e-3).
         workers: processes sharing the observer rows (forked; 1: this process).
 
     Returns:
