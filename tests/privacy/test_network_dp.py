@@ -368,3 +368,24 @@ def test_the_profile_by_common_neighbours_explains_distance_two():
     two = {g["common_neighbours"]: g for g in pw["by_distance_common"] if g["distance"] == 2}
     assert {1, 2} <= set(two)
     assert two[2]["local_over_pair_epsilon"]["max"] < two[1]["local_over_pair_epsilon"]["median"]
+
+
+def test_the_report_records_its_tolerance_and_specs_pass_it():
+    from privdist.experiments.schema import PrivacySpec
+
+    rng = np.random.default_rng(9)
+    N, T = 10, 4
+    protocol = gossip_protocol("g", random_regular(N, 3, rng), T, np.ones((T, N)))
+    ledger = PrivacyLedger(N)
+    for k in range(N):
+        ledger.record(k, gaussian_release(1.5, 1e-5, composition="moments"), T)
+    loose = privacy_report(ledger, 1e-5, protocol=protocol, pairwise_rtol=0.05)["pairwise"]
+    tight = privacy_report(ledger, 1e-5, protocol=protocol)["pairwise"]
+    assert loose["bound"]["rtol"] == 0.05 and tight["bound"]["rtol"] == 1e-3
+    assert tight["bound"]["max_relative_gap"] <= 1e-3 and loose["bound"]["max_relative_gap"] <= 0.05
+    mu_l, mu_t = (np.array(s["mu"], dtype=float) for s in (loose, tight))
+    off = ~np.eye(N, dtype=bool)
+    assert np.all(mu_l[off] >= mu_t[off] * (1 - 1e-3))  # both certified upper bounds
+    assert PrivacySpec().pairwise_rtol == 1e-3
+    with pytest.raises(ValueError):  # pydantic's ValidationError is a ValueError
+        PrivacySpec(pairwise_rtol=0)

@@ -17,7 +17,7 @@ __all__ = ["pairwise_protocol", "unmodelled", "aggregate_pairwise", "pairwise_li
 
 def pairwise_protocol(spec, algorithm, built):
     """``(protocol, observers)`` of a run when ``[privacy] pairwise`` is on and the algorithm has a linear model,
-    else ``(None, None)``."""
+    else ``(None, None)`` (the tolerance is ``spec.privacy.pairwise_rtol``)."""
     if not spec.privacy.pairwise or not hasattr(algorithm, "linear_protocol"):
         return None, None
     algo = algorithm.for_rounds(spec.rounds) if hasattr(algorithm, "for_rounds") else algorithm
@@ -66,8 +66,10 @@ def pairwise_lines(results: dict) -> list[str]:
             lines.append(f"- {r['label']}: per-pair DP not modelled - {pw['reason']}")
             continue
         s = pw["summary"]
+        gap = pw.get("bound", {}).get("max_relative_gap")
+        within = "" if gap is None else f", each within {gap:.2%} of exact in mu"
         lines.append(f"- {r['label']}: per-pair epsilon (observer x target, delta = {pw['delta']:g}, "
-                     f"{len(pw['observers'])} observers, trial {pw.get('trial', 0)}) min / median / max "
+                     f"{len(pw['observers'])} observers, trial {pw.get('trial', 0)}{within}) min / median / max "
                      f"{_triple(s['epsilon'])}; local DP {_triple(s['local_epsilon'])}; local / pair "
                      f"{_triple(s['local_over_pair_epsilon'])}")
         lines.append("  - by hop distance: " + "; ".join(

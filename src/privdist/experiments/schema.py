@@ -92,6 +92,9 @@ class PrivacySpec(_Model):
     # observers (agent ids) default to every agent up to 200 agents, else 20 evenly spaced ones
     pairwise: bool = False
     pairwise_observers: Optional[list[_Int]] = None
+    # each per-pair mu is a certified upper bound within this relative gap (in mu^2) of an attained value; 2e-2 is
+    # about 3x faster than the default on a 1,000-agent matrix (benchmarks/bench_network_dp.py)
+    pairwise_rtol: Annotated[float, Field(gt=0, le=0.5)] = 1e-3
 
 
 class OutputSpec(_Model):

@@ -156,7 +156,8 @@ def _entry(spec, rs, algorithm, res, seconds, data_steps=(), built=None) -> dict
     # party-local runs (issue 17): where the data were resolved, where each metric was computed, Ray placement
     info = {**info, **{k: res.config[k] for k in ("data", "metrics_where", "ray") if k in res.config}}
     protocol, observers = pairwise_protocol(spec, algorithm, built) if built is not None else (None, None)
-    report = privacy_report(res.ledger, delta, accountants, protocol=protocol, observers=observers)
+    report = privacy_report(res.ledger, delta, accountants, protocol=protocol, observers=observers,
+                            pairwise_rtol=spec.privacy.pairwise_rtol)
     if spec.privacy.pairwise and protocol is None:
         report["pairwise"] = unmodelled(algorithm.name)
     return {"info": info, "curves": {m: res.curves[m].tolist() for m in spec.metrics},

@@ -231,6 +231,7 @@ def privacy_report(
     delta_prime: float | None = None,
     protocol=None,
     observers=None,
+    pairwise_rtol: float = 1e-3,
 ) -> dict[str, Any]:
     """Epsilon of every agent of ``ledger``: the guarantee (RDP, PLD) beside the paper's claim.
 
@@ -242,6 +243,8 @@ def privacy_report(
         protocol: the run's linear-Gaussian model (``algorithm.linear_protocol(...)``): adds ``"pairwise"``, the
             per-pair (observer x target) accounting of :func:`privdist.privacy.network_report.pairwise_report`.
         observers: its observer sets (default: every agent, or a sample beyond 200 agents).
+        pairwise_rtol: the per-pair values' relative gap (in ``mu^2``) to an attained value (``rtol`` of
+            :func:`~privdist.privacy.network_report.pairwise_report`).
 
     Returns:
         ``{"delta": delta, "paper_delta": <largest total delta the paper formula certifies over agents, or None>,
@@ -299,5 +302,5 @@ def privacy_report(
     if protocol is not None:
         from .network_report import pairwise_report
 
-        report["pairwise"] = pairwise_report(protocol, ledger, delta, observers)
+        report["pairwise"] = pairwise_report(protocol, ledger, delta, observers, rtol=pairwise_rtol)
     return report

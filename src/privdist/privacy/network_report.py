@@ -163,7 +163,7 @@ def pairwise_report(protocol: LinearProtocol, ledger: PrivacyLedger, delta: floa
             "mu": _jsonable(mu), "epsilon": _jsonable(eps), "distance": _jsonable(np.where(pair, dist, np.nan)),
             "local": {"mu": local_mu.tolist(), "epsilon": local_eps_arr.tolist()},
             "bound": {"sdp_pairs": int(res["sdp"].sum()), "max_relative_gap": float(gap.max()) if gap.size else 0.0,
-                      "rank": int(res["rank"])},
+                      "rank": int(res["rank"]), "rtol": rtol},
             "summary": _summary(mu[pair], np.broadcast_to(local_mu, mu.shape)[pair], ratio[pair], delta),
             "by_distance": by_distance, "by_distance_common": by_common, "view_rows": list(res["view_rows"]),
             "phase_seconds": dict(res["phase_seconds"]),
