@@ -74,3 +74,9 @@ def test_bad_targets_and_names():
         calibrate(1.0, 1e-5, 10, accountant="zcdp")
     with pytest.raises(UnknownNameError):
         calibrate(1.0, 1e-5, 10, accountant="paper", composition="sum")
+
+
+def test_an_epsilon_too_large_to_calibrate_is_a_named_error():
+    """dp-accounting's Gaussian conversion overflows for an absurd epsilon (found by the factory fuzz test)."""
+    with pytest.raises(CalibrationError, match="target_epsilon"):
+        calibrate(1.9e155, 1e-3, 1, "gaussian", "pld")

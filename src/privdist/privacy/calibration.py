@@ -182,7 +182,11 @@ def calibrate(
         z = _paper_guess(mechanism, target, delta, count, composition, delta_prime)
     elif accountant == "pld" and mechanism == "gaussian":
         # The pld value of a pure Gaussian composition is dp-accounting's exact Gaussian conversion.
-        z = float(_gaussian.get_sigma_gaussian(target, delta)) * math.sqrt(count)
+        try:
+            z = float(_gaussian.get_sigma_gaussian(target, delta)) * math.sqrt(count)
+        except (ValueError, OverflowError) as exc:  # e.g. exp(target) overflows: no noise scale to solve for
+            raise CalibrationError(f"target_epsilon={target!r} is too large to calibrate a Gaussian at delta="
+                                   f"{delta!r} ({exc})") from exc
     elif mechanism == "pure":  # dp-accounting's accountants mis-compose randomized response (accountants.py):
         lo, hi = _bracket(eps_of, target, _tight_guess(mechanism, target, delta, count))  # solve on our path
         z = optimize.brentq(lambda x: eps_of(x) - target, lo, hi, xtol=hi * 1e-9, rtol=1e-12)
