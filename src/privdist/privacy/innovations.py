@@ -111,20 +111,9 @@ def lag_covariance(protocol: LinearProtocol, rows: list, sigma: np.ndarray, sep=
     return Gb.transpose(0, 2, 1, 3).reshape(m, m)
 
 
-def fisher_matrices(X: np.ndarray, first_rows: np.ndarray | None = None) -> np.ndarray:
-    """``M = X X^T`` per target (``(n, T, T)`` from whitened columns ``(n, T, m)``, target x input round x row). With
-    ``first_rows`` (the first message row of each round), the inputs of the later half of the rounds, which do not
-    reach the rows of the earlier half, are left out of that half's product: 5/8 of the dense work."""
-    T = X.shape[1]
-    h = T // 2
-    if first_rows is None or h == 0:
-        return X @ X.transpose(0, 2, 1)
-    a = int(first_rows[h])
-    late = X[:, :, a:]
-    M = late @ late.transpose(0, 2, 1)
-    early = X[:, :h, :a]
-    M[:, :h, :h] += early @ early.transpose(0, 2, 1)
-    return M
+def fisher_matrices(X: np.ndarray) -> np.ndarray:
+    """``M = X X^T`` per target (``(n, T, T)`` from whitened columns ``(n, T, m)``, target x input round x row)."""
+    return X @ X.transpose(0, 2, 1)
 
 
 def whitened_sums(protocol: LinearProtocol, rows: list, J: np.ndarray, scale: np.ndarray, keep: np.ndarray,

@@ -67,8 +67,8 @@ from ..errors import ShapeMismatchError, UnsupportedEventError, ValidationError
 from ._recursion_kernel import compile_kernel
 from .ball_quadratic import WarmStarts, ball_quadratic_max
 from .ledger import PrivacyLedger
-from .innovations import (fisher_matrices, impulse_fisher, lag_covariance, row_bounds, separable_noise,
-                          whitened_sums)
+from .innovations import (fisher_matrices, impulse_fisher, lag_covariance, recursion_maps, row_bounds,
+                          separable_noise, whitened_sums)
 from .linear_protocol import LinearProtocol, observed_rows, observer_ids, observer_view
 
 dp_event = lazy("dp_accounting.dp_event")  # imported on first use (start-up time)
@@ -348,7 +348,9 @@ def _from_sums(protocol, members, targets, J, rows, scale, local, out, o, state,
         state["distances"] = protocol.distances()
     dist = state["distances"][members].min(axis=0)[:N]
     keep = targets[dist[targets] <= state["radius"]]
-    S1, S2, Mk = whitened_sums(protocol, rows, J, scale, keep)
+    if state.get("maps") is None:
+        state["maps"] = recursion_maps(protocol)
+    S1, S2, Mk = whitened_sums(protocol, rows, J, scale, keep, maps=state["maps"])
     lower, upper = row_bounds(S1[targets], S2[targets])
     mu2 = np.minimum(upper, local[targets] ** 2)
     lower = np.minimum(lower, mu2)
@@ -361,7 +363,7 @@ def _from_sums(protocol, members, targets, J, rows, scale, local, out, o, state,
         missing = need[~inside]
         if missing.size:
             M[~inside] = (impulse_fisher(protocol, rows, J, scale, missing) if protocol.time_invariant
-                          else whitened_sums(protocol, rows, J, scale, missing)[2])
+                          else whitened_sums(protocol, rows, J, scale, missing, maps=state["maps"])[2])
     _next_radius(state, dist[targets], dist[need], protocol.time_invariant)
     t1 = time.perf_counter()
     phases["whitening"] += t1 - t0
