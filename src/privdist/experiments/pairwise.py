@@ -67,7 +67,7 @@ def pairwise_lines(results: dict) -> list[str]:
             continue
         s = pw["summary"]
         gap = pw.get("bound", {}).get("max_relative_gap")
-        within = "" if gap is None else f", each within {gap:.2%} of exact in mu"
+        within = "" if gap is None else f", each within {100 * gap:.2g}% of exact in mu"
         lines.append(f"- {r['label']}: per-pair epsilon (observer x target, delta = {pw['delta']:g}, "
                      f"{len(pw['observers'])} observers, trial {pw.get('trial', 0)}{within}) min / median / max "
                      f"{_triple(s['epsilon'])}; local DP {_triple(s['local_epsilon'])}; local / pair "
