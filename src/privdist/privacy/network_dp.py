@@ -51,6 +51,7 @@ guarantee of :func:`privdist.privacy.privacy_report`, which needs no such assump
 from __future__ import annotations
 
 import multiprocessing
+import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -177,8 +178,8 @@ def pairwise_mu(protocol: LinearProtocol, z: np.ndarray, observers: Sequence, *,
             agents (``benchmarks/bench_network_dp.py``).
         rtol: the relative gap (in ``mu^2``) allowed between the certified upper bound reported and the value of
             an explicit contribution sequence.
-        workers: processes sharing the observer rows (forked, where the platform forks; else this process). The
-            values may differ between worker counts within ``rtol`` (the warm starts differ).
+        workers: processes sharing the observer rows (forked, on Linux; elsewhere this process does every row).
+            The values may differ between worker counts within ``rtol`` (the warm starts differ).
 
     Returns:
         ``{"mu": (n_obs, N), "mu_lower": (n_obs, N), "sdp": (n_obs, N) bool, "local_mu": (N,), "rank": int,
@@ -202,7 +203,7 @@ def pairwise_mu(protocol: LinearProtocol, z: np.ndarray, observers: Sequence, *,
     workers = check_int(workers, "workers", 1)
     job = (protocol, list(observers), sigma_all, r, local, chunk, threads, rtol)
     parts = [np.arange(w, len(observers), workers) for w in range(min(workers, len(observers)))]
-    if len(parts) > 1 and "fork" in multiprocessing.get_all_start_methods():
+    if len(parts) > 1 and sys.platform.startswith("linux"):  # fork is safe there (macOS: not with its BLAS)
         global _JOB
         compile_kernel()
         _JOB = job  # inherited by the forked workers: nothing to pickle but the observer indices
