@@ -54,3 +54,33 @@ def make_vertical_problem(seed=0, n_parties=5, n_samples=120, reg_weight=0.1):
     ds = dzoa_regression(np.random.default_rng(seed), n_agents=1, samples_per_agent=n_samples, n_features=10)
     X, y = np.asarray(ds.X), np.where(ds.y > 0, 1.0, -1.0)
     return VerticalProblem(np.array_split(X, n_parties, axis=1), y, reg_weight=reg_weight)
+
+
+def make_logistic_problem(K, n=20, d=3):
+    """``K`` parties of ``n`` rows each, ``d`` Gaussian features, labels of a random hyperplane; logistic + l2."""
+    import math
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(K * n, d)) / math.sqrt(d)
+    y = np.where(X @ rng.normal(size=d) > 0, 1.0, -1.0)
+    return HorizontalERM([(X[k * n:(k + 1) * n], y[k * n:(k + 1) * n]) for k in range(K)], make_loss("logistic"),
+                         make_regularizer("l2"), 1e-3)
+
+
+def assert_secure_ledger(algo, problem, res, rounds, agents, K, report):
+    """Each agent's recorded releases of a secure-aggregation run are the events of its rounds, each at the parties
+    present in it (``rounds``: the run's round records with their ``absent`` parties), and the report's RDP epsilon
+    composes exactly those."""
+    from privdist.privacy import agent_epsilon
+
+    for agent in agents:
+        releases = []
+        for r in rounds:
+            present = np.ones(K, dtype=bool)
+            present[r["absent"]] = False
+            event = algo.secure_events(r["round"], present, problem)[agent]
+            if event is not None:
+                releases.append((event, 1))
+        assert len(releases) == sum(c for _, c in res.ledger.entries(agent))
+        assert report["per_agent"][agent]["epsilon"]["rdp"] == pytest.approx(agent_epsilon(releases, 1e-5, "rdp"))
+

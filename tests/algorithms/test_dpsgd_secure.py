@@ -10,10 +10,11 @@ import math
 import numpy as np
 import pytest
 
+from conftest import assert_secure_ledger
 from privdist.algorithms import make_algorithm
 from privdist.errors import SecureAggregationUnavailableError, ValidationError
 from privdist.network import make_network
-from privdist.privacy import agent_epsilon, privacy_report
+from privdist.privacy import privacy_report
 from privdist.problems import HorizontalERM, make_loss, make_regularizer
 from privdist.runtime import run
 from privdist.runtime.secagg import unmask_sum
@@ -95,16 +96,7 @@ def test_dropouts_are_survived_and_the_guarantee_recomputed():
     assert np.all(np.isfinite(res.estimates))
     report = privacy_report(res.ledger, 1e-5)
     algo = algo.for_rounds(T)
-    for agent in (0, 5):
-        releases = []
-        for r in rounds:
-            present = np.ones(K, dtype=bool)
-            present[r["absent"]] = False
-            event = algo.secure_events(r["round"], present, problem)[agent]
-            if event is not None:
-                releases.append((event, 1))
-        assert len(releases) == sum(c for _, c in res.ledger.entries(agent))
-        assert report["per_agent"][agent]["epsilon"]["rdp"] == pytest.approx(agent_epsilon(releases, 1e-5, "rdp"))
+    assert_secure_ledger(algo, problem, res, rounds, (0, 5), K, report)
     full = algo.secure_events(1, np.ones(K, dtype=bool), problem)[0].event
     assert full.variance == pytest.approx(algo.mechanism.variance(3) * (K - 1) / algo.shares(K))
     assert algo.shares(K) == K - 1 - 2

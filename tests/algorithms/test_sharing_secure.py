@@ -10,11 +10,11 @@ import math
 import numpy as np
 import pytest
 
-from conftest import make_vertical_problem
+from conftest import assert_secure_ledger, make_vertical_problem
 from privdist.algorithms import make_algorithm
 from privdist.errors import SecureAggregationUnavailableError, UnknownNameError, ValidationError
 from privdist.network import complete
-from privdist.privacy import agent_epsilon, privacy_report
+from privdist.privacy import privacy_report
 from privdist.privacy.sharing_calibration import clipped_sensitivity
 from privdist.runtime import run
 from privdist.runtime.secagg import unmask_sum
@@ -78,16 +78,7 @@ def test_dropouts_are_survived_and_the_guarantee_recomputed():
     assert np.all(np.isfinite(res.estimates))
     report = privacy_report(res.ledger, 1e-5)
     algo = algo.for_rounds(T)
-    for agent in range(M):
-        releases = []
-        for r in rounds:
-            present = np.ones(M, dtype=bool)
-            present[r["absent"]] = False
-            event = algo.secure_events(r["round"], present, problem)[agent]
-            if event is not None:
-                releases.append((event, 1))
-        assert len(releases) == sum(c for _, c in res.ledger.entries(agent))
-        assert report["per_agent"][agent]["epsilon"]["rdp"] == pytest.approx(agent_epsilon(releases, 1e-5, "rdp"))
+    assert_secure_ledger(algo, problem, res, rounds, range(M), M, report)
     assert any("secure_aggregation" in a for a in report["assumptions"])
     assert any("2 C" in a for a in report["assumptions"])
 

@@ -1,17 +1,15 @@
 """Issue 27 on Ray: each actor masks its agents' secure messages with secrets drawn in the actor, and the same seed
 gives the same transcript as the simulator (masked vectors, answers and the sums), with dropouts too."""
 
-import math
-
 import numpy as np
 import pytest
 
 ray = pytest.importorskip("ray")
 
+from conftest import make_logistic_problem, make_vertical_problem  # noqa: E402
 from privdist.algorithms import make_algorithm  # noqa: E402
 from privdist.network import make_network  # noqa: E402
 from privdist.privacy import privacy_report  # noqa: E402
-from privdist.problems import HorizontalERM, make_loss, make_regularizer  # noqa: E402
 from privdist.runtime import SimulatorBackend, run  # noqa: E402
 from privdist.runtime.ray_backend import RayBackend  # noqa: E402
 from privdist.runtime.secure_round import Dropout  # noqa: E402
@@ -22,24 +20,23 @@ def local_ray(ray_session):  # one local Ray for all Ray test modules (tests/con
     yield
 
 
-def _problem(K=6, n=20, d=3):
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(K * n, d)) / math.sqrt(d)
-    y = np.where(X @ rng.normal(size=d) > 0, 1.0, -1.0)
-    return HorizontalERM([(X[k * n:(k + 1) * n], y[k * n:(k + 1) * n]) for k in range(K)], make_loss("logistic"),
-                         make_regularizer("l2"), 1e-3)
+def _same_on_ray(algo, problem, n, rounds, seed, dropout, actors):
+    """The simulator's run, after checking that Ray (``actors`` actors) gives the same transcript, secure-sum
+    records and estimates from the same seed."""
+    net = make_network("complete", n=n)
+    kw = dict(seed=seed, transcript="full", dropout=dropout)
+    sim = run(algo, problem, net, rounds, backend=SimulatorBackend(), **kw)
+    on_ray = run(algo, problem, net, rounds, backend=RayBackend(actors=actors), **kw)
+    assert sim.transcript.digest == on_ray.transcript.digest
+    assert sim.config["secure_aggregation"]["rounds"] == on_ray.config["secure_aggregation"]["rounds"]
+    np.testing.assert_array_equal(sim.estimates, on_ray.estimates)
+    return sim, on_ray
 
 
 def test_the_same_seed_gives_the_same_transcript_on_ray_and_the_simulator():
     K = 6
     algo = make_algorithm("dpmm", epsilon=1.0, delta=1e-5, trust="secure_aggregation", dropout_tolerance=0.2)
-    problem, net = _problem(K), make_network("complete", n=K)
-    kw = dict(seed=5, transcript="full", dropout=Dropout(0.15, after_send=0.1))
-    sim = run(algo, problem, net, 5, backend=SimulatorBackend(), **kw)
-    on_ray = run(algo, problem, net, 5, backend=RayBackend(actors=3), **kw)
-    assert sim.transcript.digest == on_ray.transcript.digest
-    assert sim.config["secure_aggregation"]["rounds"] == on_ray.config["secure_aggregation"]["rounds"]
-    np.testing.assert_array_equal(sim.estimates, on_ray.estimates)
+    sim, on_ray = _same_on_ray(algo, make_logistic_problem(K), K, 5, 5, Dropout(0.15, after_send=0.1), 3)
     assert privacy_report(sim.ledger, 1e-5) == privacy_report(on_ray.ledger, 1e-5)
     assert any(r["attempts"] > 1 or r["present"] < K for r in sim.config["secure_aggregation"]["rounds"])
 
@@ -50,13 +47,7 @@ def test_threshold_recovery_gives_the_same_transcript_on_ray_and_the_simulator()
     K = 6
     algo = make_algorithm("dpmm", epsilon=1.0, delta=1e-5, trust="secure_aggregation", dropout_tolerance=0.2,
                           recovery="shamir", threshold=2)
-    problem, net = _problem(K), make_network("complete", n=K)
-    kw = dict(seed=5, transcript="full", dropout=Dropout(0.15, after_send=0.15))
-    sim = run(algo, problem, net, 4, backend=SimulatorBackend(), **kw)
-    on_ray = run(algo, problem, net, 4, backend=RayBackend(actors=3), **kw)
-    assert sim.transcript.digest == on_ray.transcript.digest
-    assert sim.config["secure_aggregation"]["rounds"] == on_ray.config["secure_aggregation"]["rounds"]
-    np.testing.assert_array_equal(sim.estimates, on_ray.estimates)
+    sim, _ = _same_on_ray(algo, make_logistic_problem(K), K, 4, 5, Dropout(0.15, after_send=0.15), 3)
     rounds = sim.config["secure_aggregation"]["rounds"][:-1]
     assert all(r["attempts"] == 1 for r in rounds) and any(r["recovered"]["unanswered"] for r in rounds)
 
@@ -64,31 +55,23 @@ def test_threshold_recovery_gives_the_same_transcript_on_ray_and_the_simulator()
 @pytest.mark.parametrize("name", ["dpsgd", "admm_sharing"])
 def test_the_star_and_sharing_give_the_same_transcript_on_ray_and_the_simulator(name):
     """DPSGD's federated averaging over a star and ADMM sharing's coordinator sum under secure aggregation."""
-    from conftest import make_vertical_problem
-
     K = 5
     if name == "dpsgd":
-        problem = _problem(K)
+        problem = make_logistic_problem(K)
         algo = make_algorithm("dpsgd", alpha0=5.0, epsilon=1.0, delta=1e-5, budget="total",
                               trust="secure_aggregation", dropout_tolerance=0.2)
     else:
         problem = make_vertical_problem(0, n_parties=K, n_samples=40)
         algo = make_algorithm("admm_sharing", mode="output", epsilon=1.0, delta=1e-5, b1=3.0, budget="total",
                               trust="secure_aggregation", dropout_tolerance=0.2)
-    net = make_network("complete", n=K)
-    kw = dict(seed=3, transcript="full", dropout=Dropout(0.15, after_send=0.1))
-    sim = run(algo, problem, net, 4, backend=SimulatorBackend(), **kw)
-    on_ray = run(algo, problem, net, 4, backend=RayBackend(actors=2), **kw)
-    assert sim.transcript.digest == on_ray.transcript.digest
-    assert sim.config["secure_aggregation"]["rounds"] == on_ray.config["secure_aggregation"]["rounds"]
-    np.testing.assert_array_equal(sim.estimates, on_ray.estimates)
+    sim, on_ray = _same_on_ray(algo, problem, K, 4, 3, Dropout(0.15, after_send=0.1), 2)
     assert privacy_report(sim.ledger, 1e-5) == privacy_report(on_ray.ledger, 1e-5)
 
 
 def test_secure_mode_on_ray_draws_the_secrets_in_the_actors():
     K = 4
     algo = make_algorithm("dpmm", epsilon=1.0, delta=1e-5, trust="secure_aggregation")
-    problem, net = _problem(K), make_network("complete", n=K)
+    problem, net = make_logistic_problem(K), make_network("complete", n=K)
     a, b = (run(algo, problem, net, 3, seed=1, secure=True, backend=RayBackend(actors=2)) for _ in range(2))
     assert a.transcript.digest != b.transcript.digest
     assert np.all(np.isfinite(a.estimates))
@@ -104,7 +87,7 @@ def test_a_party_whose_actor_dies_mid_run_drops_out_and_the_run_completes(recove
     K = 5
     algo = make_algorithm("dpmm", epsilon=1.0, delta=1e-5, trust="secure_aggregation", dropout_tolerance=0.2,
                           recovery=recovery)
-    problem, net = _problem(K), make_network("complete", n=K)
+    problem, net = make_logistic_problem(K), make_network("complete", n=K)
     be = RayBackend(actors=K)  # one actor per party
 
     def killer(est, calls=[]):  # metrics run in the driver after init (call 0) and after every round

@@ -6,18 +6,16 @@ party's guarantee from the parties in each sum."""
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import make_logistic_problem
 from privdist.algorithms import make_algorithm
 from privdist.errors import ReconstructionError, UnknownNameError, ValidationError
 from privdist.network import make_network
 from privdist.privacy import agent_epsilon, privacy_report
-from privdist.problems import HorizontalERM, make_loss, make_regularizer
 from privdist.runtime import run
 from privdist.runtime.secagg import SecAggParties, center, party_secrets, session_id
 from privdist.runtime.secagg_threshold import SEED_BYTES, ThresholdParty, combine, recover, split
@@ -134,14 +132,6 @@ def test_inconsistent_shares_are_a_named_error():
         recover(y[present].sum(axis=0, dtype=np.uint64), present, present, revealed, table, 2, session, t, bits)
 
 
-def _problem(K=12, n=20, d=3):
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(K * n, d)) / math.sqrt(d)
-    y = np.where(X @ rng.normal(size=d) > 0, 1.0, -1.0)
-    return HorizontalERM([(X[k * n:(k + 1) * n], y[k * n:(k + 1) * n]) for k in range(K)], make_loss("logistic"),
-                         make_regularizer("l2"), 1e-3)
-
-
 def test_a_run_recovers_every_dropout_without_a_retry_and_recomputes_the_guarantee(monkeypatch):
     """dpmm, 12 parties, 15 % failing before sending and 10 % after, each round: every round ends in one attempt,
     the coordinator's sums are exactly those of the parties whose vectors arrived (a party that failed after sending
@@ -167,7 +157,7 @@ def test_a_run_recovers_every_dropout_without_a_retry_and_recomputes_the_guarant
     monkeypatch.setattr(PartySide, "mask_outbox", record_plain)
     monkeypatch.setattr(run_module, "secure_sum", record_sum)
     K, T = 12, 6
-    problem = _problem(K)
+    problem = make_logistic_problem(K)
     algo = make_algorithm("dpmm", epsilon=1.0, delta=1e-5, trust="secure_aggregation", dropout_tolerance=0.2,
                           colluding=1, recovery="shamir")
     res = run(algo, problem, make_network("complete", n=K), T, seed=4, dropout=Dropout(0.15, after_send=0.1))
@@ -200,7 +190,7 @@ def test_too_few_parties_left_fall_back_to_a_retry():
     K = 6
     algo = make_algorithm("dpmm", epsilon=1.0, delta=1e-5, trust="secure_aggregation", recovery="shamir",
                           threshold=5)
-    res = run(algo, _problem(K), make_network("complete", n=K), 3, seed=1, dropout=Dropout(0.0, after_send=0.35))
+    res = run(algo, make_logistic_problem(K), make_network("complete", n=K), 3, seed=1, dropout=Dropout(0.0, after_send=0.35))
     rounds = res.config["secure_aggregation"]["rounds"][:-1]
     assert any(r["recovered"] is None and r["attempts"] > 1 for r in rounds)
     assert np.all(np.isfinite(res.estimates))
@@ -210,7 +200,7 @@ def test_the_same_seed_gives_the_same_transcript():
     K = 5
     algo = make_algorithm("dpsgd", alpha0=5.0, epsilon=1.0, delta=1e-5, budget="total", trust="secure_aggregation",
                           recovery="shamir")
-    problem, net = _problem(K), make_network("complete", n=K)
+    problem, net = make_logistic_problem(K), make_network("complete", n=K)
     a, b = (run(algo, problem, net, 4, seed=9, dropout=Dropout(0.2, after_send=0.2)) for _ in range(2))
     assert a.transcript.digest == b.transcript.digest
     np.testing.assert_array_equal(a.estimates, b.estimates)
@@ -225,4 +215,4 @@ def test_named_errors():
         make_algorithm("dpmm", trust="secure_aggregation", threshold=3)
     algo = make_algorithm("dpmm", epsilon=1.0, trust="secure_aggregation", recovery="shamir", threshold=9)
     with pytest.raises(ValidationError, match="exceeds the parties"):
-        run(algo, _problem(4), make_network("complete", n=4), 2, seed=0)
+        run(algo, make_logistic_problem(4), make_network("complete", n=4), 2, seed=0)

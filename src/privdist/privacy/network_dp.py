@@ -246,8 +246,8 @@ def _rows(job, indices: np.ndarray) -> dict:
     out["sdp"] = np.zeros((len(indices), N), dtype=bool)
     out.update(view_rows=[], seconds=[], rank=0,
                phase_seconds=dict.fromkeys(("covariance", "whitening", "fisher", "worst_case"), 0.0))
-    state = {"rtol": rtol, "warm": WarmStarts(), "radius": 2.0, "distances": None,  # shared by the observers
-             "sigma_all": sigma_all}
+    state = {"rtol": rtol, "warm": WarmStarts(), "radius": 2.0, "distances": None, "maps": None,  # shared by
+             "sigma_all": sigma_all}  # the observers of this process
     with threadpool_limits(limits=threads, user_api="blas"):
         for o, i in enumerate(indices.tolist()):
             _one_observer(protocol, observers[i], sigma_all, r, local, out, o, chunk, state)
@@ -349,7 +349,7 @@ def _from_sums(protocol, members, targets, J, rows, scale, local, out, o, state,
         state["distances"] = protocol.distances()
     dist = state["distances"][members].min(axis=0)[:N]
     keep = targets[dist[targets] <= state["radius"]]
-    if state.get("maps") is None:
+    if state["maps"] is None:
         state["maps"] = recursion_maps(protocol)
     S1, S2, Mk = whitened_sums(protocol, rows, J, scale, keep, maps=state["maps"])
     lower, upper = row_bounds(S1[targets], S2[targets])
