@@ -31,7 +31,7 @@ import numpy as np
 from privdist.algorithms import DPSGD
 from privdist.data import dzoa_regression, horizontal_partition
 from privdist.network import random_regular
-from privdist.privacy.network_report import pairwise_report
+from privdist.privacy.pairwise.network_report import pairwise_report
 from privdist.problems import HorizontalERM, make_loss, make_regularizer
 from privdist.runtime import run
 

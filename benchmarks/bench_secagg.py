@@ -129,7 +129,7 @@ def _bytes(res, K: int, value_bytes: int, shamir: bool) -> dict:
 
 def _plans(sizes: list[int], shamir: bool) -> list[tuple]:
     """``(K, trust, dropout, threshold)`` of every cost run (``threshold``: None = retry recovery)."""
-    from privdist.runtime.secure_round import Dropout
+    from privdist.runtime.secure.secure_round import Dropout
 
     plans = [(K, trust, None, None) for K in sizes for trust in ("local", "secure_aggregation")]
     if 100 in sizes:
@@ -199,7 +199,7 @@ def _label(row: dict) -> str:
 
 def shamir_rows(sizes: list[int]) -> list[dict]:
     """pycryptodome's ``Shamir.split`` into K shares and ``combine`` of t shares, one 16-byte seed, timed."""
-    from privdist.runtime.secagg_threshold import combine, split
+    from privdist.runtime.secure.secagg_threshold import combine, split
 
     rows = []
     for K in sizes:

@@ -14,7 +14,7 @@ Round structure (``t = 1..T``), identical on every backend:
    what it sends reaches the agents in round ``t + 1``.
 
 Secure aggregation (issue 27): the agents' ``SECURE_SUM`` messages of round ``t`` are masked where the agents run and
-summed by the protocol of :mod:`privdist.runtime.secagg` before ``step_coordinator``; what the ledger records for that
+summed by the protocol of :mod:`privdist.runtime.secure.secagg` before ``step_coordinator``; what the ledger records for that
 round is ``secure_events(t, present, problem)`` (one release or None per agent, from public facts and the parties
 ``present`` in the sum), and ``dp_events`` of such an algorithm declares the worst case its calibration assumes (for callers that
 step it outside a run). A backend runs secure aggregation when it has ``supports_secure_aggregation = True`` and the
@@ -57,7 +57,7 @@ class Aggregation(str, enum.Enum):
     GATHER: agent -> coordinator; the coordinator receives every agent's message stacked, shape (K, ...).
     BROADCAST: coordinator -> agents; one message, every agent receives the same copy.
     SCATTER: coordinator -> agents; the coordinator sends (K, ...) and agent ``k`` receives row ``k``.
-    SECURE_SUM: agent -> coordinator through secure aggregation (issue 27, :mod:`privdist.runtime.secagg`): each agent
+    SECURE_SUM: agent -> coordinator through secure aggregation (issue 27, :mod:`privdist.runtime.secure.secagg`): each agent
         sends an integer vector, the backend masks it where the agent runs, and the coordinator receives only the sum
         mod ``2^bits`` (``MessageSpec.bits``) over the agents in the round's sum, as centred integers of the
         message's shape. An algorithm with such messages declares their releases through
@@ -87,7 +87,7 @@ _SENDER = {
 MAX_BITS = 53
 
 #: Dropout recovery of a secure sum (issue 27): a retried attempt among the parties that answered, or threshold secret
-#: sharing (:mod:`privdist.runtime.secure_round`); an algorithm declares it as ``recovery`` and, for ``"shamir"``, its
+#: sharing (:mod:`privdist.runtime.secure.secure_round`); an algorithm declares it as ``recovery`` and, for ``"shamir"``, its
 #: threshold as ``shamir_threshold``.
 RECOVERIES = ("retry", "shamir")
 

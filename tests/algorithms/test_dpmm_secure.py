@@ -20,8 +20,8 @@ from privdist.privacy import privacy_report
 from privdist.privacy.audit_stats import threshold_audit
 from privdist.problems import HorizontalERM, make_loss, make_regularizer
 from privdist.runtime import run
-from privdist.runtime.secagg import unmask_sum
-from privdist.runtime.secure_round import Dropout
+from privdist.runtime.secure.secagg import unmask_sum
+from privdist.runtime.secure.secure_round import Dropout
 
 
 def _problem(K=4, n=30, d=3, seed=0, canary=None, loss="logistic"):

@@ -21,7 +21,7 @@ from privdist.privacy import privacy_report
 from privdist.privacy.audit_stats import threshold_audit
 from privdist.privacy.correlated import calibrate_correlated, effective_std
 from privdist.privacy.mechanisms import GaussianMechanism
-from privdist.privacy.network_report import epsilon_of_mu
+from privdist.privacy.pairwise.network_report import epsilon_of_mu
 from privdist.problems import HorizontalERM, make_loss, make_regularizer
 from privdist.runtime import run
 from privdist.runtime.rng import AgentStreams

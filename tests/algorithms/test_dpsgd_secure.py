@@ -17,8 +17,8 @@ from privdist.network import make_network
 from privdist.privacy import privacy_report
 from privdist.problems import HorizontalERM, make_loss, make_regularizer
 from privdist.runtime import run
-from privdist.runtime.secagg import unmask_sum
-from privdist.runtime.secure_round import Dropout, PartySide
+from privdist.runtime.secure.secagg import unmask_sum
+from privdist.runtime.secure.secure_round import Dropout, PartySide
 
 
 def _problem(K=5, n=20, d=3, seed=0):

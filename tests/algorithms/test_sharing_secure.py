@@ -17,8 +17,8 @@ from privdist.network import complete
 from privdist.privacy import privacy_report
 from privdist.privacy.sharing_calibration import clipped_sensitivity
 from privdist.runtime import run
-from privdist.runtime.secagg import unmask_sum
-from privdist.runtime.secure_round import Dropout, PartySide
+from privdist.runtime.secure.secagg import unmask_sum
+from privdist.runtime.secure.secure_round import Dropout, PartySide
 
 
 def _secure(**kw):

@@ -15,8 +15,8 @@ from privdist.privacy.audit_stats import threshold_audit
 from privdist.privacy.distributed import prior_release
 from privdist.privacy.dp_ranges import bin_counts
 from privdist.runtime.rng import step_generator
-from privdist.runtime.secagg import party_secrets
-from privdist.runtime.secure_once import secure_sum_once
+from privdist.runtime.secure.secagg import party_secrets
+from privdist.runtime.secure.secure_once import secure_sum_once
 from privdist.errors import ValidationError
 
 

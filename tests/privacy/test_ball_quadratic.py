@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from privdist.errors import ShapeMismatchError
-from privdist.privacy.ball_quadratic import WarmStarts, ball_quadratic_max
+from privdist.privacy.pairwise.ball_quadratic import WarmStarts, ball_quadratic_max
 
 
 def _psd(rng, T, rank=None):

@@ -11,11 +11,11 @@ from scipy.linalg import cholesky, lapack, solve_triangular
 from privdist.algorithms.dpadmm import DPADMM
 from privdist.algorithms.linear_models import dpadmm_protocol, gossip_protocol
 from privdist.network import TimeVaryingNetwork, complete, random_regular, random_time_varying
-from privdist.privacy.ball_quadratic import ball_quadratic_max
-from privdist.privacy.innovations import (fisher_matrices, impulse_fisher, lag_covariance, row_bounds, separable_noise,
+from privdist.privacy.pairwise.ball_quadratic import ball_quadratic_max
+from privdist.privacy.pairwise.innovations import (fisher_matrices, impulse_fisher, lag_covariance, row_bounds, separable_noise,
                                           whitened_sums)
-from privdist.privacy.linear_protocol import observed_rows, observer_view
-from privdist.privacy.network_dp import _view_covariance
+from privdist.privacy.pairwise.linear_protocol import observed_rows, observer_view
+from privdist.privacy.pairwise.network_dp import _view_covariance
 from privdist.problems import HorizontalERM, make_loss, make_regularizer
 
 

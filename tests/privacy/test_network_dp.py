@@ -15,9 +15,9 @@ from privdist.algorithms.linear_models import dpadmm_protocol, dpsgd_protocol, g
 from privdist.errors import ShapeMismatchError, UnsupportedEventError, ValidationError
 from privdist.network import TimeVaryingNetwork, complete, random_regular, random_time_varying, ring
 from privdist.privacy import PrivacyLedger, gaussian_release, laplace_release, privacy_report
-from privdist.privacy.linear_protocol import LinearProtocol, Messages, observer_view
-from privdist.privacy.network_dp import gdp_epsilons, noise_multipliers, pairwise_mu
-from privdist.privacy.network_report import common_neighbours
+from privdist.privacy.pairwise.linear_protocol import LinearProtocol, Messages, observer_view
+from privdist.privacy.pairwise.network_dp import gdp_epsilons, noise_multipliers, pairwise_mu
+from privdist.privacy.pairwise.network_report import common_neighbours
 from privdist.problems import HorizontalERM, make_loss, make_regularizer
 from privdist.runtime import run
 

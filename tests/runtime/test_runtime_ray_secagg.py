@@ -12,7 +12,7 @@ from privdist.network import make_network  # noqa: E402
 from privdist.privacy import privacy_report  # noqa: E402
 from privdist.runtime import SimulatorBackend, run  # noqa: E402
 from privdist.runtime.ray_backend import RayBackend  # noqa: E402
-from privdist.runtime.secure_round import Dropout  # noqa: E402
+from privdist.runtime.secure.secure_round import Dropout  # noqa: E402
 
 
 @pytest.fixture(scope="module", autouse=True)

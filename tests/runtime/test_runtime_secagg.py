@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from privdist.errors import ValidationError
-from privdist.runtime.secagg import SecAggParties, center, encode, party_secrets, session_id, unmask_sum
+from privdist.runtime.secure.secagg import SecAggParties, center, encode, party_secrets, session_id, unmask_sum
 
 
 def _parties(K, bits=32, seed=0, blocks=1, secure=False):

@@ -17,9 +17,9 @@ from privdist.errors import ReconstructionError, UnknownNameError, ValidationErr
 from privdist.network import make_network
 from privdist.privacy import agent_epsilon, privacy_report
 from privdist.runtime import run
-from privdist.runtime.secagg import SecAggParties, center, party_secrets, session_id
-from privdist.runtime.secagg_threshold import SEED_BYTES, ThresholdParty, combine, recover, split
-from privdist.runtime.secure_round import Dropout
+from privdist.runtime.secure.secagg import SecAggParties, center, party_secrets, session_id
+from privdist.runtime.secure.secagg_threshold import SEED_BYTES, ThresholdParty, combine, recover, split
+from privdist.runtime.secure.secure_round import Dropout
 
 
 def test_exactly_t_shares_rebuild_a_seed_and_t_minus_one_fail():
@@ -101,8 +101,8 @@ def test_a_late_vector_stays_masked_by_its_self_mask():
     """Party 2 is announced absent: the aggregator rebuilds its mask-key seed and with it every pair mask of party 2.
     Its vector, arriving late, is still padded by its self-mask, whose seed no honest party revealed (with that seed,
     known here from party 2's own stream, the vector would open)."""
-    from privdist.runtime.secagg import self_masks
-    from privdist.runtime.secagg_threshold import _round_seeds, round_secrets, round_session
+    from privdist.runtime.secure.secagg import self_masks
+    from privdist.runtime.secure.secagg_threshold import _round_seeds, round_secrets, round_session
 
     K, t, bits, dim = 5, 4, 32, 6
     parties, table, session = _setup(K, bits, 2)
@@ -138,7 +138,7 @@ def test_a_run_recovers_every_dropout_without_a_retry_and_recomputes_the_guarant
     included), and each party's epsilon composes the rounds it was in, at the parties in each sum."""
     import importlib
 
-    from privdist.runtime.secure_round import PartySide
+    from privdist.runtime.secure.secure_round import PartySide
 
     run_module = importlib.import_module("privdist.runtime.run")  # the module (the package exports run())
 

@@ -4,7 +4,7 @@
 up ``K`` releases holds ``sqrt(K)`` times a trusted curator's noise. ``trust="secure_aggregation"``: the vectors the
 coordinator adds up are ``SECURE_SUM`` messages: each party encodes its vector as integers with a share of distributed
 Skellam noise (:class:`~privdist.privacy.distributed.SkellamMechanism`), the backend masks it where the party runs
-(:mod:`privdist.runtime.secagg`) and the coordinator receives only the sum, with noise of central scale. One Skellam
+(:mod:`privdist.runtime.secure.secagg`) and the coordinator receives only the sum, with noise of central scale. One Skellam
 mechanism per run, calibrated for ``shares = K - colluding - floor(dropout_tolerance K)`` honest parties in each sum;
 each round's release is recomputed from the parties actually in the sum (``secure_events``): the aggregate, protected
 by the shares of the ``n_t - colluding`` honest parties in it (:meth:`SkellamMechanism.releases`).
@@ -15,8 +15,8 @@ coordinator) and :class:`~privdist.algorithms.sharing.ADMMSharing` (the coordina
 A decentralized graph has no coordinator to sum at: :class:`~privdist.errors.SecureAggregationUnavailableError`.
 
 **Dropout recovery** (``recovery``): ``"retry"`` (default; keys once per run, a party that fails after sending
-costs a retried attempt among the others, :mod:`privdist.runtime.secure_round`) or ``"shamir"`` (Bonawitz et al.'s
-threshold recovery with fresh keys every round: no retried attempt, :mod:`privdist.runtime.secagg_threshold`), with
+costs a retried attempt among the others, :mod:`privdist.runtime.secure.secure_round`) or ``"shamir"`` (Bonawitz et al.'s
+threshold recovery with fresh keys every round: no retried attempt, :mod:`privdist.runtime.secure.secagg_threshold`), with
 ``threshold`` parties' shares rebuilding a seed (default ``colluding + 1``; it must exceed ``colluding``: fewer
 than ``threshold`` colluders learn nothing from their shares).
 

@@ -45,7 +45,7 @@ needs, so the coordinator's sums carry ``sqrt(K)`` times a trusted curator's noi
 the gradient sums (with the row counts) and the Gram are ``SECURE_SUM`` messages: each party encodes its vector as
 integers with a share of distributed Skellam noise (:class:`~privdist.privacy.distributed.SkellamMechanism`:
 randomized rounding at 1 % of the sensitivity, share ``Sk(mu / shares)``), the backend masks it where the party runs
-(:mod:`privdist.runtime.secagg`), and the coordinator receives only the sums, decoded, with noise of central scale.
+(:mod:`privdist.runtime.secure.secagg`), and the coordinator receives only the sums, decoded, with noise of central scale.
 One Skellam mechanism with the same total budget (RDP-calibrated: no PLD is published for it) for ``shares = K -
 colluding - floor(dropout_tolerance K)`` honest parties in each sum; the ledger records each round's guarantee from
 the parties actually in the sum (``secure_events``): each party's release is the aggregate, protected by the shares of

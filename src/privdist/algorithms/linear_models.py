@@ -1,6 +1,6 @@
 """Linear-Gaussian models of privdist's gossip and coordinator protocols, for pairwise accounting (issue 29).
 
-Each function returns the :class:`~privdist.privacy.linear_protocol.LinearProtocol` of one algorithm on one network
+Each function returns the :class:`~privdist.privacy.pairwise.linear_protocol.LinearProtocol` of one algorithm on one network
 for a number of rounds: how its released messages depend on every agent's noisy contribution. The contribution of
 an agent is the data-dependent part of its update with the sensitivity its mechanism declares; everything else is
 the linear mixing the algorithm applies to released values. Models exist for:
@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ..privacy.linear_protocol import LinearProtocol, Messages
+from ..privacy.pairwise.linear_protocol import LinearProtocol, Messages
 
 __all__ = ["mixing", "gossip_protocol", "dpsgd_protocol", "dpadmm_protocol"]
 

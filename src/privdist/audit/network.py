@@ -1,6 +1,6 @@
 """``audit_pair``: audit a per-pair (network DP) epsilon with an observer that sees only what it receives (issue 29).
 
-The per-pair accountant (:mod:`privdist.privacy.network_dp`) claims that an observer's whole view of a run is
+The per-pair accountant (:mod:`privdist.privacy.pairwise.network_dp`) claims that an observer's whole view of a run is
 ``mu``-GDP with respect to one target agent's data. This audit checks that claim the way :func:`privdist.audit.audit`
 checks a local guarantee: neighbouring datasets ``D, D'`` differing in the target's data (:mod:`.neighbours`), many
 runs of each through the algorithm's own rounds (:func:`~privdist.audit.releases.collect_releases`), and, on each
@@ -21,7 +21,7 @@ import numpy as np
 
 from .._checks import check_int, check_probability
 from ..errors import ValidationError
-from ..privacy.network_report import epsilon_of_mu, pairwise_report
+from ..privacy.pairwise.network_report import epsilon_of_mu, pairwise_report
 from ..runtime import run
 from .neighbours import neighbours
 from .outputs import OutputAudit, audit_outputs

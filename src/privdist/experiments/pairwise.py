@@ -1,5 +1,5 @@
 """Per-pair (network) DP in experiments (issue 29): ``[privacy] pairwise = true`` adds, to every run's privacy
-report, the observer x target accounting of :func:`privdist.privacy.network_report.pairwise_report` for the run's
+report, the observer x target accounting of :func:`privdist.privacy.pairwise.network_report.pairwise_report` for the run's
 protocol on the trial's network; here are the hook the trials call, the aggregation over trials and the text lines
 of ``summary.md``, ``privdist report`` and ``privdist run``.
 

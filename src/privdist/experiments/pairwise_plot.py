@@ -37,7 +37,7 @@ def _order(section: dict, dist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def pairwise_figure(section: dict, title: str):
-    """A matplotlib figure of one pairwise section (:func:`privdist.privacy.network_report.pairwise_report`)."""
+    """A matplotlib figure of one pairwise section (:func:`privdist.privacy.pairwise.network_report.pairwise_report`)."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -6,7 +6,7 @@ would add, and a column's thin tails fall under the occupancy threshold: on the 
 10 parties, total epsilon 1) the local step cut one side off the span of about half the columns and the model scored 0.867
 against 0.886 with central noise simulated (measured with ``benchmarks/bench_utility.py``'s case). Under
 ``trust="secure_aggregation"`` the same histograms go through one secure sum
-(:func:`privdist.runtime.secure_once.secure_sum_once`) with distributed Skellam noise, as dpmm's training sums do
+(:func:`privdist.runtime.secure.secure_once.secure_sum_once`) with distributed Skellam noise, as dpmm's training sums do
 (:mod:`privdist.privacy.distributed`):
 
 * the bin counts are integers already: party ``k`` puts ``counts_k + Sk(mu / shares)`` into the sum, its share
@@ -65,7 +65,7 @@ def secure_ranges(blocks, z: float, *, shares: int, colluding: int, seed: int, s
     """
     from ..privacy.dp_ranges import GRID, bin_counts, ranges_from_counts
     from ..runtime.rng import step_generator
-    from ..runtime.secure_once import secure_sum_once
+    from ..runtime.secure.secure_once import secure_sum_once
 
     m = blocks[0].shape[1]
     mu, d2, d1 = _variance(z, m)

@@ -241,10 +241,10 @@ def privacy_report(
         accountants: Accountant names to compute (default all three, in :data:`ACCOUNTANTS` order).
         delta_prime: Slack of advanced composition for ``paper`` (AMB-V6).
         protocol: the run's linear-Gaussian model (``algorithm.linear_protocol(...)``): adds ``"pairwise"``, the
-            per-pair (observer x target) accounting of :func:`privdist.privacy.network_report.pairwise_report`.
+            per-pair (observer x target) accounting of :func:`privdist.privacy.pairwise.network_report.pairwise_report`.
         observers: its observer sets (default: every agent, or a sample beyond 200 agents).
         pairwise_rtol: the per-pair values' relative gap (in ``mu^2``) to an attained value (``rtol`` of
-            :func:`~privdist.privacy.network_report.pairwise_report`).
+            :func:`~privdist.privacy.pairwise.network_report.pairwise_report`).
 
     Returns:
         ``{"delta": delta, "paper_delta": <largest total delta the paper formula certifies over agents, or None>,
@@ -300,7 +300,7 @@ def privacy_report(
     report = {"delta": delta, "paper_delta": paper_delta, "per_agent": per_agent, "not_guaranteed": reasons,
               "exposures": ledger.exposures, "assumptions": ledger.assumptions}
     if protocol is not None:
-        from .network_report import pairwise_report
+        from .pairwise.network_report import pairwise_report
 
         report["pairwise"] = pairwise_report(protocol, ledger, delta, observers, rtol=pairwise_rtol)
     return report

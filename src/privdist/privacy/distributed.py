@@ -1,7 +1,7 @@
 """Distributed discrete noise for a secure sum (issue 27): each party adds a Skellam share, the sum carries the total.
 
 :class:`SkellamMechanism` turns one party's real vector into the integer vector it puts into a secure sum
-(:mod:`privdist.runtime.secagg`):
+(:mod:`privdist.runtime.secure.secagg`):
 
 1. scale by ``gamma = resolution sqrt(d) / Delta`` (``Delta`` the l2 sensitivity the caller's clipping enforces), so
    the scaled sensitivity is ``resolution sqrt(d)`` and randomized rounding adds ``sqrt(d)`` to it, i.e. a fraction

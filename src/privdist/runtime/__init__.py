@@ -9,7 +9,7 @@ from .result import RunResult
 from .rng import AgentStreams, data_rng, stream
 from .routing import Router
 from .run import BACKENDS, make_backend, run, run_many, versions
-from .secure_round import Dropout
+from .secure.secure_round import Dropout
 from .simulator import SimulatorBackend
 from .transcript import TRANSCRIPT_MODES, Transcript
 

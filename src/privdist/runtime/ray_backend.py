@@ -25,7 +25,7 @@ driver do so), so the claim is about what the protocol sends, as for every messa
 
 Secure aggregation (issue 27): for an algorithm with ``SECURE_SUM`` messages each actor draws its agents' secrets and
 masks their secure messages itself (:class:`~privdist.runtime.ray_common.Worker`); the driver, in the aggregator's seat,
-only forwards the public keys and sees masked vectors, answers and the sums (:mod:`privdist.runtime.secure_round`).
+only forwards the public keys and sees masked vectors, answers and the sums (:mod:`privdist.runtime.secure.secure_round`).
 Such a run survives an agent actor that dies after setup: its agents drop out of that round's sum and of every later
 one (a dropout the protocol recovers from), and ``config["lost_agents"]`` records them with the round.
 
@@ -46,8 +46,8 @@ from .party import is_party_local
 from .ray_common import (INSTALL_HINT, AgentFailedError, RayConnectionError, RayUnavailableError, Worker,
                          connect)
 from .ray_party import PartyBackend
-from .secagg import session_id
-from .secure_round import active_names, secure_specs
+from .secure.secagg import session_id
+from .secure.secure_round import active_names, secure_specs
 from .simulator import join_outboxes
 
 # the named failures are defined in ray_common (shared with the party backend) and importable from here too
@@ -193,7 +193,7 @@ class RayBackend(BackendBase):
         return [s for s in self._specs if s.name in active_names(self.algorithm, self._specs, t)]
 
     def secure_answer(self, t: int, attempt: int, present) -> np.ndarray:
-        """Every actor's answers of round ``t``'s secure sum (:mod:`privdist.runtime.secure_round`)."""
+        """Every actor's answers of round ``t``'s secure sum (:mod:`privdist.runtime.secure.secure_round`)."""
         dim = sum(int(np.prod(s.shape)) for s in self._active(t))
         return np.vstack(self._gather(lambda i, a: a.secure_answer.remote(t, attempt, present), t,
                                       lambda i: np.zeros((self.blocks[i].size, dim), dtype=np.uint64)))

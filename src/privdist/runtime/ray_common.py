@@ -169,7 +169,7 @@ class Worker:
     ``secure``: the actor draws its own key per agent it serves (:func:`~privdist.runtime.rng.party_keys`) and
     roots their streams at them; the keys are never returned and are cleared by ``reset``.
 
-    Secure aggregation (issue 27, :mod:`privdist.runtime.secure_round`): ``secure_setup`` gives the block's agents
+    Secure aggregation (issue 27, :mod:`privdist.runtime.secure.secure_round`): ``secure_setup`` gives the block's agents
     their secrets here (from OS entropy in secure mode) and returns their public keys only; ``step`` masks the secure
     messages before they leave the actor; ``secure_answer``/``secure_remask`` are the block's side of the unmasking,
     ``secure_prepare``/``secure_receive``/``secure_reveal`` its side of threshold recovery.
@@ -203,7 +203,7 @@ class Worker:
 
     def secure_setup(self, specs, n_agents, session, secure):
         """The block's secure-aggregation secrets, drawn here; returns their public keys (B, 32)."""
-        from .secure_round import PartySide
+        from .secure.secure_round import PartySide
 
         self._secure = PartySide(self.algorithm, specs, self.block.agents, n_agents, self.seed, self.trial, secure,
                                  session)

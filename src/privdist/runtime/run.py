@@ -21,7 +21,7 @@ from ..contract import AGENT, BACKEND_MEMBERS, COORDINATOR, Backend
 from .result import RunResult
 from .routing import Router
 from .ray_backend import RayBackend
-from .secure_round import check_dropout, prepare_round, protocol_of, secure_bits, secure_specs, secure_sum
+from .secure.secure_round import check_dropout, prepare_round, protocol_of, secure_bits, secure_specs, secure_sum
 from .simulator import SimulatorBackend
 from .transcript import Transcript
 
@@ -151,7 +151,7 @@ def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int =
             those rounds' noise. Every backend takes ``start(..., secure=...)`` (declared in
             :class:`privdist.contract.Backend`).
         dropout: simulated failures of an algorithm with secure-sum messages (issue 27): ``None``, a probability
-            (each party fails to send with it, each round) or a :class:`~privdist.runtime.secure_round.Dropout`;
+            (each party fails to send with it, each round) or a :class:`~privdist.runtime.secure.secure_round.Dropout`;
             failed parties are left out of that round's sum and its guarantee is recomputed from those in it
             (``config["secure_aggregation"]["rounds"]`` records who was in each sum).
 
@@ -274,9 +274,9 @@ def _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, 
         config["secure_aggregation"] = {
             "protocol": "pairwise masks (X25519 + HKDF-SHA256, AES-256 counter-mode masks) mod 2^bits; dropouts "
                         + ("recovered from the present parties' answers, a retried attempt when one fails after "
-                           "sending (privdist.runtime.secagg)" if recovery == "retry" else
+                           "sending (privdist.runtime.secure.secagg)" if recovery == "retry" else
                            f"recovered by {threshold}-out-of-{K} Shamir sharing of per-round seeds, double masking "
-                           "(privdist.runtime.secagg_threshold)"),
+                           "(privdist.runtime.secure.secagg_threshold)"),
             "recovery": recovery, "threshold": threshold,
             "bits": secure_bits(secure_msgs), "parties": K,
             "dropout": None if dropout is None else {"rate": dropout.rate, "after_send": dropout.after_send},

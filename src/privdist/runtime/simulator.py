@@ -14,7 +14,7 @@ simulated run the noise a deployment gives (no agent's noise follows from the se
 parties' own processes are :class:`~privdist.runtime.ray_party.PartyBackend`'s actors.
 
 Secure aggregation (issue 27): an algorithm with ``SECURE_SUM`` messages gets one
-:class:`~privdist.runtime.secure_round.PartySide` for all agents, set up in :meth:`start` (keys from the agents'
+:class:`~privdist.runtime.secure.secure_round.PartySide` for all agents, set up in :meth:`start` (keys from the agents'
 streams in research mode, from OS entropy in secure mode); :meth:`step_agents` masks those messages before returning
 the outbox, each pair's mask expanded once for both ends.
 """
@@ -26,8 +26,8 @@ import numpy as np
 from .._checks import check_int
 from ..contract import AgentBlock, BackendBase
 from .rng import COORDINATOR_DOMAIN, AgentStreams, party_keys
-from .secagg import session_id
-from .secure_round import PartySide, secure_specs
+from .secure.secagg import session_id
+from .secure.secure_round import PartySide, secure_specs
 
 __all__ = ["SimulatorBackend", "join_outboxes", "step_agents_many"]
 
@@ -94,7 +94,7 @@ class SimulatorBackend(BackendBase):
         return out if self._secure is None else self._secure.mask_outbox(t, out)
 
     def secure_answer(self, t: int, attempt: int, present) -> np.ndarray:
-        """The present agents' answers of round ``t``'s secure sum (:mod:`privdist.runtime.secure_round`)."""
+        """The present agents' answers of round ``t``'s secure sum (:mod:`privdist.runtime.secure.secure_round`)."""
         return self._secure.answer(t, attempt, present)
 
     def secure_remask(self, t: int, attempt: int, present) -> dict:

@@ -1,6 +1,6 @@
 """The per-pair section of a privacy report: observer x target matrix, summaries and the distance profile.
 
-:func:`pairwise_report` runs the pairwise accountant (:mod:`privdist.privacy.network_dp`) on a protocol's linear
+:func:`pairwise_report` runs the pairwise accountant (:mod:`privdist.privacy.pairwise.network_dp`) on a protocol's linear
 model with the noise multipliers the ledger declares, and returns a JSON-ready dictionary: the ``mu`` (GDP) and
 epsilon matrices (rows: observers, columns: target agents), each target's local-DP value beside them (the same
 releases, observed in full), min / median / max over pairs, and the same statistics by hop distance between observer
@@ -20,10 +20,10 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from .._checks import check_probability
-from .._lazy import lazy
-from ..errors import ValidationError
-from .ledger import PrivacyLedger
+from ..._checks import check_probability
+from ..._lazy import lazy
+from ...errors import ValidationError
+from ..ledger import PrivacyLedger
 from .linear_protocol import LinearProtocol, observer_ids
 from .network_dp import THREAT_MODEL, gdp_epsilons, noise_multipliers, pairwise_mu
 

@@ -7,7 +7,7 @@ target ``i`` (not in ``O``) contributes ``c_i(t)`` each round, chosen adversaria
 ``||c_i(t) - c_i'(t)|| <= Delta_i(t)`` (the sensitivity its release declares), adaptively from the observer's past
 view. Neighbouring runs differ in ``i``'s contributions only.
 
-**What is computed.** With the protocol's linear model (:mod:`privdist.privacy.linear_protocol`) the view is
+**What is computed.** With the protocol's linear model (:mod:`privdist.privacy.pairwise.linear_protocol`) the view is
 ``Y = B S (h + g)`` per coordinate, ``g`` standard normal, ``S`` the noise stds (0 for inputs ``O`` knows) and
 ``h`` the target's contributions in units of its noise (``|h_s| <= r_s = Delta_i(s) / sigma_i(s) = 1/z_i(s)``, the
 inverse of the noise multiplier its ledger declares). For a fixed difference ``h`` the two views are Gaussians with
@@ -29,7 +29,7 @@ the worst case over every per-round contribution of the model's dimension (:func
 checked against it in the tests; the summaries call dp-accounting itself).
 
 **Computation.** Per observer set, ``G`` and its Cholesky factor; then, from one compiled recursion over rounds
-(:mod:`privdist.privacy.innovations`: a lag Gram for time-invariant protocols with separable noise, the
+(:mod:`privdist.privacy.pairwise.innovations`: a lag Gram for time-invariant protocols with separable noise, the
 closed-loop adjoint for the whitening), for *every* target the row bounds ``||sum_s x_s||^2 <= mu^2 <=
 sum_rows (sum_s |x_s|)^2`` of its whitened columns ``x_s``: where they meet within ``rtol`` (most pairs beyond a
 few hops, whose whitened view barely mixes signs) they are the answer. The other pairs get ``M`` (accumulated in
@@ -62,12 +62,12 @@ from scipy.linalg import cholesky, lapack, solve_triangular
 from scipy.special import log_ndtr
 from threadpoolctl import threadpool_limits
 
-from .._checks import check_int, check_probability
-from .._lazy import lazy
-from ..errors import ShapeMismatchError, UnsupportedEventError, ValidationError
+from ..._checks import check_int, check_probability
+from ..._lazy import lazy
+from ...errors import ShapeMismatchError, UnsupportedEventError, ValidationError
 from ._recursion_kernel import compile_kernel
 from .ball_quadratic import WarmStarts, ball_quadratic_max
-from .ledger import PrivacyLedger
+from ..ledger import PrivacyLedger
 from .innovations import (fisher_matrices, impulse_fisher, lag_covariance, recursion_maps, row_bounds,
                           separable_noise, whitened_sums)
 from .linear_protocol import LinearProtocol, observed_rows, observer_ids, observer_view
@@ -339,7 +339,7 @@ def _store(out, o, tj, upper, lower, sdp, local, noiseless=None) -> None:
 
 def _from_sums(protocol, members, targets, J, rows, scale, local, out, o, state, noiseless) -> None:
     """Every target of one observer set from the closed-loop recursion: the row bounds of
-    :func:`~privdist.privacy.innovations.row_bounds` close the pairs where they meet within ``rtol`` (or reach the
+    :func:`~privdist.privacy.pairwise.innovations.row_bounds` close the pairs where they meet within ``rtol`` (or reach the
     local-DP cap); the others get their matrix ``M`` and :func:`ball_quadratic_max`. ``M`` is accumulated during the
     recursion for the targets within ``state["radius"]`` hops (:func:`_next_radius`); an open pair farther away
     gets it from its impulse response (time-invariant protocols) or from a second recursion."""

@@ -1,10 +1,10 @@
 """Dropout recovery of secure aggregation by threshold secret sharing (issue 27, ``recovery="shamir"``).
 
 Bonawitz et al.'s double masking ("Practical Secure Aggregation for Privacy-Preserving Machine Learning", CCS 2017,
-§4, Fig. 4) on top of the masking of :mod:`privdist.runtime.secagg`. Round ``t`` of a sum is one instance of their
+§4, Fig. 4) on top of the masking of :mod:`privdist.runtime.secure.secagg`. Round ``t`` of a sum is one instance of their
 protocol:
 
-0. **Setup, once per run** (:mod:`privdist.runtime.secagg`): long-term X25519 keys and pair keys; here they only
+0. **Setup, once per run** (:mod:`privdist.runtime.secure.secagg`): long-term X25519 keys and pair keys; here they only
    encrypt the shares that travel through the aggregator (:meth:`SecAggParties.seal`).
 1. **Round keys** (:meth:`ThresholdParty.prepare`): party ``u`` draws two 16-byte seeds where it runs (its stream
    ``(seed, trial, SECAGG_DOMAIN, u, t)`` in research mode, OS entropy in secure mode): ``m_u`` roots its round
@@ -14,7 +14,7 @@ protocol:
 2. **Receive** (:meth:`ThresholdParty.receive`): the aggregator broadcasts the round's public keys and forwards the
    encrypted shares; each party decrypts the shares it holds and derives the round's pair keys (session bound to
    ``t``).
-3. **Masked input**: ``y_u = x_u + PRG(b_u) + sum_v s_uv PRG(k_uv)`` as in :mod:`privdist.runtime.secagg`, with the
+3. **Masked input**: ``y_u = x_u + PRG(b_u) + sum_v s_uv PRG(k_uv)`` as in :mod:`privdist.runtime.secure.secagg`, with the
    round's keys; the aggregator announces the set ``S`` of parties whose ``y`` arrived.
 4. **Unmasking** (:meth:`ThresholdParty.reveal`, :func:`recover`): every party that is still there reveals, for each
    party ``u``, its share of ``b_u`` if ``u`` is in ``S`` and its share of ``m_u`` otherwise, never both. With shares
@@ -22,7 +22,7 @@ protocol:
    included) and every ``m_u`` outside ``S`` (checked against the round public key), removes those self-masks and
    the pair masks of the absent parties with ``S``, and holds ``sum_{u in S} x_u``: no second attempt. With fewer
    than ``t`` parties left no seed can be rebuilt (each party reveals a share of every seed, so every seed gets the
-   same number of shares) and the round falls back to the retried attempt of :mod:`privdist.runtime.secure_round`
+   same number of shares) and the round falls back to the retried attempt of :mod:`privdist.runtime.secure.secure_round`
    among the parties that answered.
 
 **Threat model.** An honest-but-curious aggregator that announces one ``S`` to everyone, and fewer than ``t``
@@ -45,9 +45,9 @@ import secrets
 
 import numpy as np
 
-from .._checks import check_int
-from ..errors import ReconstructionError, ValidationError
-from .rng import SECAGG_DOMAIN, stream
+from ..._checks import check_int
+from ...errors import ReconstructionError, ValidationError
+from ..rng import SECAGG_DOMAIN, stream
 from .secagg import KEY_BYTES, SecAggParties, center, self_masks
 
 __all__ = ["SEED_BYTES", "ThresholdParty", "split", "combine", "round_secrets", "round_session", "recover",
@@ -124,7 +124,7 @@ class ThresholdParty:
     """The threshold-recovery side of a block of parties (module docstring), kept where they run.
 
     Args:
-        channel: the block's long-term :class:`~privdist.runtime.secagg.SecAggParties` (agreed): it encrypts the
+        channel: the block's long-term :class:`~privdist.runtime.secure.secagg.SecAggParties` (agreed): it encrypts the
             shares.
         seed, trial, secure: where the round seeds come from.
         session: the run's session id.

@@ -18,7 +18,7 @@ builds the matrix ``B`` of the messages an observer set receives as a function o
     view = B u,   B[(j, t), (k, s)] = h_j(t)^T F(t) ... F(s+1) E(s)[:, k]   (s <= t),
 
 by the adjoint recursion ``Psi_s = [H_obs(s); Psi_{s+1} F(s+1)]``, ``B[:, s] = Psi_s E(s)``: one sparse product per
-round, never a dense ``(N T) x (N T)`` matrix. The accountant of :mod:`privdist.privacy.network_dp` turns ``B`` and
+round, never a dense ``(N T) x (N T)`` matrix. The accountant of :mod:`privdist.privacy.pairwise.network_dp` turns ``B`` and
 the noise into the privacy loss of the observer's whole view.
 
 References:
@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from .._checks import check_int
-from ..errors import ShapeMismatchError, ValidationError
+from ..._checks import check_int
+from ...errors import ShapeMismatchError, ValidationError
 
 __all__ = ["LinearProtocol", "Messages", "ObserverView", "observer_view", "observer_ids", "observed_rows"]
 
@@ -71,7 +71,7 @@ class LinearProtocol:
         has_coordinator: party ``N`` is a coordinator (it has no input of its own).
         notes: the model's assumptions specific to the algorithm, for the report.
         time_invariant: ``transition``, ``inputs`` and ``messages`` are the same every round (gossip on a static
-            graph): the accountant may then use the lag recursion of :mod:`privdist.privacy.innovations`.
+            graph): the accountant may then use the lag recursion of :mod:`privdist.privacy.pairwise.innovations`.
     """
 
     name: str

@@ -1,4 +1,4 @@
-"""The compiled inner loop of :func:`privdist.privacy.innovations.whitened_sums` (issue 29).
+"""The compiled inner loop of :func:`privdist.privacy.pairwise.innovations.whitened_sums` (issue 29).
 
 One group of message rows through all its rounds of the closed-loop recursion, fused: the sparse transition, the
 round's gains, the sums of the whitened columns and of their absolute values, and the kept targets' columns, in

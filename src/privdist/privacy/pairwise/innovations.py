@@ -1,9 +1,9 @@
 """An observer's whitened view of a linear-Gaussian protocol by recursions over rounds (issue 29).
 
-The accountant of :mod:`privdist.privacy.network_dp` needs, per observer set, the Cholesky factor ``L`` (round
+The accountant of :mod:`privdist.privacy.pairwise.network_dp` needs, per observer set, the Cholesky factor ``L`` (round
 order) of the view's covariance ``G = B S^2 B^T`` (``m x m``, ``m`` observed messages), and per target the matrix
 ``M = X^T X`` of its whitened columns ``X = L^{-1} A`` (``A``: the target's columns of ``B S``). Built from the
-blocks of ``B`` (:func:`~privdist.privacy.linear_protocol.observer_view`), ``G`` costs ``sum_s m_s^2 N`` and ``X``
+blocks of ``B`` (:func:`~privdist.privacy.pairwise.linear_protocol.observer_view`), ``G`` costs ``sum_s m_s^2 N`` and ``X``
 a triangular solve of ``m_s^2`` per target and round (``m_s``: messages of rounds ``>= s``). Two recursions
 replace them:
 

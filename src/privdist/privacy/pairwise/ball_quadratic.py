@@ -1,7 +1,7 @@
 """The worst case of a quadratic form over per-round norm balls: ``max sum_st M_st <v_s, v_t>``, ``||v_s|| <= 1``.
 
 For a linear-Gaussian view the privacy loss of one contribution sequence ``h`` (in units of its noise) is
-``mu^2 = h^T M h`` with ``M`` PSD (:mod:`privdist.privacy.network_dp`); the target's contributions are vectors of
+``mu^2 = h^T M h`` with ``M`` PSD (:mod:`privdist.privacy.pairwise.network_dp`); the target's contributions are vectors of
 the model's dimension ``P`` chosen adversarially within their clipping bound, one per round, so the guarantee is
 the maximum of
 
@@ -30,7 +30,7 @@ import math
 import numpy as np
 from scipy.linalg import lapack
 
-from ..errors import ShapeMismatchError
+from ...errors import ShapeMismatchError
 
 __all__ = ["ball_quadratic_max", "WarmStarts"]
 

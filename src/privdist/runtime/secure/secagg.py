@@ -35,7 +35,7 @@ at setup, ``K - 1`` keystreams per party and round); sparse masking graphs (Bell
 round a malicious aggregator needs (Bonawitz et al. §4) are not implemented: the aggregator is assumed to announce one
 ``S`` to everyone.
 
-**Threshold recovery** (``recovery="shamir"``, :mod:`privdist.runtime.secagg_threshold`): the same masking with
+**Threshold recovery** (``recovery="shamir"``, :mod:`privdist.runtime.secure.secagg_threshold`): the same masking with
 per-round keys, whose seeds every party shares t-out-of-n, so that the aggregator removes the masks of a party that
 failed without a retried attempt. Its shares travel between parties through the aggregator encrypted under the pair
 keys set up here (:meth:`SecAggParties.seal`, :meth:`SecAggParties.open`: AES-256 counter mode over counter blocks
@@ -54,10 +54,10 @@ import struct
 
 import numpy as np
 
-from .._checks import check_int
-from ..contract import MAX_BITS, check_bits
-from ..errors import ValidationError
-from .rng import SECAGG_DOMAIN, stream
+from ..._checks import check_int
+from ...contract import MAX_BITS, check_bits
+from ...errors import ValidationError
+from ..rng import SECAGG_DOMAIN, stream
 
 __all__ = ["SecAggParties", "party_secrets", "session_id", "unmask_sum", "check_bits", "encode", "center",
            "MAX_BITS", "KEY_BYTES", "CHANNEL_ATTEMPT", "self_masks"]
@@ -240,7 +240,7 @@ class SecAggParties:
 
     def pair_masks(self, t: int, attempt: int, dim: int, others) -> np.ndarray:
         """Per block agent, its signed masks with the parties ``others`` (bool (K,)) summed: what the aggregator
-        removes for a party whose round key it rebuilt (:mod:`privdist.runtime.secagg_threshold`)."""
+        removes for a party whose round key it rebuilt (:mod:`privdist.runtime.secure.secagg_threshold`)."""
         lo, hi = self._pairs[0], self._pairs[1]
         others = np.asarray(others, dtype=bool)
         return self._masks(t, attempt, dim, [], np.flatnonzero(others[lo] | others[hi]))

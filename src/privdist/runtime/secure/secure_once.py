@@ -1,5 +1,5 @@
 """One secure sum outside a run (issue 25): the parties' integer vectors summed through the protocol of
-:mod:`privdist.runtime.secagg`, for a release made before training (the estimators' DP range step).
+:mod:`privdist.runtime.secure.secagg`, for a release made before training (the estimators' DP range step).
 
 Each call is a session of its own: fresh secrets and session id in secure mode; in research mode secrets from the
 step's own streams (:func:`~privdist.runtime.rng.step_generator` with the step's name), so no pair key or self-mask
@@ -14,9 +14,9 @@ import hashlib
 
 import numpy as np
 
-from ..contract import MAX_BITS
-from ..errors import ValidationError
-from .rng import step_generator
+from ...contract import MAX_BITS
+from ...errors import ValidationError
+from ..rng import step_generator
 from .secagg import KEY_BYTES, SecAggParties, party_secrets, unmask_sum
 
 __all__ = ["secure_sum_once"]

@@ -4,10 +4,10 @@ simulated dropouts.
 An algorithm asks for a secure sum by declaring messages with :attr:`~privdist.contract.Aggregation.SECURE_SUM`
 (integer vectors, one modulus ``2^bits`` for all of them). In round ``t`` its active secure messages (those it does not
 declare silent with ``secure_silent(name, t)``, a public schedule) are concatenated in name order into one vector of
-``D`` integers per party and go through the protocol of :mod:`privdist.runtime.secagg`:
+``D`` integers per party and go through the protocol of :mod:`privdist.runtime.secure.secagg`:
 
 * :class:`PartySide` runs where the parties run (the simulator's process for all agents; each Ray actor for its
-  block): it holds their :class:`~privdist.runtime.secagg.SecAggParties`, masks the step's outbox before it leaves
+  block): it holds their :class:`~privdist.runtime.secure.secagg.SecAggParties`, masks the step's outbox before it leaves
   (so the driver never sees an unmasked secure message), keeps the round's integer vectors for a retried attempt and
   answers the aggregator's unmasking request;
 * :func:`secure_sum` runs in the driver (the aggregator's seat): it decides which masked vectors arrived, asks the
@@ -22,7 +22,7 @@ recomputed from the parties in the sum (``algorithm.secure_events``).
 
 **Recovery** (the algorithm's ``recovery``): ``"retry"`` (default) is the protocol above: keys once per run, and a
 party that fails after sending costs a retried attempt without it. ``"shamir"`` is threshold recovery
-(:mod:`privdist.runtime.secagg_threshold`): before round ``t`` (:func:`prepare_round`) the parties exchange fresh
+(:mod:`privdist.runtime.secure.secagg_threshold`): before round ``t`` (:func:`prepare_round`) the parties exchange fresh
 round keys and Shamir shares of their seeds; a party that fails after sending stays in the sum (the aggregator rebuilds
 its self-mask from the others' shares) and one that fails before sending has its pair masks rebuilt, without a retried
 attempt; with fewer than ``threshold`` parties left the round falls back to the retried attempt.
@@ -34,9 +34,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..contract import RECOVERIES, Aggregation
-from ..errors import ValidationError
-from .rng import DROPOUT_DOMAIN, stream
+from ...contract import RECOVERIES, Aggregation
+from ...errors import ValidationError
+from ..rng import DROPOUT_DOMAIN, stream
 from .secagg import SecAggParties, check_bits, party_secrets, unmask_sum
 
 __all__ = ["Dropout", "PartySide", "secure_specs", "secure_bits", "active_names", "secure_sum", "check_dropout",
@@ -125,7 +125,7 @@ class PartySide:
         algorithm: the algorithm (for its ``secure_silent`` schedule).
         specs: its ``SECURE_SUM`` message specs (:func:`secure_specs`).
         agents, n_agents: the block's agent ids and the number of parties.
-        seed, trial, secure: where the parties' secrets come from (:func:`~privdist.runtime.secagg.party_secrets`).
+        seed, trial, secure: where the parties' secrets come from (:func:`~privdist.runtime.secure.secagg.party_secrets`).
         session: the run's session id.
     """
 
@@ -208,7 +208,7 @@ def _lost(be, K: int) -> np.ndarray:
 
 def prepare_round(be, algorithm, specs, t: int):
     """Threshold recovery, before round ``t`` with active secure messages: the parties' round public keys and
-    encrypted shares, gathered and forwarded (:mod:`privdist.runtime.secagg_threshold`). Returns the round's key
+    encrypted shares, gathered and forwarded (:mod:`privdist.runtime.secure.secagg_threshold`). Returns the round's key
     table (K, 32) (the aggregator keeps it to check what it rebuilds) and the records for the transcript, or
     ``(None, [])`` (retry recovery, or a round without a secure message)."""
     if protocol_of(algorithm)[0] != "shamir" or not active_names(algorithm, specs, t):
