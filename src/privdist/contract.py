@@ -41,6 +41,8 @@ from typing import Any, Mapping, Protocol, runtime_checkable
 
 import numpy as np
 
+from .privacy.secure_params import MAX_BITS, RECOVERIES, check_bits  # re-exported: the message specs use them
+
 __all__ = ["Aggregation", "MessageSpec", "check_bits", "MAX_BITS", "RECOVERIES", "Algorithm", "AgentBlock", "AGENT", "COORDINATOR", "Backend", "BackendBase",
            "BACKEND_MEMBERS"]
 
@@ -83,24 +85,7 @@ _SENDER = {
 }
 
 
-#: Largest modulus exponent of a secure sum: masked values travel through the float64 transcript exactly (2^53).
-MAX_BITS = 53
 
-#: Dropout recovery of a secure sum (issue 27): a retried attempt among the parties that answered, or threshold secret
-#: sharing (:mod:`privdist.runtime.secure.secure_round`); an algorithm declares it as ``recovery`` and, for ``"shamir"``, its
-#: threshold as ``shamir_threshold``.
-RECOVERIES = ("retry", "shamir")
-
-
-def check_bits(bits) -> int:
-    """A secure sum's modulus exponent, an int in [8, :data:`MAX_BITS`] (named error otherwise)."""
-    from ._checks import check_int
-    from .errors import ValidationError
-
-    bits = check_int(bits, "bits", 8)
-    if bits > MAX_BITS:
-        raise ValidationError(f"bits must be <= {MAX_BITS} (masked values are recorded exactly as float64), got {bits}")
-    return bits
 
 
 @dataclass(frozen=True)

@@ -20,20 +20,21 @@ threshold recovery with fresh keys every round: no retried attempt, :mod:`privdi
 ``threshold`` parties' shares rebuilding a seed (default ``colluding + 1``; it must exceed ``colluding``: fewer
 than ``threshold`` colluders learn nothing from their shares).
 
-:class:`SecureSum` is the mixin; its algorithm declares the fields ``trust``, ``colluding``, ``dropout_tolerance``,
-``bits``, ``recovery``, ``threshold`` (and ``epsilon``, ``delta``) and calls :meth:`SecureSum._check_trust` in
-``__post_init__``.
+:class:`SecureSum` is the mixin: it includes the five secure-aggregation fields ``colluding``, ``dropout_tolerance``,
+``bits``, ``recovery``, ``threshold`` from their one declaration (:class:`privdist.privacy.secure_params.SecureAggregation`,
+issue 37); its algorithm declares ``trust`` (and ``epsilon``, ``delta``, ``prior`` where it takes releases made
+before the run) and calls :meth:`SecureSum._check_trust` in ``__post_init__``.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from .._checks import check_int
-from ..contract import MAX_BITS, RECOVERIES, check_bits
 from ..errors import UnknownNameError, ValidationError
+from ..privacy.secure_params import MAX_BITS, RECOVERIES, SecureAggregation
 
 __all__ = ["TRUST", "RECOVERIES", "SecureSum", "sum_range"]
 
@@ -52,28 +53,16 @@ def sum_range(n_parties: int, largest: float, noise_std: float) -> float:
     return n_parties * (float(largest) + 1.0) + 40.0 * float(noise_std)
 
 
-class SecureSum:
-    """Mixin of a frozen-dataclass algorithm with a secure-sum option (module docstring)."""
+@dataclass(frozen=True)
+class SecureSum(SecureAggregation):
+    """Mixin of a frozen-dataclass algorithm with a secure-sum option (module docstring): the five fields of
+    :class:`~privdist.privacy.secure_params.SecureAggregation` (declared there once), plus :meth:`_check_trust`."""
 
     def _check_trust(self) -> None:
-        if self.trust not in TRUST:
-            raise UnknownNameError("trust", str(self.trust), TRUST)
-        check_int(self.colluding, "colluding", 0)
-        if isinstance(self.dropout_tolerance, bool) or not isinstance(self.dropout_tolerance, (int, float)) \
-                or not 0 <= self.dropout_tolerance < 1:
-            raise ValidationError(f"dropout_tolerance must be in [0, 1), got {self.dropout_tolerance!r}")
-        if self.bits is not None:
-            check_bits(self.bits)
-        if self.recovery not in RECOVERIES:
-            raise UnknownNameError("recovery", str(self.recovery), RECOVERIES)
-        if self.threshold is not None:
-            check_int(self.threshold, "threshold", 1)
-            if self.recovery != "shamir":
-                raise ValidationError(f"{self.name}: threshold is the Shamir threshold of recovery='shamir'")
-            if self.threshold <= self.colluding:
-                raise ValidationError(f"{self.name}: threshold={self.threshold} must exceed colluding="
-                                      f"{self.colluding}: that many colluders would rebuild every seed from their "
-                                      "shares")
+        trusts = getattr(self, "trusts", TRUST)
+        if self.trust not in trusts:
+            raise UnknownNameError("trust", str(self.trust), trusts)
+        self.check()
 
     def _check_prior(self) -> None:
         """Normalise ``prior`` (:func:`~privdist.privacy.distributed.check_prior`); releases made before the run are
@@ -98,12 +87,6 @@ class SecureSum:
         """Whether the sums go through secure aggregation (``trust="secure_aggregation"`` with noise; without noise
         the vectors are in the clear anyway and are gathered as plain messages)."""
         return self.trust == "secure_aggregation" and self.epsilon is not None
-
-    def shares(self, n_agents: int) -> int:
-        """Honest parties each secure sum is calibrated for: ``K - colluding - floor(dropout_tolerance K)``."""
-        from ..privacy.distributed import check_shares
-
-        return check_shares(n_agents, self.colluding, int(math.floor(self.dropout_tolerance * n_agents)))
 
     def _skellam(self, releases, prior=()):
         """The run's Skellam mechanism: ``releases`` = ``(count, uses)`` pairs over the run (``budget="round"``:

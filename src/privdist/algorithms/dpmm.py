@@ -138,11 +138,6 @@ class DPMM(SecureSum, Budgeted, AlgorithmBase):
     budget: str = "total"
     rounds: int | None = None
     trust: str = "local"
-    colluding: int = 0
-    dropout_tolerance: float = 0.0
-    bits: int | None = None
-    recovery: str = "retry"
-    threshold: int | None = None
     prior: tuple = ()
     runs: int = 1
     name: ClassVar[str] = "dpmm"

@@ -134,11 +134,6 @@ class DPSGD(SecureSum, PerIterationGaussian, AlgorithmBase):
     budget: str = "round"
     rounds: int | None = None
     trust: str = "local"
-    colluding: int = 0
-    dropout_tolerance: float = 0.0
-    bits: int | None = None
-    recovery: str = "retry"
-    threshold: int | None = None
     correlation: float = 1.0
     name: ClassVar[str] = "dpsgd"
 

@@ -147,11 +147,6 @@ class ADMMSharing(SecureSum, Budgeted, AlgorithmBase):
     budget: str = "round"
     rounds: int | None = None
     trust: str = "local"
-    colluding: int = 0
-    dropout_tolerance: float = 0.0
-    bits: int | None = None
-    recovery: str = "retry"
-    threshold: int | None = None
     prior: tuple = ()
     name: ClassVar[str] = "admm_sharing"
     has_coordinator: ClassVar[bool] = True
