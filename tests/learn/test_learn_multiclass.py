@@ -31,10 +31,12 @@ def test_three_classes_compose_to_the_requested_total():
     assert report["multiclass"]["budget_rule"] == "gaussian_mu2_shares" and report["multiclass"]["classes"] == 3
     eps_c = report["multiclass"]["class_epsilons"]
     assert len(set(eps_c)) == 1 and eps_c[0] < 1.0
-    # the merged ledger holds every class's releases (3 x the rounds per agent) and the range step's, if it ran
+    # one job ledger: the range step's release, if it ran, then every class's run continuing it (3 x the rounds)
     step = next(s for s in report["preprocessing"] if s["step"] == "scale_by_dp_ranges")
     ran = 1 if step["share"] > 0 else 0
-    assert m.ledger_.n_releases(0) == 3 * m.estimators_[0].ledger_.n_releases(0) + ran
+    per_class = m.estimators_[1].ledger_.n_releases(0) - m.estimators_[0].ledger_.n_releases(0)
+    assert per_class > 0 and m.estimators_[0].ledger_.n_releases(0) == ran + per_class
+    assert m.ledger_.n_releases(0) == 3 * per_class + ran
 
 
 def test_sklearn_conventions():

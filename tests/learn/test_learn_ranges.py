@@ -69,7 +69,7 @@ def test_small_classification_raises_the_range_share_publicly():
     step's noise would swamp every count; the classifier takes the smallest share of SHARE_LADDER that does not
     (recorded with the requested one), the total stays the request, and the model is far above the majority class
     (0.653 when the step was skipped and the raw columns clipped to [-1, 1])."""
-    from privdist.learn.ranges import SHARE_LADDER
+    from privdist.privacy.range_plan import SHARE_LADDER
 
     X, y = load_breast_cancer(return_X_y=True)
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.2, random_state=0, stratify=y)

@@ -1,4 +1,4 @@
-"""Issue 25/27: the DP range step under secure aggregation (privdist.learn.secure_ranges): the secure sum is exact,
+"""Issue 25/27/37: the DP range step under secure aggregation (privdist.privacy.range_plan, privdist.learn.ranges): the secure sum is exact,
 the aggregate's noise is the declared central Skellam noise, a threshold audit between neighbouring datasets does
 not refute the recorded release, and the estimators use it by default with the requested total."""
 
@@ -9,7 +9,11 @@ import numpy as np
 import pytest
 
 from privdist.learn import DistributedLogisticRegression
-from privdist.learn.secure_ranges import secure_noise_std, secure_ranges
+from types import SimpleNamespace
+
+from privdist.learn.ranges import release_histograms
+from privdist.privacy import PrivacyLedger
+from privdist.privacy.range_plan import RangePlan, secure_noise_std
 from privdist.privacy.accountants import agent_epsilon
 from privdist.privacy.audit_stats import threshold_audit
 from privdist.privacy.distributed import prior_release
@@ -18,6 +22,21 @@ from privdist.runtime.rng import step_generator
 from privdist.runtime.secure.secagg import party_secrets
 from privdist.runtime.secure.secure_once import secure_sum_once
 from privdist.errors import ValidationError
+
+
+def secure_ranges(blocks, z, *, shares, colluding, seed, secure):
+    """The secure range step of the plan ``(z, shares, K - colluding honest)`` on ``blocks``: the summed counts, the
+    sum's noise std, the recorded release (as its ``(variance, l2, l1)``) and the prior the training composes."""
+    K, m = len(blocks), blocks[0].shape[1]
+    plan = RangePlan(tuple(f"c{j}" for j in range(m)), m, 0.1, 0.1, "skellam", (z,), shares=shares,
+                     honest=max(1, K - colluding))
+    ledger = PrivacyLedger(K)
+    total, _, _, noise_std = release_histograms(plan, blocks, seed, secure, ledger)
+    ev = ledger.entries(0)[0][0].event
+    assert all(ledger.entries(k)[0][0].event == ev for k in range(K))  # every party's ledger records the sum
+    return SimpleNamespace(total=total, noise_std=noise_std, event=(ev.variance, ev.l2_sensitivity,
+                                                                    ev.l1_sensitivity),
+                           prior=plan.mechanism(0).prior())
 
 
 def test_secure_sum_once_is_exact_and_uses_keys_of_its_own():

@@ -113,18 +113,15 @@ def _takes_n_only(func) -> bool:
 
 def _check_trust(args) -> None:
     """``--trust``, ``--colluding`` and ``--dropout-tolerance`` (issue 27) against the algorithm and each other."""
-    from ..learn.trust import check_trust
-    from .fit_trust import trust_options
+    from ..privacy.plan import secure_section
+    from .fit_trust import resolved_trust, trust_options
 
     vertical = args.vertical is not None or args.feature_groups is not None
     if vertical and args.trust == "secure_aggregation":
         raise ValidationError("--trust secure_aggregation is for parties holding rows (dpmm's sums); a vertical fit "
                               "(ADMM sharing) runs with --trust local")
-    if args.colluding < 0:
-        raise ValidationError(f"--colluding must be >= 0, got {args.colluding}")
-    if not 0 <= args.dropout_tolerance < 1:  # NaN fails too
-        raise ValidationError(f"--dropout-tolerance must be in [0, 1), got {args.dropout_tolerance:g}")
-    check_trust(args.algorithm, trust_options(args)["trust"])
+    # the plan's own checks (one implementation), made before any data is read
+    secure_section(resolved_trust(args), trust_options(args).get("algorithm_params"), args.epsilon is not None)
 
 
 def _check_budget_split(args, epsilons: list[float]) -> None:
@@ -207,8 +204,8 @@ def check_fit_data(args, ds, X, groups, n_classes: int) -> None:
             numeric target.
         ResourceLimitError: the estimate is above the limits and ``--yes`` was not given.
     """
-    from ..privacy.distributed import check_shares
-    from .fit_trust import trust_options
+    from ..privacy.plan import secure_section
+    from .fit_trust import resolved_trust, trust_options
 
     n, d = X.shape
     n_test = math.ceil(args.test_size * n)  # scikit-learn's rounding of a fractional test size
@@ -238,8 +235,10 @@ def check_fit_data(args, ds, X, groups, n_classes: int) -> None:
                                   f"test rows, fewer {which} rows than the {parties} parties: the split is stratified "
                                   "by party (each party keeps a training and a test row); use fewer parties or "
                                   f"a {'larger' if which == 'test' else 'smaller'} --test-size")
-        if trust_options(args)["trust"] == "secure_aggregation":  # honest parties left in every sum
-            check_shares(parties, args.colluding, int(math.floor(args.dropout_tolerance * parties)))
+        secure = secure_section(resolved_trust(args), trust_options(args).get("algorithm_params"),
+                                args.epsilon is not None)
+        if secure is not None:  # honest parties left in every sum
+            secure.shares(parties)
     nbytes, seconds = fit_estimate(args, n, d, parties, n_classes, vertical)
     rounds = _rounds(args, ds.extras.get("task"), vertical)
     check_estimate("this fit", nbytes, seconds, args.yes,

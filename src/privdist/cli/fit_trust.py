@@ -1,30 +1,28 @@
 """``privdist fit --trust`` (issue 27): the estimator options of the trust model (the privacy report prints its
-``trust`` section, :func:`privdist.learn.trust.trust_report`)."""
+``trust`` section, :func:`privdist.learn.trust.trust_report`). The CLI decides nothing: the trust model and its
+parameters are resolved and validated by the privacy plan (:func:`privdist.privacy.plan.resolve_trust`,
+:func:`privdist.privacy.plan.secure_section`, issue 37)."""
 
 from __future__ import annotations
-
-from ..errors import ValidationError
 
 __all__ = ["trust_options"]
 
 
 def trust_options(args) -> dict:
-    """The estimators' ``trust`` (and, for secure aggregation, dpmm's ``colluding`` and ``dropout_tolerance``) from
-    ``--trust``, ``--colluding`` and ``--dropout-tolerance``.
+    """The estimators' ``trust`` as asked (``--trust``) and, when given, the secure-aggregation parameters
+    ``colluding`` and ``dropout_tolerance`` (``--colluding``, ``--dropout-tolerance``) as ``algorithm_params``."""
+    out = {"trust": getattr(args, "trust", "auto")}
+    secure = {k: v for k, v in (("colluding", getattr(args, "colluding", 0)),
+                                ("dropout_tolerance", getattr(args, "dropout_tolerance", 0.0))) if v}
+    if secure:
+        out["algorithm_params"] = secure
+    return out
 
-    Raises:
-        ValidationError: ``--colluding``/``--dropout-tolerance`` without ``--trust secure_aggregation``.
-    """
-    from ..learn.trust import resolve_trust
 
-    trust = getattr(args, "trust", "auto")
-    if getattr(args, "vertical", None) or getattr(args, "feature_groups", None):
-        trust = "local" if trust == "auto" else trust
-    trust = resolve_trust(getattr(args, "algorithm", "dpmm"), trust, getattr(args, "epsilon", None))
-    colluding, tolerance = getattr(args, "colluding", 0), getattr(args, "dropout_tolerance", 0.0)
-    if trust == "local":
-        if colluding or tolerance:
-            raise ValidationError("--colluding and --dropout-tolerance describe secure aggregation (the default "
-                                  "for --algorithm dpmm; --trust secure_aggregation)")
-        return {"trust": "local"}
-    return {"trust": trust, "algorithm_params": {"colluding": colluding, "dropout_tolerance": tolerance}}
+def resolved_trust(args) -> str:
+    """The trust model the plan will run with (for the checks made before the data are read)."""
+    from ..privacy.plan import resolve_trust
+
+    vertical = getattr(args, "vertical", None) or getattr(args, "feature_groups", None)
+    return resolve_trust("admm_sharing" if vertical else getattr(args, "algorithm", "dpmm"),
+                         getattr(args, "trust", "auto"), getattr(args, "epsilon", None))

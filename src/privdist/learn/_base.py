@@ -18,7 +18,7 @@ except ImportError:  # pragma: no cover
 from .._checks import shown
 from ..errors import BinaryOnlyError, DivergenceError, ParameterTypeError, ValidationError
 from .budget import NON_PRIVATE_ALGORITHMS, TOTAL_BUDGET_ALGORITHMS, total_budget_params
-from .trust import check_trust, secure_sum_params, trust_params, trust_report
+from .trust import trust_report
 
 __all__ = ["DistributedLinearModel", "summarise_privacy", "with_preprocessing", "noise_seed", "check_number",
            "check_finite_fit", "UtilityWarning", "ResearchModeWarning", "PrivacyTargetWarning"]
@@ -290,6 +290,9 @@ class DistributedLinearModel(BaseEstimator):
                                   f"got {shown(self.algorithm)}")
         check_budget_and_counts(self, ("n_agents",) if self.rounds is None else ("rounds", "n_agents"))
         check_number(self.alpha, "alpha")
+        share = self.range_share
+        if isinstance(share, bool) or not isinstance(share, (int, float, np.floating)) or not 0 < share < 1:
+            raise ValidationError(f"range_share must be in (0, 1), got {shown(share)}")
         check_number(self.row_norm, "row_norm", strict=True, high=MAX_ROW_NORM)
         if not isinstance(self.network, (str, Network)):
             raise ParameterTypeError(f"network must be a network kind (e.g. 'complete', 'ring') or a Network, got "
@@ -299,7 +302,10 @@ class DistributedLinearModel(BaseEstimator):
                                      f"{type(self.algorithm_params).__name__} {shown(self.algorithm_params)}")
         if type(self.fit_intercept) is not bool:
             raise ParameterTypeError(f"fit_intercept must be a bool, got {shown(self.fit_intercept)}")
-        check_trust(self.algorithm, getattr(self, "trust", "local"))
+        from ..privacy.plan import resolve_trust, secure_section
+
+        secure_section(resolve_trust(self.algorithm, getattr(self, "trust", "local"), self.epsilon),
+                       self.algorithm_params, self.epsilon is not None)  # the plan's one validation of trust and its parameters, up front
 
     # ------------------------------------------------------------------ fit
     def _rounds(self) -> int:
@@ -330,74 +336,114 @@ class DistributedLinearModel(BaseEstimator):
             return float(self.row_norm)
         return math.sqrt(max(1, n_columns - (1 if self.fit_intercept else 0)))
 
-    def _parties_and_ranges(self, X, groups, rng, seed: int, secure: bool, **target):
-        """``(groups, n_parties, preprocessor, range step)``: the parties (``groups`` checked, or a random equal
-        split drawn from ``rng``) and the fitted preprocessing; with ``scale="dp"`` the DP range step runs on each
-        party's own rows and spends ``range_share`` of the budget (issue 25). ``target``: a regressor's target
-        arguments of :func:`privdist.learn.ranges.fit_ranges`."""
-        from ..data.bounds import Preprocessor
+    def _parties(self, X, groups, rng):
+        """``(groups, n_parties)``: ``groups`` checked, or a random equal split drawn from ``rng``."""
         from ..data.parties import check_groups, random_groups
-        from .ranges import fit_ranges
 
         if groups is None:
-            groups, n_parties = random_groups(X.shape[0], self.n_agents, rng), self.n_agents
-        else:
-            groups, n_parties = check_groups(groups, X.shape[0])
+            return random_groups(X.shape[0], self.n_agents, rng), self.n_agents
+        return check_groups(groups, X.shape[0])
+
+    def _plan_and_ranges(self, X, groups, seed: int, secure: bool, classes: int = 1, y=None):
+        """``(plan, preprocessor, range step, ledger)`` of a fit (issue 37): the privacy plan from the parameters
+        and the public facts (rows, columns without public bounds, parties, classes), then its DP range step carried
+        out on each party's own rows (``scale="dp"``; its releases recorded in the job's ledger, round 0).
+        ``y``: a regressor's target (one more column of the step without public ``target_bounds``)."""
+        from ..data.bounds import Preprocessor
+        from ..privacy import PrivacyLedger
+        from .plan import horizontal_plan
+        from .ranges import check_target_bounds, fit_ranges
+
+        n_parties = int(groups.max()) + 1
         pre = Preprocessor(scale=self.scale, bounds=self.bounds, row_norm=self._clip_norm())
-        ranges = fit_ranges(pre, X, [np.flatnonzero(groups == k) for k in range(n_parties)], epsilon=self.epsilon,
-                            delta=self.delta, share=self.range_share, algorithm=self.algorithm,
-                            algorithm_params=self.algorithm_params, seed=seed, secure=secure,
-                            feature_names=getattr(self, "feature_names_in_", None),
-                            secure_sum=secure_sum_params(self), **target)
+        names = getattr(self, "feature_names_in_", None)
+        names = None if names is None else [str(n) for n in names]
+        cols = pre.dp_columns(X.shape[1], names)
+        target_bounds = getattr(self, "target_bounds", None)
+        dp_target = (self._loss == "squared" and y is not None and pre.scale == "dp"
+                     and check_target_bounds(target_bounds) is None)
+        plan = horizontal_plan(self, rows=X.shape[0], columns=X.shape[1], parties=n_parties,
+                               dp_columns=tuple(names[j] if names else f"x{j}" for j in cols), dp_target=dp_target,
+                               classes=classes, seeded=not secure)
+        ledger = PrivacyLedger(n_parties)
+        ranges = fit_ranges(pre, X, [np.flatnonzero(groups == k) for k in range(n_parties)], plan.range,
+                            seed=seed, secure=secure, ledger=ledger, delta=float(self.delta), feature_names=names,
+                            y=y, target_bounds=target_bounds, dp_target=dp_target)
         warn_fallback(pre.record, X.shape[0], self.epsilon)
-        return groups, n_parties, pre, ranges
+        return plan, pre, ranges, ledger
 
     def _fit(self, X, y_pm, groups):
+        self._check_params()
+        seed, secure = noise_seed(self.random_state, self.secure, stacklevel=4)
+        rng = np.random.default_rng(seed)  # the partition, then the network
+        groups, _ = self._parties(X, groups, rng)
+        plan, pre, ranges, ledger = self._plan_and_ranges(X, groups, seed, secure,
+                                                          y=y_pm if self._loss == "squared" else None)
+        self.preprocessor_, self.target_bounds_ = pre, ranges.target
+        self._train(plan, 0, pre.transform(X), ranges.scale_target(y_pm), groups, ledger, seed, secure, rng,
+                    unscale=ranges.unscale)
+        self.privacy_report_ = self._report(plan, self.ledger_, pre.record, self._noise)
+        return self
+
+    def _algorithm(self, plan, index: int, n_columns: int):
+        """The algorithm factory of binary fit ``index`` of ``plan``: hyperparameters from the public data scale,
+        the user's overrides (never a budget key), the horizon and the plan's privacy parameters."""
+        from ..algorithms.registry import make_algorithm
+        from .budget import total_budget_params
+        from .plan import algorithm_overrides
+
+        t = plan.training[index]
+        params = {**self._default_algorithm_params(self.algorithm, self._row_bound(n_columns)),
+                  **algorithm_overrides(self), **total_budget_params(self.algorithm, t.epsilon, t.delta, plan.rounds),
+                  **plan.training_params(index)}
+        return make_algorithm(self.algorithm, **params), params
+
+    def _train(self, plan, index: int, Z, y, groups, ledger, seed: int, secure: bool, rng, unscale=None):
+        """Train binary fit ``index`` of ``plan`` on the preprocessed rows ``Z`` (the job's ``ledger`` continued;
+        ``rng`` draws a random network); sets the model, ``history_``, ``ledger_`` and ``algorithm_params_``."""
         from ..data.parties import split_rows
         from ..network import make_network
         from ..problems import HorizontalERM, make_loss, make_regularizer
-        from ..algorithms.registry import make_algorithm
-        from ..privacy import privacy_report
         from ..runtime import run
 
-        self._check_params()
-        rounds = self._rounds()
-        seed, secure = noise_seed(self.random_state, self.secure, stacklevel=4)
-        rng = np.random.default_rng(seed)
-
-        groups, n_parties, pre, ranges = self._parties_and_ranges(
-            X, groups, rng, seed, secure, y=y_pm, target_bounds=getattr(self, "target_bounds", None),
-            scale_target=self._loss == "squared")
-        self.preprocessor_, self.target_bounds_ = pre, ranges.target
-        Z = self._design(pre.transform(X))
-        parts = split_rows(Z, ranges.scale_target(y_pm), groups, n_parties)
-        self.n_agents_ = n_parties
+        Z = self._design(Z)
+        parts = split_rows(Z, y, groups, plan.parties)
+        self.n_agents_ = plan.parties
         problem = HorizontalERM(parts, make_loss(self._loss), make_regularizer(self._regularizer), float(self.alpha))
         network = self.network if not isinstance(self.network, str) else make_network(
-            self.network, rng=rng, n=n_parties)
-        params = {**self._default_algorithm_params(self.algorithm, self._row_bound(Z.shape[1])),
-                  **total_budget_params(self.algorithm, ranges.epsilon, ranges.delta, rounds),
-                  **trust_params(self, ranges), **dict(self.algorithm_params or {})}
-        algo = make_algorithm(self.algorithm, **params)
+            self.network, rng=rng, n=plan.parties)
+        algo, params = self._algorithm(plan, index, Z.shape[1])
         problem_objective = problem.objective
-        result = run(algo, problem, network, rounds, seed=seed % 2**63, secure=secure,
+        result = run(algo, problem, network, plan.rounds, seed=seed % 2**63, secure=secure, ledger=ledger,
                      metrics={"objective": lambda est: problem_objective(est.mean(axis=0))})
         est = np.asarray(result.estimates)
         check_finite_fit(self, est, result.curves["objective"], self._divergence_advice(params))
-        coef = est.mean(axis=0)
-        self.agent_coefs_, self.agent_intercepts_ = ranges.unscale(*self._split(est))
-        self.coef_, self.intercept_ = ranges.unscale(*self._split(coef[None, :]))
-        self.coef_, self.intercept_ = self.coef_[0], float(self.intercept_[0])
-        self.history_ = {"objective": np.asarray(result.curves["objective"]), "rounds": rounds,
+        unscale = unscale or (lambda c, i: (c, i))
+        self.agent_coefs_, self.agent_intercepts_ = unscale(*self._split(est))
+        coef, intercept = unscale(*self._split(est.mean(axis=0)[None, :]))
+        self.coef_, self.intercept_ = coef[0], float(intercept[0])
+        self.history_ = {"objective": np.asarray(result.curves["objective"]), "rounds": plan.rounds,
                          "note": "training objective of the agents' average model, for the data holder only "
                                  "(computed on private data; not a release)"}
-        ranges.record_releases(result.ledger)  # the range release composes with training in the report
-        self.ledger_ = result.ledger  # what a fit spends, for composing several fits (one-vs-rest)
-        report = privacy_report(result.ledger, float(self.delta))
-        self.privacy_report_ = self._summarise(report, algo, pre.record, result.config.get("noise"))
-        self.privacy_report_["trust"] = trust_report(self, algo)
+        self.ledger_ = result.ledger  # the job's ledger: the range release, then every training run so far
+        self.privacy_plan_ = plan
+        self._algo, self._noise = algo, result.config.get("noise")
         self.algorithm_params_ = algo.params()
         return self
+
+    def _report(self, plan, ledger, preprocessing, noise, mechanism=None) -> dict:
+        """``privacy_report_`` of the job: the accountants over its ledger, "what was promised" (the plan) and the
+        trust section."""
+        from ..privacy import privacy_report
+
+        if mechanism is None:
+            mechanism = self._algo.mechanism_info() if hasattr(self._algo, "mechanism_info") else None
+        out = summarise_privacy(privacy_report(ledger, float(self.delta)), mechanism, preprocessing, noise,
+                                epsilon=self.epsilon, delta=self.delta, rounds=plan.rounds,
+                                algorithm=self.algorithm, stacklevel=6)
+        out["promised"] = plan.promised()
+        out["trust"] = trust_report(plan, self._algo)
+        return out
 
     def _divergence_advice(self, params: dict) -> str:
         """What to change when :func:`check_finite_fit` finds a diverged fit (the step-size parameters used)."""
@@ -414,11 +460,6 @@ class DistributedLinearModel(BaseEstimator):
         if self.fit_intercept:
             return B[:, :-1].copy(), B[:, -1].copy()
         return B.copy(), np.zeros(B.shape[0])
-
-    def _summarise(self, report, algo, preprocessing, noise) -> dict:
-        mechanism = algo.mechanism_info() if hasattr(algo, "mechanism_info") else None
-        return summarise_privacy(report, mechanism, preprocessing, noise, epsilon=self.epsilon, delta=self.delta,
-                                 rounds=self._rounds(), algorithm=self.algorithm)
 
     def _decision(self, X):
         check_is_fitted(self, "coef_")

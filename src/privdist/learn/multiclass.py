@@ -13,8 +13,9 @@ binary fit, so it releases ``C`` times as much; the TOTAL budget ``(epsilon, del
 * **any other release**: basic composition, ``(epsilon / C, delta / C)`` per class (conservative; said so in the
   report's ``multiclass`` field and its assumptions).
 
-The report is not assembled from the classes' numbers: the classes' ledgers are merged (in order, per party) into one
-ledger and the accountant composes all the releases at once (:func:`privdist.privacy.privacy_report`), so the printed
+The budgets are the privacy plan's (:func:`privdist.learn.plan.horizontal_plan`, ``classes=C``; issue 37). The report
+is not assembled from the classes' numbers: the range step and the classes' runs continue one ledger (in order, per
+party) and the accountant composes all the releases at once (:func:`privdist.privacy.privacy_report`), so the printed
 PLD epsilon per party is that of everything the parties released.
 
 Prediction follows scikit-learn's one-vs-rest conventions: ``decision_function`` has shape ``(n, C)``,
@@ -35,32 +36,6 @@ def is_multiclass(y) -> bool:
     return len(np.unique(np.asarray(y))) > 2
 
 
-def _releases_are_gaussian(est) -> bool:
-    """Whether the algorithm of ``est`` releases Gaussian noise at a total budget (its mechanism, built without
-    running it: nothing is read from the data)."""
-    from ..algorithms.registry import make_algorithm
-    from .budget import total_budget_params
-    from .trust import trust_params
-
-    params = {**est._default_algorithm_params(est.algorithm, float(est.row_norm)),
-              **total_budget_params(est.algorithm, est.epsilon, est.delta, est._rounds()),
-              **trust_params(est), **dict(est.algorithm_params or {})}
-    algo = make_algorithm(est.algorithm, **params)
-    info = algo.mechanism_info() if hasattr(algo, "mechanism_info") else {}
-    return info.get("kind") == "gaussian"
-
-
-def _joint_skellam(est, ranges, n_classes: int) -> dict | None:
-    """Under secure aggregation with noise: the dpmm parameters that calibrate each class's Skellam noise on the
-    joint composition of all ``n_classes`` runs and the range release (``runs``, ``prior``), None otherwise."""
-    from .trust import trust_params
-
-    params = trust_params(est, ranges)
-    if est.epsilon is None or params.get("trust") != "secure_aggregation":
-        return None
-    return {"runs": int(n_classes), **({"prior": params["prior"]} if "prior" in params else {})}
-
-
 def class_budgets(epsilon, delta: float, n_classes: int, gaussian: bool) -> tuple[list, list, str]:
     """``(epsilons, deltas, rule)`` of ``n_classes`` binary fits sharing the total ``(epsilon, delta)``."""
     if epsilon is None:
@@ -75,47 +50,45 @@ def class_budgets(epsilon, delta: float, n_classes: int, gaussian: bool) -> tupl
 
 
 def fit_one_vs_rest(est, X, y, groups=None):
-    """Fit ``est`` (a :class:`~privdist.learn.DistributedLogisticRegression`) one-vs-rest on ``C >= 3`` classes."""
-    from ..privacy import privacy_report
-    from ._base import PrivacyTargetWarning, ResearchModeWarning, UtilityWarning, noise_seed, summarise_privacy
-
-    est._check_params()
+    """Fit ``est`` (a :class:`~privdist.learn.DistributedLogisticRegression`) one-vs-rest on ``C >= 3`` classes: one
+    privacy plan for the job (its range step once, a training budget per class), the classes' runs continuing one
+    ledger."""
     from sklearn.utils.multiclass import check_classification_targets
 
+    from ..data.bounds import Preprocessor
+    from ..privacy import privacy_report
+    from ._base import PrivacyTargetWarning, ResearchModeWarning, UtilityWarning, noise_seed, summarise_privacy
+    from .trust import trust_report
+
+    est._check_params()
     check_classification_targets(y)
     classes = np.unique(y)
     C = len(classes)
     seed, secure = noise_seed(est.random_state, est.secure, stacklevel=4)
+    groups, _ = est._parties(X, groups, np.random.default_rng(seed))
     # the same parties in every binary fit; one preprocessing: the DP range step runs once, on its share
-    groups, _, pre, ranges = est._parties_and_ranges(X, groups, np.random.default_rng(seed), seed, secure)
+    plan, pre, ranges, ledger = est._plan_and_ranges(X, groups, seed, secure, classes=C)
     Z = pre.transform(X)
-    joint = _joint_skellam(est, ranges, C)
-    if joint is not None:  # one Skellam calibration for all classes and the range release: exactly the total
-        epsilons, deltas, rule = [float(est.epsilon)] * C, [float(est.delta)] * C, "skellam_joint_rdp"
-        gaussian = False
-    else:
-        gaussian = est.epsilon is None or _releases_are_gaussian(est)
-        epsilons, deltas, rule = class_budgets(ranges.epsilon, ranges.delta, C, gaussian)
     seeds = ([int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(C)]
              if est.random_state is not None else [None] * C)
     params = est.get_params()
     subs = []
     for c in range(C):
-        sub = type(est)(**{**params, "epsilon": epsilons[c], "delta": deltas[c], "scale": "none", "bounds": None,
+        t = plan.training[c]
+        sub = type(est)(**{**params, "epsilon": t.epsilon, "delta": t.delta, "scale": "none", "bounds": None,
                            "random_state": seeds[c]})
-        if joint is not None:
-            sub.algorithm_params = {**dict(est.algorithm_params or {}), **joint}
         with warnings.catch_warnings():  # the combined fit warns once, about the whole model
             for category in (ResearchModeWarning, UtilityWarning, PrivacyTargetWarning):
                 warnings.simplefilter("ignore", category)
-            sub.fit(Z, (y == classes[c]).astype(int), groups=groups)
+            sub_seed, sub_secure = noise_seed(seeds[c], est.secure)
+            sub.classes_, sub.n_features_in_ = np.array([0, 1]), Z.shape[1]
+            sub.preprocessor_ = Preprocessor(scale="none", bounds=None, row_norm=sub._clip_norm()).fit(Z)
+            sub.target_bounds_ = None
+            sub._train(plan, c, sub.preprocessor_.transform(Z), np.where(y == classes[c], 1.0, -1.0), groups,
+                       ledger, sub_seed, sub_secure, np.random.default_rng(sub_seed))
+        ledger = sub.ledger_
         subs.append(sub)
-
-    ledger = subs[0].ledger_
-    for sub in subs[1:]:
-        ledger = ledger.merge(sub.ledger_)
-    ranges.record_releases(ledger)  # the range release composes with every class's training
-    if est.epsilon is not None and not gaussian and joint is None:
+    if plan.class_rule == "basic_composition":
         ledger.add_assumption(f"one-vs-rest over {C} classes with non-Gaussian releases: each class fitted at "
                               f"(epsilon/{C}, delta/{C}) (basic composition; conservative)")
     est.classes_ = classes
@@ -126,27 +99,31 @@ def fit_one_vs_rest(est, X, y, groups=None):
     est.intercept_ = np.array([s.intercept_ for s in subs])
     est.agent_coefs_ = np.stack([s.agent_coefs_ for s in subs], axis=1)  # (K, C, d)
     est.agent_intercepts_ = np.stack([s.agent_intercepts_ for s in subs], axis=1)  # (K, C)
-    est.history_ = {"objective": np.stack([s.history_["objective"] for s in subs]), "rounds": est._rounds(),
+    est.history_ = {"objective": np.stack([s.history_["objective"] for s in subs]), "rounds": plan.rounds,
                     "note": "training objective of each class's binary model (rows: classes_), for the data holder "
                             "only (computed on private data; not a release)"}
     est.algorithm_params_ = subs[0].algorithm_params_
     est.ledger_ = ledger
-    mechanism = {"one_vs_rest": C, "per_class": [s.privacy_report_["calibration"]["mechanism"] for s in subs]}
-    report = summarise_privacy(privacy_report(ledger, float(est.delta)), mechanism, pre.record,
-                               subs[0].privacy_report_.get("noise"), epsilon=est.epsilon, delta=est.delta,
-                               rounds=est._rounds(), algorithm=est.algorithm, stacklevel=4)
+    est.privacy_plan_ = plan
+    mechanism = {"one_vs_rest": C, "per_class": [s._algo.mechanism_info() if hasattr(s._algo, "mechanism_info")
+                                                 else None for s in subs]}
+    report = summarise_privacy(privacy_report(ledger, float(est.delta)), mechanism, pre.record, subs[0]._noise,
+                               epsilon=est.epsilon, delta=est.delta, rounds=plan.rounds, algorithm=est.algorithm,
+                               stacklevel=4)
+    rule = plan.class_rule
     report["multiclass"] = {
         "strategy": "one-vs-rest", "classes": C, "budget_rule": rule,
-        "class_epsilons": epsilons, "class_deltas": deltas,
+        "class_epsilons": [t.epsilon for t in plan.training], "class_deltas": [t.delta for t in plan.training],
         "note": ("each class's binary model spends an equal share of the total per party; the guarantee above "
-                 "composes all the classes' releases (one merged ledger)" if est.epsilon is not None else
+                 "composes all the classes' releases (one ledger)" if est.epsilon is not None else
                  "no noise: every class's model is non-private")
         + ("; Gaussian releases: shares of GDP mu^2, exact" if rule == "gaussian_mu2_shares" else "")
         + ("; non-Gaussian releases: basic composition (epsilon/C, delta/C each), conservative"
            if rule == "basic_composition" else "")
         + ("; secure aggregation: one Skellam noise calibrated on the RDP composition of every class's releases "
            "and the range release, exact" if rule == "skellam_joint_rdp" else "")}
-    report["trust"] = subs[0].privacy_report_.get("trust")
+    report["promised"] = plan.promised()
+    report["trust"] = trust_report(plan, subs[0]._algo)
     est.privacy_report_ = report
     if est.epsilon is not None:
         acc = float(np.mean(est.predict(X) == y))

@@ -1,13 +1,15 @@
-"""The estimators' DP range step (``scale="dp"``, issue 25): budget share, noise streams, bounds, ledger.
+"""The estimators' DP range step (``scale="dp"``, issues 25, 27, 37): it executes the plan's range step.
 
-:func:`fit_ranges` fits a :class:`privdist.data.bounds.Preprocessor` with ``scale="dp"``: the columns without public
-bounds (and, for a regressor without public ``target_bounds``, the target as one more column) go through ONE
-Gaussian release per party (:func:`privdist.privacy.dp_ranges.dp_ranges`) that spends ``range_share`` of the
-party's total budget. Its :class:`RangeStep` gives the training's remaining ``(epsilon, delta)`` and records the
-range release in the run's ledger (:meth:`RangeStep.record`) before the privacy report is computed, so the printed
-guarantee is the composition of both steps: exactly the requested total for Gaussian training algorithms
-(:data:`privdist.privacy.dp_ranges.GAUSSIAN_ALGORITHMS`, shares of GDP ``mu^2``), at most the total otherwise
-(basic composition, ``epsilon`` and ``delta`` split linearly; the record says which).
+What the step spends and releases is decided by the privacy plan before any row is read
+(:class:`~privdist.privacy.range_plan.RangePlan`, :func:`privdist.learn.plan.horizontal_plan`). :func:`fit_ranges`
+carries it out: each party bins its own rows on the public grid, the plan's mechanism
+(:class:`~privdist.privacy.range_plan.HistogramNoise`) draws its noise and declares its release, and the release is
+recorded in the job's ledger as it is made (round 0 of the job, before training; the training runs continue the same
+ledger, :func:`privdist.runtime.run`'s ``ledger``). Under local trust the noisy histograms are summed in the clear;
+under secure aggregation each party's integer counts plus its Skellam share go through one secure sum
+(:func:`privdist.runtime.secure.secure_once.secure_sum_once`). The summed counts are post-processed
+(:func:`privdist.privacy.dp_ranges.ranges_from_counts`) into per-column bounds the
+:class:`~privdist.data.bounds.Preprocessor` applies.
 
 The noise of party ``k`` comes from :func:`privdist.runtime.rng.step_generator` ``(seed, "ranges", k, secure)``: a
 fresh OS-entropy key in secure mode (never recorded), a seeded stream of its own in research mode.
@@ -16,64 +18,29 @@ fresh OS-entropy key in secure mode (never recorded), a seeded stream of its own
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import ValidationError
-from .secure_ranges import SecureRanges
 
-__all__ = ["RangeStep", "fit_ranges", "fit_ranges_vertical", "MECHANISM", "SECURE_MECHANISM"]
+__all__ = ["RangeStep", "fit_ranges", "fit_ranges_vertical", "check_target_bounds", "release_histograms", "MECHANISM", "SECURE_MECHANISM"]
 
 MECHANISM = ("Gaussian noisy per-column histograms on a public signed log2 grid (bins of ratio sqrt(2), "
              "|x| in 2^-20..2^40), L2 sensitivity sqrt(2 d) under replace-one; summed over parties, thresholded, "
              "1%/99% quantiles of the occupied span snapped outward (privdist.privacy.dp_ranges)")
-#: Larger budget shares a classifier's range step may take when its noise would swamp every count at the requested
-#: share (a public decision, :func:`_plan`).
-SHARE_LADDER = (0.2, 0.3, 0.4, 0.5)
 SECURE_MECHANISM = ("the same histograms summed by secure aggregation, each party adding a Skellam share of one "
                     "central noise (L2 sensitivity sqrt(2 d), L1 2 d), thresholded and read as above "
-                    "(privdist.learn.secure_ranges)")
+                    "(privdist.privacy.range_plan.HistogramNoise)")
 
 
 @dataclass
 class RangeStep:
-    """What the range step spent and released.
+    """What the range step produced for training: ``target`` (``(lo, hi)`` the target was mapped from into
+    [-1, 1], or None: unscaled) and the preprocessing ``record`` (None when no step ran). Its budget is the plan's."""
 
-    Attributes:
-        epsilon, delta: the budget left for training (the request itself when no step ran).
-        noise_multipliers: per party ``z_k`` of the range release (empty: no release recorded).
-        skellam: per party the Skellam ``(variance, l2, l1)`` of a securely aggregated range release
-            (:mod:`privdist.learn.secure_ranges`; empty under local trust).
-        prior: the range release as the training's calibration composes it (dpmm's ``prior``).
-        target: ``(lo, hi)`` the target was mapped from into [-1, 1], or None (target unscaled).
-        record: the preprocessing step's record (None when no step ran).
-    """
-
-    epsilon: object
-    delta: float
-    noise_multipliers: dict = field(default_factory=dict)
-    delta_range: float | None = None
     target: tuple | None = None
     record: dict | None = None
-    skellam: dict = field(default_factory=dict)
-    prior: tuple = ()
-
-    def record_releases(self, ledger) -> None:
-        """Record party ``k``'s range release in ``ledger`` (before the report): ``GaussianDpEvent(z_k)``, or the
-        ``SkellamDpEvent`` of the secure sum."""
-        from ..privacy import gaussian_release
-        from ..privacy.distributed import prior_release
-
-        for k, z in self.noise_multipliers.items():
-            ledger.record(int(k), gaussian_release(float(z), delta=self.delta_range, composition="moments"), 1)
-        for k, triple in self.skellam.items():
-            ledger.record(int(k), prior_release(triple), 1)
-
-    @property
-    def released(self) -> bool:
-        """Whether the step made a release (recorded in the ledger)."""
-        return bool(self.noise_multipliers or self.skellam)
 
     def scale_target(self, y: np.ndarray) -> np.ndarray:
         """``y`` mapped from ``target`` into [-1, 1] (clipped); unchanged without a target map."""
@@ -92,14 +59,10 @@ class RangeStep:
         return coef * a, intercept * a + c
 
 
-def _exact(algorithm: str, algorithm_params) -> bool:
-    from ..privacy.dp_ranges import GAUSSIAN_ALGORITHMS
-
-    noise = dict(algorithm_params or {}).get("noise", "gaussian")
-    return algorithm in GAUSSIAN_ALGORITHMS and noise == "gaussian"
-
-
-def _check_target_bounds(target_bounds) -> tuple[float, float]:
+def check_target_bounds(target_bounds) -> tuple[float, float] | None:
+    """Public ``(lo, hi)`` of a regressor's target (finite, ``lo < hi``), or None."""
+    if target_bounds is None:
+        return None
     try:
         lo, hi = (float(v) for v in target_bounds)
     except (TypeError, ValueError):
@@ -110,184 +73,146 @@ def _check_target_bounds(target_bounds) -> tuple[float, float]:
     return lo, hi
 
 
-def fit_ranges(pre, X, parties: list[np.ndarray], *, epsilon, delta: float, share: float, algorithm: str,
-               algorithm_params=None, seed: int = 0, secure: bool = True, feature_names=None, y=None,
-               target_bounds=None, scale_target: bool = False, secure_sum: dict | None = None) -> RangeStep:
-    """Fit ``pre`` (any scale; ``"dp"`` runs the step) on ``X``; party ``k`` holds the rows ``parties[k]``.
+def release_histograms(plan, blocks, seed: int, secure: bool, ledger):
+    """Carry out ``plan`` on one block per releasing party (``blocks[k]``: its rows of the step's columns, or None);
+    each release is recorded in ``ledger`` as it is made. Returns ``(total, bounds, fallback, noise_std)``:
+    ``total`` the summed noisy counts (m, bins), what the aggregator (or, under local trust, anyone) learns."""
+    from ..privacy.dp_ranges import GRID, bin_counts, ranges_from_counts
+    from ..privacy.range_plan import secure_noise_std
+    from ..runtime.rng import step_generator
+
+    parties = [k for k, b in enumerate(blocks) if b is not None]
+    n_rows = sum(blocks[k].shape[0] for k in parties)
+    noisy = []
+    for k in parties:
+        mech = plan.mechanism(k)
+        counts = bin_counts(blocks[k], GRID)
+        noisy.append(mech.privatize(counts if mech.kind == "gaussian" else counts.astype(np.int64).ravel(),
+                                    step_generator(seed, "ranges", k, secure)))
+        ledger.record(k, mech.release())
+    mech = plan.mechanism(parties[0])
+    if mech.kind == "skellam":
+        from ..runtime.secure.secure_once import secure_sum_once
+
+        m = blocks[parties[0]].shape[1]
+        total = secure_sum_once(np.stack(noisy), step="ranges", seed=seed, secure=secure).reshape(m, -1)
+        noise_std = secure_noise_std(mech.noise_multiplier, m, len(blocks), plan.shares)
+        total = total.astype(float)
+    else:
+        total = sum(noisy)
+        noise_std = math.sqrt(sum(plan.mechanism(k).sigma ** 2 for k in parties))
+    bounds, fallback = ranges_from_counts(total, n_rows, noise_std)
+    return total, bounds, fallback, noise_std
+
+
+def fit_ranges(pre, X, parties: list[np.ndarray], plan, *, seed: int, secure: bool, ledger, delta: float,
+               feature_names=None, y=None, target_bounds=None, dp_target: bool = False) -> RangeStep:
+    """Fit ``pre`` (any scale; ``"dp"`` runs the step of ``plan``) on ``X``; party ``k`` holds the rows
+    ``parties[k]`` and reads only them.
 
     Args:
         pre: The :class:`~privdist.data.bounds.Preprocessor` to fit.
         X: All rows (each party's step reads only its own rows ``X[parties[k]]``).
-        parties: Row indices of each party (a vertical fit: one entry per party, all rows, and ``X`` that party's
-            columns: call once per party).
-        epsilon, delta: The party's TOTAL budget (``epsilon`` None: no noise; a tuple: one per party).
-        share: Share of the budget the range step spends (in (0, 1)).
-        algorithm, algorithm_params: The training algorithm (decides exact or basic composition).
-        seed, secure: The fit's seed and noise mode (see the module docstring).
-        y, target_bounds, scale_target: A regressor's target: ``target_bounds`` (public) maps it; else with
-            ``scale_target`` and ``scale="dp"`` it is one more column of the step.
-        secure_sum: ``{"colluding": c, "dropout_tolerance": f}`` under secure aggregation: the parties' histograms
-            are summed securely with distributed Skellam noise (:mod:`privdist.learn.secure_ranges`); None: local.
-
-    Raises:
-        ValidationError: a bad ``share``/``target_bounds``, or a per-party epsilon of the wrong length.
+        parties: Row indices of each party.
+        plan: The plan's :class:`~privdist.privacy.range_plan.RangePlan` (None: no step).
+        seed, secure: The fit's seed and noise mode (module docstring).
+        ledger: The job's :class:`~privdist.privacy.PrivacyLedger`: each party's release is recorded in it.
+        delta: The job's delta (the record's epsilon of a Skellam release is stated at it).
+        y, target_bounds, dp_target: A regressor's target: public ``target_bounds`` map it; else with
+            ``dp_target`` it is the step's last column.
     """
-    from ..privacy.dp_ranges import FALLBACK_BOUNDS, dp_ranges, range_budget
-    from ..runtime.rng import step_generator
+    from ..privacy.dp_ranges import FALLBACK_BOUNDS, dp_ranges
 
-    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
-        raise ValidationError(f"range_share must be in (0, 1), got {share!r}")
     names = None if feature_names is None else [str(n) for n in feature_names]
     cols = pre.dp_columns(X.shape[1], names)
-    target = None if target_bounds is None else _check_target_bounds(target_bounds)
-    dp_target = scale_target and target is None and pre.scale == "dp" and y is not None
-    m = cols.size + (1 if dp_target else 0)
-    if m == 0:
+    target = check_target_bounds(target_bounds)
+    if plan is None:
         pre.fit(X, names)
-        return _public_target(pre, RangeStep(epsilon, float(delta), target=target), target_bounds)
-    if isinstance(epsilon, (list, tuple)) and len(epsilon) != len(parties):
-        raise ValidationError(f"a per-party epsilon needs one value per party ({len(parties)}), got {len(epsilon)}")
+        return _public_target(pre, RangeStep(target), target_bounds)
+    m = len(plan.columns)
+    col_names = list(plan.columns[:cols.size])
+    if plan.width == 0:
+        return _skipped(pre, X, names, cols, plan, target_bounds, target)
     dense = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=float)
     D = dense[:, cols]
     if dp_target:
         D = np.column_stack([D, np.asarray(y, dtype=float)])
+    if plan.width < m:  # the target alone: its scale is what a regression cannot do without
+        D = D[:, -1:]
     blocks = [D[idx] for idx in parties]
-    if epsilon is None:
-        budget, zs = None, None
+    if plan.kind is None:
         rel = dp_ranges(blocks, None, None)
+        bounds, fallback = rel.bounds, rel.fallback
     else:
-        K, colluding, shares = len(parties), 0, 1
-        secure_step = secure_sum is not None and K > 1  # one central noise, Skellam shares of a secure sum
-        if secure_step:
-            from ..privacy.distributed import check_shares
-
-            if isinstance(epsilon, (list, tuple)):
-                raise ValidationError("secure aggregation adds one noise to the whole sum: per-party budgets (a "
-                                      "list of epsilons) are not supported; give one epsilon")
-            colluding = int(secure_sum.get("colluding", 0))
-            shares = check_shares(K, colluding, int(math.floor(float(secure_sum.get("dropout_tolerance", 0.0)) * K)))
-        requested = share
-        width, share, budget = _plan(lambda s: range_budget(epsilon, delta, s, _exact(algorithm, algorithm_params)),
-                                     share, m, sum(len(p) for p in parties), K, shares, secure_step, dp_target)
-        if width == 0:
-            return _skipped(pre, X, names, cols, epsilon, delta, share, target_bounds, target, dp_target)
-        if width < m:  # the target alone: its scale is what a regression cannot do without
-            blocks = [b[:, -1:] for b in blocks]
-        if secure_step:
-            from .secure_ranges import secure_ranges
-
-            rel = secure_ranges(blocks, budget.z(0), shares=shares, colluding=colluding, seed=seed, secure=secure)
-        else:
-            zs = [budget.z(k) for k in range(K)]
-            rel = dp_ranges(blocks, zs, [step_generator(seed, "ranges", k, secure) for k in range(K)])
-    bounds, fallback = rel.bounds, rel.fallback
+        _, bounds, fallback, noise_std = release_histograms(plan, blocks, seed, secure, ledger)
     if bounds.shape[1] < m:  # the features were left out of a target-only step: they keep the fallback
         bounds = np.column_stack([np.tile(np.array(FALLBACK_BOUNDS)[:, None], (1, m - 1)), bounds])
         fallback = np.r_[np.ones(m - 1, dtype=bool), fallback]
-    col_names = [names[j] if names else f"x{j}" for j in cols]
     if dp_target and not fallback[-1]:  # a target without an estimated range stays unscaled
         target = (float(bounds[0, -1]), float(bounds[1, -1]))
     record = {
-        "step": "scale_by_dp_ranges", "private": True, "share": float(share),
-        "mechanism": SECURE_MECHANISM if isinstance(rel, SecureRanges) else MECHANISM,
-        "columns": col_names + (["<target>"] if dp_target else []),
+        "step": "scale_by_dp_ranges", "private": True, "share": float(plan.share),
+        "mechanism": SECURE_MECHANISM if plan.kind == "skellam" else MECHANISM,
+        "columns": list(plan.columns),
         "bounds": {n: [float(bounds[0, i]), float(bounds[1, i])] for i, n in enumerate(col_names)},
-        "fallback": [n for i, n in enumerate(col_names + ["<target>"]) if i < m and fallback[i]],
-        "sensitivity": math.sqrt(2.0 * rel.bounds.shape[1]),
+        "fallback": [n for i, n in enumerate(plan.columns) if fallback[i]],
+        "sensitivity": math.sqrt(2.0 * plan.width),
     }
-    if budget is not None and share != requested:
-        record["requested_share"] = float(requested)
-        record["share_note"] = (f"at the requested share {requested:g} the step's noise would swamp every count "
-                                f"(public: {m} columns, row count, parties); the smallest share of {SHARE_LADDER} "
-                                "that does not was spent instead")
-    if rel.bounds.shape[1] < m:
+    if plan.kind is not None and plan.share != plan.requested_share:
+        from ..privacy.range_plan import SHARE_LADDER
+
+        record["requested_share"] = float(plan.requested_share)
+        record["share_note"] = (f"at the requested share {plan.requested_share:g} the step's noise would swamp every "
+                                f"count (public: {m} columns, row count, parties); the smallest share of "
+                                f"{SHARE_LADDER} that does not was spent instead")
+    if plan.width < m:
         record["target_only"] = ("the step on every column would be swamped by its noise at this row count "
                                  "(public); it ran on the target alone, the features are kept in [-1, 1]")
     if dp_target:
         record["target_bounds"] = None if target is None else list(target)
-    if budget is None:
+    if plan.kind is None:
         record.update(noise_multiplier=None, epsilon=None, composition=None,
                       note="no noise: epsilon=None, the whole fit is a non-private baseline; the same grid "
                            "quantiles, read exactly")
-        step = RangeStep(None, float(delta), target=target, record=record)
-    elif isinstance(rel, SecureRanges):
+    elif plan.kind == "skellam":
         from ..privacy.accountants import agent_epsilon
-        from ..privacy.distributed import prior_release
 
-        record.update(noise_multiplier=budget.z(0), noise_std=rel.noise_std, skellam_release=list(rel.event),
-                      epsilon=agent_epsilon([(prior_release(rel.event), 1)], float(delta), "rdp"),
-                      delta=float(delta),
+        rel = plan.mechanism(0).release()
+        record.update(noise_multiplier=plan.noise_multipliers[0], noise_std=noise_std,
+                      skellam_release=[rel.event.variance, rel.event.l2_sensitivity, rel.event.l1_sensitivity],
+                      epsilon=agent_epsilon([(rel, 1)], float(delta), "rdp"), delta=float(delta),
                       composition="exact: the training's Skellam noise is calibrated on the whole budget composed "
                                   "with this release (RDP, privdist.privacy.distributed.calibrate_skellam)",
                       note=f"one secure sum of the parties' histograms with Skellam shares of the noise a "
-                           f"{share:g} share of the budget buys centrally; the bounds are DP outputs "
+                           f"{plan.share:g} share of the budget buys centrally; the bounds are DP outputs "
                            "(post-processing); fallback columns get (-1, 1): state public bounds for them")
-        step = RangeStep(budget.train_epsilon, budget.train_delta, target=target, record=record,
-                         skellam={k: rel.event for k in range(len(parties))}, prior=(rel.prior,))
     else:
-        record.update(noise_multiplier=budget.noise_multiplier, epsilon=budget.range_epsilon,
-                      delta=budget.range_delta,
+        z = plan.noise_multipliers
+        record.update(noise_multiplier=z[0] if len(set(z)) == 1 else list(z),
+                      epsilon=list(plan.epsilon) if isinstance(plan.epsilon, tuple) else plan.epsilon,
+                      delta=plan.delta,
                       composition=("exact: Gaussian shares of the GDP mu^2 (privdist.privacy.split), PLD composition "
-                                   "of the range release and training is the requested total" if budget.exact else
+                                   "of the range release and training is the requested total" if plan.exact else
                                    "basic: epsilon and delta split linearly (training not Gaussian); the accountant "
                                    "reports at most the total"),
-                      note=f"one Gaussian release per party spending {share:g} of its budget; the bounds are DP "
+                      note=f"one Gaussian release per party spending {plan.share:g} of its budget; the bounds are DP "
                            "outputs (post-processing); fallback columns get (-1, 1) (a fallback target stays "
                            "unscaled): state public bounds for them")
-        step = RangeStep(budget.train_epsilon, budget.train_delta, {k: z for k, z in enumerate(zs)},
-                         budget.range_delta, target, record)
     if cols.size:
         pre.fit(X, names, dp_bounds=bounds[:, :cols.size], dp_record=record)
     else:
         pre.fit(X, names)
         pre.record.insert(0, record)
-    return _public_target(pre, step, target_bounds)
+    return _public_target(pre, RangeStep(target, record), target_bounds)
 
 
-def _threshold(noise_std: float) -> float:
-    from ..privacy.dp_ranges import GRID, occupied_threshold
-
-    return occupied_threshold(noise_std, GRID.size - 1)
-
-
-def _swamped(zs, m: int, n_rows: int) -> bool:
-    """Would the local step's noise (party ``k`` at ``zs[k]``, ``m`` columns) swamp every possible count?"""
-    return n_rows < 2 * _threshold(math.sqrt(sum((float(z) * math.sqrt(2.0 * m)) ** 2 for z in zs)))
-
-
-def _plan(make_budget, share: float, m: int, n_rows: int, n_parties: int, shares: int, secure_step: bool,
-          dp_target: bool) -> tuple:
-    """Public, before any release: ``(columns, share, budget)`` of the step. All ``m`` columns at the requested
-    ``share`` unless the step's noise would swamp every possible count (``N < 2 tau_1``, as in
-    :func:`privdist.privacy.dp_ranges.ranges_from_counts`); then, for a classifier, the smallest larger share of
-    :data:`SHARE_LADDER` that does not (breast cancer, 455 rows and 30 columns at total epsilon 1: skipped at 0.1,
-    accuracy 0.653; run at 0.35, 0.891); for a regressor the target alone at the requested share (less
-    sensitivity; with every column at a larger share the target was the column left unestimated: diabetes RMSE 147
-    against 79 for the target alone); else none (0 columns: nothing is released or spent)."""
-    from .secure_ranges import secure_noise_std
-
-    def swamped(budget, width: int) -> bool:
-        if secure_step:
-            return n_rows < 2 * _threshold(secure_noise_std(budget.z(0), width, n_parties, shares))
-        return _swamped([budget.z(k) for k in range(n_parties)], width, n_rows)
-
-    ladder = [share] + ([s for s in SHARE_LADDER if s > share] if not dp_target else [])
-    for s in ladder:
-        budget = make_budget(s)
-        if not swamped(budget, m):
-            return m, s, budget
-    budget = make_budget(share)
-    return (1 if dp_target and m > 1 and not swamped(budget, 1) else 0), share, budget
-
-
-def _skipped(pre, X, names, cols, epsilon, delta, share, target_bounds, target, dp_target) -> RangeStep:
+def _skipped(pre, X, names, cols, plan, target_bounds, target) -> RangeStep:
     from ..privacy.dp_ranges import FALLBACK_BOUNDS
 
-    col_names = [names[j] if names else f"x{j}" for j in cols]
-    skipped = col_names + (["<target>"] if dp_target else [])
-    record = {"step": "scale_by_dp_ranges", "private": True, "share": 0.0, "requested_share": float(share),
-              "epsilon": None, "columns": skipped, "fallback": skipped,
-              "bounds": {n: list(FALLBACK_BOUNDS) for n in col_names},
+    col_names = list(plan.columns[:cols.size])
+    record = {"step": "scale_by_dp_ranges", "private": True, "share": 0.0,
+              "requested_share": float(plan.requested_share), "epsilon": None, "columns": list(plan.columns),
+              "fallback": list(plan.columns), "bounds": {n: list(FALLBACK_BOUNDS) for n in col_names},
               "note": "NOT RUN, nothing spent: at this budget, row count and number of parties the step's noise "
                       "would swamp every count (decided from public quantities before any release); the columns "
                       "are kept in [-1, 1] (values outside clipped) and training gets the whole budget: state "
@@ -297,7 +222,7 @@ def _skipped(pre, X, names, cols, epsilon, delta, share, target_bounds, target, 
     else:
         pre.fit(X, names)
         pre.record.insert(0, record)
-    return _public_target(pre, RangeStep(epsilon, float(delta), target=target), target_bounds)
+    return _public_target(pre, RangeStep(target), target_bounds)
 
 
 def _public_target(pre, step: RangeStep, target_bounds) -> RangeStep:
@@ -309,75 +234,62 @@ def _public_target(pre, step: RangeStep, target_bounds) -> RangeStep:
     return step
 
 
-def fit_ranges_vertical(pre, X, groups: list[np.ndarray], *, epsilon, delta: float, share: float, seed: int = 0,
-                        secure: bool = True, feature_names=None) -> RangeStep:
-    """The range step of a vertical fit: party ``m`` holds the columns ``groups[m]`` of ALL rows and runs the step
-    on its own columns without public bounds (one Gaussian release, sensitivity ``sqrt(2 d_m)``, its own stream
-    ``(seed, "ranges", m)``). A party with no such column spends nothing and trains on its whole budget (the
-    training budget is then one epsilon per party). ADMM sharing is Gaussian: the split is exact.
+def fit_ranges_vertical(pre, X, groups: list[np.ndarray], plan, *, seed: int, secure: bool, ledger,
+                        feature_names=None) -> RangeStep:
+    """The range step of a vertical fit: party ``m`` holds the columns ``groups[m]`` of ALL rows and carries out its
+    part of ``plan`` on its own columns without public bounds (one Gaussian release, sensitivity ``sqrt(2 d_m)``,
+    its own stream ``(seed, "ranges", m)``, recorded in ``ledger``). A party with no such column, or whose noise
+    would swamp every count (decided in the plan), releases nothing.
 
     Neighbours: the range release is DP for one row's values changing in the party's columns (row-level); the
     training messages also hold for any two column blocks of the party, the composition for row-level neighbours.
     """
-    from ..privacy.dp_ranges import FALLBACK_BOUNDS, dp_ranges, range_budget
-    from ..runtime.rng import step_generator
+    from ..privacy.dp_ranges import FALLBACK_BOUNDS, dp_ranges
 
-    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
-        raise ValidationError(f"range_share must be in (0, 1), got {share!r}")
     names = None if feature_names is None else [str(n) for n in feature_names]
     cols = pre.dp_columns(X.shape[1], names)
-    if cols.size == 0:
+    if plan is None:
         pre.fit(X, names)
-        return RangeStep(epsilon, float(delta))
-    if isinstance(epsilon, (list, tuple)) and len(epsilon) != len(groups):
-        raise ValidationError(f"a per-party epsilon needs one value per party ({len(groups)}), got {len(epsilon)}")
+        return RangeStep()
     dense = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=float)
-    budget = None if epsilon is None else range_budget(epsilon, delta, share, True)
     bounds = np.zeros((2, cols.size))
     fallback = np.zeros(cols.size, dtype=bool)
-    parties, zs, train = [], {}, []
     where = {int(j): i for i, j in enumerate(cols)}
+    parties = []
     for m, g in enumerate(groups):
         own = [int(j) for j in g if int(j) in where]
-        eps_m = epsilon[m] if isinstance(epsilon, (list, tuple)) else epsilon
         if not own:
-            train.append(eps_m)
             continue
-        if budget is None:
+        idx = [where[j] for j in own]
+        own_names = [plan.columns[i] for i in idx]
+        mech = plan.mechanism(m)
+        if plan.kind is None:
             rel = dp_ranges([dense[:, own]], None, None)
-        elif _swamped([budget.z(m)], len(own), dense.shape[0]):  # public: nothing spent, kept in [-1, 1]
-            train.append(eps_m)
-            idx = [where[j] for j in own]
+            bounds[:, idx], fallback[idx] = rel.bounds, rel.fallback
+        elif mech is None:  # public: nothing spent, kept in [-1, 1]
             bounds[:, idx], fallback[idx] = np.array(FALLBACK_BOUNDS)[:, None], True
-            parties.append({"party": m, "columns": [names[j] if names else f"x{j}" for j in own],
-                            "noise_multiplier": None, "note": "not run: the noise would swamp every count"})
+            parties.append({"party": m, "columns": own_names, "noise_multiplier": None,
+                            "note": "not run: the noise would swamp every count"})
             continue
         else:
-            zs[m] = budget.z(m)
-            rel = dp_ranges([dense[:, own]], [zs[m]], [step_generator(seed, "ranges", m, secure)])
-            train.append(budget.train_epsilon[m] if isinstance(budget.train_epsilon, tuple)
-                         else budget.train_epsilon)
-        idx = [where[j] for j in own]
-        bounds[:, idx], fallback[idx] = rel.bounds, rel.fallback
-        parties.append({"party": m, "columns": [names[j] if names else f"x{j}" for j in own],
-                        "noise_multiplier": zs.get(m), "sensitivity": math.sqrt(2.0 * len(own))})
-    col_names = [names[j] if names else f"x{j}" for j in cols]
-    record = {"step": "scale_by_dp_ranges", "private": True, "share": float(share), "mechanism": MECHANISM,
-              "columns": col_names, "parties": parties,
-              "bounds": {n: [float(bounds[0, i]), float(bounds[1, i])] for i, n in enumerate(col_names)},
-              "fallback": [n for i, n in enumerate(col_names) if fallback[i]],
+            blocks = [None] * len(groups)
+            blocks[m] = dense[:, own]
+            _, bounds[:, idx], fallback[idx], _ = release_histograms(plan, blocks, seed, secure, ledger)
+        parties.append({"party": m, "columns": own_names,
+                        "noise_multiplier": None if mech is None else mech.noise_multiplier,
+                        "sensitivity": math.sqrt(2.0 * len(own))})
+    record = {"step": "scale_by_dp_ranges", "private": True, "share": float(plan.share), "mechanism": MECHANISM,
+              "columns": list(plan.columns), "parties": parties,
+              "bounds": {n: [float(bounds[0, i]), float(bounds[1, i])] for i, n in enumerate(plan.columns)},
+              "fallback": [n for i, n in enumerate(plan.columns) if fallback[i]],
               "neighbours": "row-level: one row's values in the party's columns (the training messages alone also "
                             "cover any two column blocks of the party)"}
-    if budget is None:
+    if plan.kind is None:
         record.update(epsilon=None, note="no noise: epsilon=None, the whole fit is a non-private baseline")
-        step = RangeStep(None, float(delta), record=record)
     else:
-        record.update(epsilon=budget.range_epsilon, delta=budget.range_delta,
-                      composition="exact: Gaussian shares of the GDP mu^2 (privdist.privacy.split)",
+        record.update(epsilon=list(plan.epsilon) if isinstance(plan.epsilon, tuple) else plan.epsilon,
+                      delta=plan.delta, composition="exact: Gaussian shares of the GDP mu^2 (privdist.privacy.split)",
                       note=f"each party with columns lacking public bounds makes one Gaussian release spending "
-                           f"{share:g} of its budget on its own columns; fallback columns get (-1, 1)")
-        uniform = len(set(train)) == 1 and not isinstance(epsilon, (list, tuple))
-        step = RangeStep(train[0] if uniform else tuple(float(e) for e in train), budget.range_delta, zs,
-                         budget.range_delta, None, record)
+                           f"{plan.share:g} of its budget on its own columns; fallback columns get (-1, 1)")
     pre.fit(X, names, dp_bounds=bounds, dp_record=record)
-    return step
+    return RangeStep(None, record)

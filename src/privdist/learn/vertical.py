@@ -32,6 +32,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ..errors import ValidationError
 from .._checks import shown
+from .trust import trust_report
 from ._base import (_validate_data, binary_classifier_tags, binary_labels, check_budget_and_counts, check_finite_fit,
                     check_number, noise_seed, summarise_privacy, warn_if_majority)
 
@@ -123,10 +124,13 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         return binary_classifier_tags(super().__sklearn_tags__())
 
     def _check_params(self):
-        from .trust import check_trust
+        from ..privacy.plan import resolve_trust
 
         check_budget_and_counts(self, ("rounds", "n_parties"))
-        check_trust("admm_sharing", self.trust)
+        resolve_trust("admm_sharing", self.trust, self.epsilon)  # the plan's check, up front
+        share = self.range_share
+        if isinstance(share, bool) or not isinstance(share, (int, float, np.floating)) or not 0 < share < 1:
+            raise ValidationError(f"range_share must be in (0, 1), got {shown(share)}")
         for name in ("rho", "b1"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not 0 < value < np.inf:
@@ -142,12 +146,12 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         from ..data.bounds import Preprocessor
         from ..data.parties import feature_blocks
         from ..network import complete
-        from ..privacy import privacy_report
+        from ..privacy import PrivacyLedger, privacy_report
         from ..problems.vertical import VerticalProblem
         from ..runtime import run
         from .budget import total_budget_params
+        from .plan import vertical_plan
         from .ranges import fit_ranges_vertical
-        from .trust import LOCAL_TRUST, resolve_trust
 
         X, y = _validate_data(self, X, y, accept_sparse="csr")
         y_pm = binary_labels(self, y)
@@ -157,25 +161,29 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         seed, secure = noise_seed(self.random_state, self.secure, stacklevel=3)
         # per-column maps only (each column's own party applies them); rows are not clipped (no party holds one)
         self.preprocessor_ = Preprocessor(scale=self.scale, bounds=self.bounds, row_norm=None)
-        ranges = fit_ranges_vertical(self.preprocessor_, X, groups, epsilon=self.epsilon, delta=self.delta,
-                                     share=self.range_share, seed=seed, secure=secure,
-                                     feature_names=getattr(self, "feature_names_in_", None))
+        names = getattr(self, "feature_names_in_", None)
+        names = None if names is None else [str(n) for n in names]
+        cols = self.preprocessor_.dp_columns(X.shape[1], names)
+        col_names = tuple(names[j] if names else f"x{j}" for j in cols)
+        where = {int(j): i for i, j in enumerate(cols)}
+        plan = vertical_plan(self, rows=X.shape[0], columns=X.shape[1], dp_columns=col_names,
+                             party_columns=tuple(tuple(col_names[where[int(j)]] for j in g if int(j) in where)
+                                                 for g in groups), seeded=not secure)
+        ledger = PrivacyLedger(len(groups))
+        fit_ranges_vertical(self.preprocessor_, X, groups, plan.range, seed=seed, secure=secure, ledger=ledger,
+                            feature_names=names)
         Z = self.preprocessor_.transform(X)
         problem = VerticalProblem([Z[:, g] for g in groups], y_pm, float(self.alpha), "sum",
                                   bias=bool(self.fit_intercept))
         M = len(groups)
-        secure_sum = self.epsilon is not None and resolve_trust("admm_sharing", self.trust, self.epsilon) != "local"
-        if secure_sum:  # one Skellam calibration of the whole budget, composed with the range releases
-            params = {**total_budget_params("admm_sharing", self.epsilon, self.delta, int(self.rounds)),
-                      "trust": "secure_aggregation",
-                      "prior": (min(ranges.noise_multipliers.values()),) if ranges.noise_multipliers else ()}
-        else:
-            params = total_budget_params("admm_sharing", ranges.epsilon, ranges.delta, int(self.rounds))
+        training = plan.training[0]
+        params = {**total_budget_params("admm_sharing", training.epsilon, training.delta, plan.rounds),
+                  **plan.training_params(0)}
         if self.epsilon is not None:
             params["b1"] = float(self.b1)
         algo = ADMMSharing(rho=float(self.rho), **params)
         objective = problem.objective
-        result = run(algo, problem, complete(M), int(self.rounds), seed=seed % 2**63, secure=secure,
+        result = run(algo, problem, complete(M), plan.rounds, seed=seed % 2**63, secure=secure, ledger=ledger,
                      metrics={"objective": lambda est: objective(est.sum(axis=0))})
         check_finite_fit(self, result.estimates, result.curves["objective"],
                          f" (admm_sharing with rho={shown(self.rho)}, alpha={shown(self.alpha)}): change rho or alpha",
@@ -189,26 +197,25 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         self.feature_groups_ = [np.asarray(g) for g in groups]
         self.coef_blocks_ = [coef[g].copy() for g in groups]
         self.n_parties_ = M
-        self.history_ = {"objective": np.asarray(result.curves["objective"]), "rounds": int(self.rounds),
+        self.history_ = {"objective": np.asarray(result.curves["objective"]), "rounds": plan.rounds,
                          "note": "ADMM objective of the parties' models, for the data holders only (computed on "
                                  "private data; not a release)"}
         states = result.final_state if isinstance(result.final_state, list) else [result.final_state]
-        ranges.record_releases(result.ledger)  # the range releases compose with the shares in the report
+        self.ledger_, self.privacy_plan_ = result.ledger, plan  # the job's ledger: range releases, then the shares
         report = privacy_report(result.ledger, float(self.delta))
         rep = summarise_privacy(report, algo.mechanism_info(), self.preprocessor_.record, result.config.get("noise"),
-                                epsilon=self.epsilon, delta=self.delta, rounds=int(self.rounds),
+                                epsilon=self.epsilon, delta=self.delta, rounds=plan.rounds,
                                 algorithm="admm_sharing (clipped output)" if self.epsilon is not None
                                 else "admm_sharing (no noise)", stacklevel=3)
         rep["requested"]["scope"] = "total per party, whole run"
         rep["label_holder"] = "coordinator (labels exposed to every party, see exposures)"
-        rep["scope"] = VERTICAL_SCOPE + (RANGE_SCOPE if ranges.noise_multipliers else "")
+        rep["scope"] = VERTICAL_SCOPE + (RANGE_SCOPE if plan.range is not None and plan.range.released else "")
         info = algo.run_info(states)  # the counts of clipped rounds are a noise-free function of the data
         rep["clipping"] = {k: v for k, v in info.items() if k != "clipped_rounds_per_party"}
         self.clipping_ = info
         rep["b1"] = float(self.b1) if self.epsilon is not None else None
-        rep["trust"] = ({"model": "secure_aggregation", "parties": M, "colluding": algo.colluding,
-                         "assumes": algo._trust_assumption()} if secure_sum else
-                        dict(LOCAL_TRUST))
+        rep["promised"] = plan.promised()
+        rep["trust"] = trust_report(plan, algo)
         self.privacy_report_ = rep
         if self.epsilon is not None:
             warn_if_majority(self, X, y_pm, "")

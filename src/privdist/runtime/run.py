@@ -119,7 +119,7 @@ def _party_metric_values(party_metrics: dict, problem, be, est) -> None:
 def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int = 0, backend="simulate",
         metrics: Mapping[str, Callable[[np.ndarray], float]] | None = None, keep_iterates: bool = False,
         transcript: str = "digest", checkpoint: str | Path | None = None, checkpoint_every: int = 0,
-        resume: bool = False, secure: bool = False, dropout=None) -> RunResult:
+        resume: bool = False, secure: bool = False, dropout=None, ledger=None) -> RunResult:
     """Run ``algorithm`` for ``rounds`` rounds.
 
     Args:
@@ -154,6 +154,9 @@ def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int =
             (each party fails to send with it, each round) or a :class:`~privdist.runtime.secure.secure_round.Dropout`;
             failed parties are left out of that round's sum and its guarantee is recomputed from those in it
             (``config["secure_aggregation"]["rounds"]`` records who was in each sum).
+        ledger: the job's :class:`~privdist.privacy.PrivacyLedger` so far (releases made before the run, e.g. an
+            estimator's DP range step recorded in round 0 of the job, or a former one-vs-rest class's run): the
+            run's releases are recorded after them, in a copy, and the result's ledger is the job's (issue 37).
 
     Returns:
         :class:`RunResult`.
@@ -165,7 +168,7 @@ def run(algorithm, problem, network, rounds: int, *, seed: int = 0, trial: int =
         OutputWriteError: ``checkpoint`` cannot be written (checked before the first round).
     """
     steps = _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, keep_iterates, transcript,
-                    checkpoint, checkpoint_every, resume, secure, dropout)
+                    checkpoint, checkpoint_every, resume, secure, dropout, ledger)
     request = next(steps)
     while True:
         be, t, inbox = request
@@ -239,7 +242,7 @@ def run_many(algorithm, problems, networks, rounds: int, *, seed: int = 0, trial
 
 
 def _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, keep_iterates, transcript, checkpoint,
-            checkpoint_every, resume, secure, dropout=None):
+            checkpoint_every, resume, secure, dropout=None, prior_ledger=None):
     """The protocol of :func:`run` as a generator: it yields ``(backend, t, inbox)`` where the agents must be
     stepped and receives their outboxes, so :func:`run_many` can step several runs' agents in one call; its return
     value is the :class:`RunResult`."""
@@ -304,7 +307,9 @@ def _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, 
         secure_rounds.extend(payload.get("secure_rounds", []))
         start_round = payload["round"] + 1
     else:
-        ledger, record = PrivacyLedger(K), Transcript(transcript)
+        ledger, record = PrivacyLedger(K) if prior_ledger is None else prior_ledger.copy(), Transcript(transcript)
+        if ledger.n_agents != K:
+            raise ShapeMismatchError(f"the job's ledger has {ledger.n_agents} agents, the problem {K}")
         for text in algorithm.assumptions():
             ledger.add_assumption(text)
         for text in getattr(algorithm, "exposures", lambda: [])():
