@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from privdist.learn import DistributedLogisticRegression, DistributedRidge, ResearchModeWarning, load_model, save_model
-from privdist.learn.multiclass import class_budgets
+from privdist.learn.plan import class_budgets
 
 
 def _blobs(n=360, seed=0):

@@ -28,25 +28,12 @@ import warnings
 
 import numpy as np
 
-__all__ = ["is_multiclass", "fit_one_vs_rest", "ovr_scores", "ovr_proba", "class_budgets"]
+__all__ = ["is_multiclass", "fit_one_vs_rest", "ovr_scores", "ovr_proba"]
 
 
 def is_multiclass(y) -> bool:
     """More than two distinct labels."""
     return len(np.unique(np.asarray(y))) > 2
-
-
-def class_budgets(epsilon, delta: float, n_classes: int, gaussian: bool) -> tuple[list, list, str]:
-    """``(epsilons, deltas, rule)`` of ``n_classes`` binary fits sharing the total ``(epsilon, delta)``."""
-    if epsilon is None:
-        return [None] * n_classes, [float(delta)] * n_classes, "none (no noise)"
-    if gaussian:
-        from ..privacy.split import split_budget
-
-        eps = list(split_budget(float(epsilon), float(delta), [1.0] * n_classes))
-        return eps, [float(delta)] * n_classes, "gaussian_mu2_shares"
-    return ([float(epsilon) / n_classes] * n_classes, [float(delta) / n_classes] * n_classes,
-            "basic_composition")
 
 
 def fit_one_vs_rest(est, X, y, groups=None):

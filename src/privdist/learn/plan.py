@@ -21,7 +21,7 @@ import numpy as np
 from ..privacy.plan import PrivacyPlan, TrainingPlan, check_plan_keys, resolve_trust, secure_section
 from ..privacy.range_plan import plan_range, plan_range_vertical, training_budget
 
-__all__ = ["horizontal_plan", "vertical_plan", "declared_ledger", "algorithm_overrides"]
+__all__ = ["horizontal_plan", "vertical_plan", "declared_ledger", "algorithm_overrides", "class_budgets"]
 
 
 def algorithm_overrides(est) -> dict:
@@ -101,8 +101,6 @@ def horizontal_plan(est, *, rows: int, columns: int, parties: int, dp_columns: t
 
 def _class_budgets(est, classes: int, eps, delta: float, prior: tuple, trust: str, rounds: int):
     """``(training plans, rule)`` of ``classes`` binary fits sharing the training budget ``(eps, delta)``."""
-    from .multiclass import class_budgets
-
     if classes == 1:
         return [TrainingPlan(eps, delta, prior)], "single"
     if est.epsilon is None:
@@ -112,6 +110,19 @@ def _class_budgets(est, classes: int, eps, delta: float, prior: tuple, trust: st
     gaussian = _is_gaussian(est, est.epsilon, est.delta, rounds)
     epsilons, deltas, rule = class_budgets(eps, delta, classes, gaussian)
     return [TrainingPlan(e, d) for e, d in zip(epsilons, deltas)], rule
+
+
+def class_budgets(epsilon, delta: float, n_classes: int, gaussian: bool) -> tuple[list, list, str]:
+    """``(epsilons, deltas, rule)`` of ``n_classes`` binary fits sharing the total ``(epsilon, delta)``."""
+    if epsilon is None:
+        return [None] * n_classes, [float(delta)] * n_classes, "none (no noise)"
+    if gaussian:
+        from ..privacy.split import split_budget
+
+        eps = list(split_budget(float(epsilon), float(delta), [1.0] * n_classes))
+        return eps, [float(delta)] * n_classes, "gaussian_mu2_shares"
+    return ([float(epsilon) / n_classes] * n_classes, [float(delta) / n_classes] * n_classes,
+            "basic_composition")
 
 
 def _public(est) -> dict:
