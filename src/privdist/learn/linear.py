@@ -111,7 +111,7 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
             return fit_one_vs_rest(self, X, y, groups)
         y_pm = binary_labels(self, y)
         self._fit(X, y_pm, groups)
-        if self.epsilon is not None:
+        if self.privacy_plan_.private:
             warn_if_majority(self, X, y_pm, ": the noise dominates; more rows per agent, fewer rounds or a larger "
                              "budget would help")
         return self
@@ -175,7 +175,7 @@ class _DistributedRegressor(RegressorMixin, DistributedLinearModel):
         X, y = self._validate_xy(X, y, y_numeric=True)
         y = np.asarray(y, dtype=float)
         self._fit(X, y, groups)
-        if self.epsilon is not None:
+        if self.privacy_plan_.private:
             mse = float(np.mean((self.predict(X) - y) ** 2))
             var = float(np.var(y))
             self.train_score_ = {"mse": mse, "mean_predictor_mse": var}

@@ -102,7 +102,7 @@ def fit_one_vs_rest(est, X, y, groups=None):
         "strategy": "one-vs-rest", "classes": C, "budget_rule": rule,
         "class_epsilons": [t.epsilon for t in plan.training], "class_deltas": [t.delta for t in plan.training],
         "note": ("each class's binary model spends an equal share of the total per party; the guarantee above "
-                 "composes all the classes' releases (one ledger)" if est.epsilon is not None else
+                 "composes all the classes' releases (one ledger)" if plan.private else
                  "no noise: every class's model is non-private")
         + ("; Gaussian releases: shares of GDP mu^2, exact" if rule == "gaussian_mu2_shares" else "")
         + ("; non-Gaussian releases: basic composition (epsilon/C, delta/C each), conservative"
@@ -112,7 +112,7 @@ def fit_one_vs_rest(est, X, y, groups=None):
     report["promised"] = plan.promised()
     report["trust"] = trust_report(plan, subs[0]._algo)
     est.privacy_report_ = report
-    if est.epsilon is not None:
+    if plan.private:
         acc = float(np.mean(est.predict(X) == y))
         majority = float(max(np.mean(y == c) for c in classes))
         est.train_score_ = {"accuracy": acc, "majority_class": majority}

@@ -179,7 +179,7 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         training = plan.training[0]
         params = {**total_budget_params("admm_sharing", training.epsilon, training.delta, plan.rounds),
                   **plan.training_params(0)}
-        if self.epsilon is not None:
+        if plan.private:
             params["b1"] = float(self.b1)
         algo = ADMMSharing(rho=float(self.rho), **params)
         objective = problem.objective
@@ -205,7 +205,7 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         report = privacy_report(result.ledger, float(self.delta))
         rep = summarise_privacy(report, algo.mechanism_info(), self.preprocessor_.record, result.config.get("noise"),
                                 epsilon=self.epsilon, delta=self.delta, rounds=plan.rounds,
-                                algorithm="admm_sharing (clipped output)" if self.epsilon is not None
+                                algorithm="admm_sharing (clipped output)" if plan.private
                                 else "admm_sharing (no noise)", stacklevel=3)
         rep["requested"]["scope"] = "total per party, whole run"
         rep["label_holder"] = "coordinator (labels exposed to every party, see exposures)"
@@ -213,11 +213,11 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         info = algo.run_info(states)  # the counts of clipped rounds are a noise-free function of the data
         rep["clipping"] = {k: v for k, v in info.items() if k != "clipped_rounds_per_party"}
         self.clipping_ = info
-        rep["b1"] = float(self.b1) if self.epsilon is not None else None
+        rep["b1"] = float(self.b1) if plan.private else None
         rep["promised"] = plan.promised()
         rep["trust"] = trust_report(plan, algo)
         self.privacy_report_ = rep
-        if self.epsilon is not None:
+        if plan.private:
             warn_if_majority(self, X, y_pm, "")
         return self
 
