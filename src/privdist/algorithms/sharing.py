@@ -16,8 +16,8 @@ Parties ``m = 1..M`` hold feature blocks ``D_m``; the coordinator holds the labe
    ``paper_precision``: ``x~ = x + xi``, ``xi ~ N(0, sigma^2 (D_m^T D_m)^+)`` (pseudo-inverse; eigenvalues below
    ``1e-10 lambda_max`` dropped and counted in ``state.dropped``, AMB-V2); ``output``: ``Q_m = D_m x_m + e``,
    ``e ~ N(0, sigma^2 I_N)`` (what the proof of S2 Thm 3 analyses, AMB-V3); ``variable_isotropic``:
-   ``xi ~ N(0, s^2 I)`` (the authors' noise-level sweep [CODE]); ``computed_heuristic``: the authors' data-dependent
-   ``C`` (not DP-sound; warned);
+   ``xi ~ N(0, s^2 I)`` (the noise-level sweep of the authors' code); ``computed_heuristic``: the authors'
+   data-dependent ``C`` (not DP-sound; warned);
 3. the coordinator sets ``s = sum_m Q_m``, solves the ``N`` scalar problems
    ``z_i = argmin w l_i(z) - y_i z + rho/2 (s_i - z)^2`` by a vectorised safeguarded Newton (spec §1.6), updates
    ``y <- y + rho (s - z)`` (so ``y = grad l(z)``, S2 Lemma 2) and broadcasts ``r = s - z`` and ``y``.
@@ -97,7 +97,7 @@ class ADMMSharing(SecureSum, Budgeted, AlgorithmBase):
     """Factory: ``ADMMSharing(rho=1.0, mode="variable_isotropic", noise_std=0.0)``.
 
     Args:
-        rho: ADMM penalty (> 0); 1 in the experiments [CODE].
+        rho: ADMM penalty (> 0); 1 in the authors' code for the experiments.
         mode: one of :data:`NOISE_MODES` (spec §3.6).
         noise_std: the noise std ``s`` (``variable_isotropic``) or ``sigma`` (other modes) when ``epsilon`` is
             None; 0 runs without noise.
@@ -328,7 +328,7 @@ class ADMMSharing(SecureSum, Budgeted, AlgorithmBase):
         """``Q_m`` of party row ``i`` with its mode's noise (spec §3.6), drawn by the mechanism once per round:
         ``output``: ``D_m x_m + e``, ``e ~ N(0, sigma^2 I_N)``; ``variable_isotropic``: ``D_m (x_m + xi)``,
         ``xi ~ N(0, sigma^2 I)``; ``paper_precision``/``computed_heuristic``: ``xi = F w``, ``w ~ N(0, sigma^2 I)``,
-        ``F F^T = (D_m^T D_m)^+`` (the last with the authors' data-dependent ``C``, [CODE])."""
+        ``F F^T = (D_m^T D_m)^+`` (the last with the authors' data-dependent ``C`` from their code)."""
         C = state.sensitivity[i]
         if self.mode == "computed_heuristic":
             C = computed_sensitivity(D.shape[1], self.rho, state.data.reg_weight, float(np.linalg.norm(y)),

@@ -1,5 +1,5 @@
 """ZOO-ADMM: zeroth-order online ADMM of Liu, Chen, Chen, Hero (AISTATS 2018), ported from the authors' MATLAB
-(``ZOADMM_overlapGroupLasso.m``; spec §6.8, [CODE] C-ZOO), in the centralised lasso setting of S1 Fig. 1.
+(``ZOADMM_overlapGroupLasso.m``; spec §6.8, C-ZOO), in the centralised lasso setting of S1 Fig. 1.
 
 Problem ``min f(x) + g(y)`` s.t. ``x - y = 0`` (``A = I``, ``B = -I``, ``c = 0``) with ``f = sum_k f_k``'s data
 part (full batch) and ``g = eta ||y||_1``. Iteration ``t = 1..T`` (``d`` = dimension):

@@ -143,7 +143,7 @@ def load_svmlight(
         ValidationError: If the file is not valid svmlight or has more columns than ``n_features``.
 
     References:
-        Spec §3.9 (a9a: 123 features, test columns aligned to train by zero-padding [CODE]).
+        Spec §3.9 (a9a: 123 features, test columns aligned to train by zero-padding, as in the S2 authors' code).
     """
     from sklearn.datasets import load_svmlight_file  # lazy: importing scikit-learn takes about a second
 

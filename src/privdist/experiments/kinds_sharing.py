@@ -7,18 +7,18 @@ the files) or ``"gisette_synthetic"`` (always synthetic; ``params`` go to the ge
 ``blocks`` (feature block sizes, e.g. ``[66, 57]``), ``reg_weight`` (lambda, 1e-3), ``loss_scale`` (``sum``,
 AMB-V1), ``sgd`` (FDML SGD baseline settings ``{lr, batch_size}``, spec §6.9). Party 1 gets a bias column.
 
-Metrics (of ``beta = sum of the parties' embedded x_m``): ``test_log_loss`` (noise-free test logits [CODE]),
-``train_log_loss``, ``train_objective`` (mean train log loss + lambda ||beta||^2 [CODE], of the noise-free
-``x_m``: the runtime scores parties' models, spec §3.9 uses the noisy ``s^t``, which equals it at noise 0; with
-``loss_scale = "mean"`` it is exactly the ADMM objective), ``objective`` (the exact objective ADMM solves,
-:meth:`VerticalProblem.objective`) and ``objective_gap`` (``(F(beta) - F*) / |F*|``, ``F*`` of the centralized
+Metrics (of ``beta = sum of the parties' embedded x_m``): ``test_log_loss`` (noise-free test logits, as in the S2
+authors' code), ``train_log_loss``, ``train_objective`` (mean train log loss + lambda ||beta||^2 as in the authors'
+code, of the noise-free ``x_m``: the runtime scores parties' models, spec §3.9 uses the noisy ``s^t``, which equals it
+at noise 0; with ``loss_scale = "mean"`` it is exactly the ADMM objective), ``objective`` (the exact objective ADMM
+solves, :meth:`VerticalProblem.objective`) and ``objective_gap`` (``(F(beta) - F*) / |F*|``, ``F*`` of the centralized
 solve), and per-trial baselines shown as reference lines: ``sklearn_all_test_log_loss`` /
-``sklearn_local_test_log_loss`` (``LogisticRegression(C=1/lambda)`` on all / party 1's features, spec §3.9 [CODE];
-with ``loss_scale = "mean"`` ``C = 1/(N lambda)``, the same loss-to-penalty ratio as the code's sum convention),
-``centralized_test_log_loss`` (exact solve of the ADMM objective, AMB-V8), ``sgd_train_objective`` /
-``sgd_test_log_loss`` (FDML SGD, one value per epoch, computed once per trial by a separate ``privdist.run``; the
-runner evaluates metrics once after init and after each round, so round ``t`` reads epoch ``t`` of the SGD curve),
-and ``n_train``.
+``sklearn_local_test_log_loss`` (``LogisticRegression(C=1/lambda)`` on all / party 1's features, spec §3.9, as in the
+authors' code; with ``loss_scale = "mean"`` ``C = 1/(N lambda)``, the same loss-to-penalty ratio as the code's sum
+convention), ``centralized_test_log_loss`` (exact solve of the ADMM objective, AMB-V8), ``sgd_train_objective`` /
+``sgd_test_log_loss`` (FDML SGD, one value per epoch, computed once per trial by a separate ``privdist.run``; the runner
+evaluates metrics once after init and after each round, so round ``t`` reads epoch ``t`` of the SGD curve), and
+``n_train``.
 """
 
 from __future__ import annotations
@@ -148,7 +148,8 @@ def build_vertical(spec, rng, data_dir) -> Trial:
     }
     metrics["objective"] = lambda est: problem.objective(beta(est))
     extras = {"source": source, "problem": problem}
-    lam_sum = lam / problem.loss_weight  # penalty per unit of the summed loss (sklearn: C = 1 / lam_sum [CODE])
+    # penalty per unit of the summed loss (sklearn: C = 1 / lam_sum, as in the authors' code)
+    lam_sum = lam / problem.loss_weight
     if "sklearn_all_test_log_loss" in wanted:
         v = _sklearn_test_loss(train.X, Ytr, test.X, Yte, lam_sum)
         metrics["sklearn_all_test_log_loss"] = lambda est, v=v: v

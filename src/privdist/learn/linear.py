@@ -12,20 +12,25 @@ from ._base import DistributedLinearModel, UtilityWarning, binary_classifier_tag
 
 __all__ = ["DistributedLogisticRegression", "DistributedRidge", "DistributedLasso"]
 
-_DOC_PARAMS = """
+
+class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
+    """Logistic regression fitted by a (private) distributed algorithm over agents holding rows; three or
+    more classes: one-vs-rest on shares of the total budget (:mod:`privdist.learn.multiclass`).
+
     Args:
         algorithm: A privdist algorithm for horizontal data: ``"dpmm"`` (default: federated majorize-minimize
             with one noisy Gram release and noisy clipped gradient sums, rows weighted by 1/n, a complete network;
             :mod:`privdist.algorithms.dpmm`), ``"dpsgd"`` (per-sample gradients clipped), ``"dpadmm"``,
             ``"pvp"``, ``"dvp"``, ``"laadmm"``, or ``"consensus_admm"`` (no noise). Every one enforces its
             guarantee's assumptions (clipping) except where its report says otherwise.
-        epsilon: TOTAL epsilon per agent for the whole run (``None``: no noise, a non-private baseline).
-        delta: TOTAL delta per agent.
+        epsilon: TOTAL epsilon per agent for the whole run, the DP range step included (``None``: no noise, a
+            non-private baseline).
+        delta: TOTAL delta per agent for the whole run.
         n_agents: Number of agents when ``fit`` gets no ``groups`` (rows are then split at random, equally).
         network: ``"complete"``, ``"ring"``, ``"star"``, ... (:func:`privdist.network.make_network` kinds) or a
             ``Network``.
         rounds: Communication rounds (the budget covers all of them); ``None``: the algorithm's default (dpmm: 20
-            for classification, 2 for regression; others 100).
+            for classification with noise, 100 without, 2 for regression; the others 100).
         alpha: Regularisation weight of the whole network objective.
         fit_intercept: Fit an intercept (a constant feature 1 appended after row clipping).
         row_norm: Public bound: every row is clipped to this Euclidean norm before training.
@@ -41,29 +46,44 @@ _DOC_PARAMS = """
             spend no budget.
         range_share: Share of each agent's total budget spent by the DP range step (``scale="dp"``), in (0, 1);
             a classifier whose step would be swamped at it takes the smallest larger share of 0.2 .. 0.5 that is
-            not (:func:`privdist.learn.ranges._plan`, public; recorded).
-        algorithm_params: Overrides of the algorithm's hyperparameters (e.g. ``{"alpha0": 32}``).
+            not (``privdist.learn.ranges._plan``, public; recorded).
+        algorithm_params: Overrides of the algorithm's hyperparameters (e.g. ``{"alpha0": 32}``; under secure
+            aggregation also dpmm's ``colluding``, ``dropout_tolerance``, ``bits``, ``recovery`` and ``threshold``).
         secure: Draw the noise from fresh OS entropy (never recorded). Default True: what a release needs.
         random_state: Research reproducibility: seeds the partition and the noise; switches ``secure`` off and
             warns (a seeded model is not for release).
-        trust: ``"auto"`` (default: secure aggregation for ``algorithm="dpmm"`` with noise, else local),
-            ``"local"`` (every party's release carries all the noise it needs, no one trusted) or
-            ``"secure_aggregation"`` (``algorithm="dpmm"``: the parties' sums go through secure aggregation with
-            distributed Skellam noise, so the model carries central-DP noise instead of ``sqrt(K)`` times it;
-            assumes an honest-but-curious aggregator; ``algorithm_params`` may set ``colluding``,
-            ``dropout_tolerance`` and ``bits``; :mod:`privdist.algorithms.dpmm`, docs/secure_aggregation.md).
+        trust: Whom the parties trust (:mod:`privdist.learn.trust`), one of
+
+            * ``"auto"`` (default): ``"secure_aggregation"`` when ``algorithm="dpmm"`` and ``epsilon`` is set,
+              ``"local"`` otherwise;
+            * ``"local"``: no one is trusted; every agent's release carries all the noise its own sensitivity
+              needs, so a sum of ``K`` agents' releases carries ``sqrt(K)`` times a central curator's noise;
+            * ``"secure_aggregation"`` (``algorithm="dpmm"`` only; another algorithm is a ``ValidationError``):
+              the agents' gradient and Gram sums, and the DP range step's histograms, go through secure
+              aggregation with distributed Skellam noise, so the coordinator sees only sums carrying noise of a
+              central curator's scale, calibrated (RDP) on the whole budget. Assumes an honest-but-curious
+              aggregator and at most ``colluding`` agents colluding with it (``algorithm_params``, default 0;
+              stated in ``privacy_report_["trust"]``). Without noise (``epsilon=None``) the sums are gathered in
+              the clear.
 
     Attributes:
-        coef_, intercept_: The model (average of the agents' released models).
-        agent_coefs_, agent_intercepts_: Each agent's released model, shape (K, d) and (K,).
+        coef_, intercept_: The model (average of the agents' released models); shape (C, d) and (C,) for C >= 3
+            classes.
+        agent_coefs_, agent_intercepts_: Each agent's released model, shape (K, d) and (K,) ((K, C, d) and (K, C)
+            for C >= 3 classes).
         privacy_report_: Requested budget, the PLD guarantee per agent (RDP cross-check), the paper's claim,
-            the calibration, assumptions enforced, preprocessing steps (and whether they are private), noise mode.
+            the calibration, assumptions enforced, preprocessing steps (and whether they are private), noise mode,
+            the trust model (``"trust"``).
         history_: ``{"objective": training objective per round, ...}``.
         n_agents_: Number of agents of the fit.
-"""
+        preprocessor_: The fitted column maps and row clipping (:class:`privdist.data.bounds.Preprocessor`).
+        classes_: The class labels (``classes_[1]`` is the positive class of a binary fit).
+        estimators_: Three or more classes: the binary one-vs-rest models, one per class of ``classes_``.
+    """
 
+    _loss = "logistic"
+    _regularizer = "l2"
 
-class _Defaults:
     def __init__(self, algorithm="dpmm", epsilon=1.0, delta=1e-5, n_agents=10, network="complete", rounds=None,
                  alpha=1e-4, fit_intercept=True, row_norm=1.0, scale="dp", bounds=None, range_share=0.1,
                  algorithm_params=None, secure=True, random_state=None, trust="auto"):
@@ -83,15 +103,6 @@ class _Defaults:
         self.secure = secure
         self.random_state = random_state
         self.trust = trust
-
-
-class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
-    __doc__ = ("Logistic regression fitted by a (private) distributed algorithm over agents holding rows; three or "
-               "more classes: one-vs-rest on shares of the total budget (:mod:`privdist.learn.multiclass`)."
-               + _DOC_PARAMS)
-    __init__ = _Defaults.__init__
-    _loss = "logistic"
-    _regularizer = "l2"
 
     def __sklearn_tags__(self):
         tags = binary_classifier_tags(super().__sklearn_tags__())
@@ -142,22 +153,6 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
             return self.classes_[np.argmax(self.decision_function(X), axis=1)]
         score = self._decision(X)
         return self.classes_[(score > 0).astype(int)]
-
-
-class _RegressorDefaults:
-    def __init__(self, algorithm="dpmm", epsilon=1.0, delta=1e-5, n_agents=10, network="complete", rounds=None,
-                 alpha=1e-4, fit_intercept=True, row_norm=1.0, scale="dp", bounds=None, range_share=0.1,
-                 target_bounds=None, algorithm_params=None, secure=True, random_state=None, trust="auto"):
-        _Defaults.__init__(self, algorithm, epsilon, delta, n_agents, network, rounds, alpha, fit_intercept,
-                           row_norm, scale, bounds, range_share, algorithm_params, secure, random_state, trust)
-        self.target_bounds = target_bounds
-
-
-_TARGET_DOC = """        target_bounds: Public ``(lo, hi)`` of the target: it is mapped into [-1, 1] (clipped) for training
-            and the model mapped back, so ``predict``, ``coef_`` and ``intercept_`` are in the target's units. Without
-            it, ``scale="dp"`` adds the target as one more column of the DP range step (``target_bounds_`` holds
-            the bounds used; None: target unscaled, e.g. with ``scale="none"``).
-"""
 
 
 class _DistributedRegressor(RegressorMixin, DistributedLinearModel):
@@ -218,15 +213,189 @@ def _is_number(value) -> bool:
 
 
 class DistributedRidge(_DistributedRegressor):
-    __doc__ = ("Ridge regression (squared loss + alpha ||w||^2) fitted by a (private) distributed algorithm."
-               + _DOC_PARAMS.replace("        algorithm_params:", _TARGET_DOC + "        algorithm_params:", 1))
-    __init__ = _RegressorDefaults.__init__
+    """Ridge regression (squared loss + alpha ||w||^2) fitted by a (private) distributed algorithm.
+
+    Args:
+        algorithm: A privdist algorithm for horizontal data: ``"dpmm"`` (default: federated majorize-minimize
+            with one noisy Gram release and noisy clipped gradient sums, rows weighted by 1/n, a complete network;
+            :mod:`privdist.algorithms.dpmm`), ``"dpsgd"`` (per-sample gradients clipped), ``"dpadmm"``,
+            ``"pvp"``, ``"dvp"``, ``"laadmm"``, or ``"consensus_admm"`` (no noise). Every one enforces its
+            guarantee's assumptions (clipping) except where its report says otherwise.
+        epsilon: TOTAL epsilon per agent for the whole run, the DP range step included (``None``: no noise, a
+            non-private baseline).
+        delta: TOTAL delta per agent for the whole run.
+        n_agents: Number of agents when ``fit`` gets no ``groups`` (rows are then split at random, equally).
+        network: ``"complete"``, ``"ring"``, ``"star"``, ... (:func:`privdist.network.make_network` kinds) or a
+            ``Network``.
+        rounds: Communication rounds (the budget covers all of them); ``None``: the algorithm's default (dpmm: 20
+            for classification with noise, 100 without, 2 for regression; the others 100).
+        alpha: Regularisation weight of the whole network objective.
+        fit_intercept: Fit an intercept (a constant feature 1 appended after row clipping).
+        row_norm: Public bound: every row is clipped to this Euclidean norm before training.
+        scale: ``"dp"`` (default): every column without public ``bounds`` is mapped into [-1, 1] by bounds from a
+            differentially private range step (noisy histograms on a public grid, 1%/99% quantiles;
+            :mod:`privdist.privacy.dp_ranges`) that spends ``range_share`` of each agent's total budget (the
+            printed guarantee is the composition, equal to the request for Gaussian algorithms); no such column:
+            no step, nothing spent. ``"bounds"`` (public ``bounds``; unnamed columns assumed in [-1, 1]),
+            ``"none"`` (features as given, only row clipping) or ``"data"`` (min/max of the training data; NOT
+            private; recorded in ``privacy_report_["preprocessing"]`` and warned about).
+        bounds: Public per-column bounds ((2, d) array, a pair, or ``{column: (lo, hi)}``): all columns for
+            ``scale="bounds"``; with ``scale="dp"`` the columns they name (or non-NaN columns of a (2, d) array)
+            spend no budget.
+        range_share: Share of each agent's total budget spent by the DP range step (``scale="dp"``), in (0, 1);
+            a classifier whose step would be swamped at it takes the smallest larger share of 0.2 .. 0.5 that is
+            not (``privdist.learn.ranges._plan``, public; recorded).
+        target_bounds: Public ``(lo, hi)`` of the target: it is mapped into [-1, 1] (clipped) for training
+            and the model mapped back, so ``predict``, ``coef_`` and ``intercept_`` are in the target's units. Without
+            it, ``scale="dp"`` adds the target as one more column of the DP range step (``target_bounds_`` holds
+            the bounds used; None: target unscaled, e.g. with ``scale="none"``).
+        algorithm_params: Overrides of the algorithm's hyperparameters (e.g. ``{"alpha0": 32}``; under secure
+            aggregation also dpmm's ``colluding``, ``dropout_tolerance``, ``bits``, ``recovery`` and ``threshold``).
+        secure: Draw the noise from fresh OS entropy (never recorded). Default True: what a release needs.
+        random_state: Research reproducibility: seeds the partition and the noise; switches ``secure`` off and
+            warns (a seeded model is not for release).
+        trust: Whom the parties trust (:mod:`privdist.learn.trust`), one of
+
+            * ``"auto"`` (default): ``"secure_aggregation"`` when ``algorithm="dpmm"`` and ``epsilon`` is set,
+              ``"local"`` otherwise;
+            * ``"local"``: no one is trusted; every agent's release carries all the noise its own sensitivity
+              needs, so a sum of ``K`` agents' releases carries ``sqrt(K)`` times a central curator's noise;
+            * ``"secure_aggregation"`` (``algorithm="dpmm"`` only; another algorithm is a ``ValidationError``):
+              the agents' gradient and Gram sums, and the DP range step's histograms, go through secure
+              aggregation with distributed Skellam noise, so the coordinator sees only sums carrying noise of a
+              central curator's scale, calibrated (RDP) on the whole budget. Assumes an honest-but-curious
+              aggregator and at most ``colluding`` agents colluding with it (``algorithm_params``, default 0;
+              stated in ``privacy_report_["trust"]``). Without noise (``epsilon=None``) the sums are gathered in
+              the clear.
+
+    Attributes:
+        coef_, intercept_: The model (average of the agents' released models).
+        agent_coefs_, agent_intercepts_: Each agent's released model, shape (K, d) and (K,).
+        privacy_report_: Requested budget, the PLD guarantee per agent (RDP cross-check), the paper's claim,
+            the calibration, assumptions enforced, preprocessing steps (and whether they are private), noise mode,
+            the trust model (``"trust"``).
+        history_: ``{"objective": training objective per round, ...}``.
+        n_agents_: Number of agents of the fit.
+        preprocessor_: The fitted column maps and row clipping (:class:`privdist.data.bounds.Preprocessor`).
+        target_bounds_: The target's bounds used for scaling (public or from the DP range step; None: unscaled).
+        train_score_: Private fits: ``{"mse": training MSE, "mean_predictor_mse": variance of y}`` (for the data
+            holder; computed on private data, not a release).
+    """
+
     _regularizer = "l2"
+
+    def __init__(self, algorithm="dpmm", epsilon=1.0, delta=1e-5, n_agents=10, network="complete", rounds=None,
+                 alpha=1e-4, fit_intercept=True, row_norm=1.0, scale="dp", bounds=None, range_share=0.1,
+                 target_bounds=None, algorithm_params=None, secure=True, random_state=None, trust="auto"):
+        self.algorithm = algorithm
+        self.epsilon = epsilon
+        self.delta = delta
+        self.n_agents = n_agents
+        self.network = network
+        self.rounds = rounds
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.row_norm = row_norm
+        self.scale = scale
+        self.bounds = bounds
+        self.range_share = range_share
+        self.target_bounds = target_bounds
+        self.algorithm_params = algorithm_params
+        self.secure = secure
+        self.random_state = random_state
+        self.trust = trust
 
 
 class DistributedLasso(_DistributedRegressor):
-    __doc__ = ("Lasso (squared loss + alpha ||w||_1) fitted by a (private) distributed algorithm."
-               + _DOC_PARAMS.replace("        algorithm_params:", _TARGET_DOC + "        algorithm_params:", 1))
-    __init__ = _RegressorDefaults.__init__
+    """Lasso (squared loss + alpha ||w||_1) fitted by a (private) distributed algorithm.
+
+    Args:
+        algorithm: A privdist algorithm for horizontal data: ``"dpmm"`` (default: federated majorize-minimize
+            with one noisy Gram release and noisy clipped gradient sums, rows weighted by 1/n, a complete network;
+            :mod:`privdist.algorithms.dpmm`), ``"dpsgd"`` (per-sample gradients clipped), ``"dpadmm"``,
+            ``"pvp"``, ``"dvp"``, ``"laadmm"``, or ``"consensus_admm"`` (no noise). Every one enforces its
+            guarantee's assumptions (clipping) except where its report says otherwise.
+        epsilon: TOTAL epsilon per agent for the whole run, the DP range step included (``None``: no noise, a
+            non-private baseline).
+        delta: TOTAL delta per agent for the whole run.
+        n_agents: Number of agents when ``fit`` gets no ``groups`` (rows are then split at random, equally).
+        network: ``"complete"``, ``"ring"``, ``"star"``, ... (:func:`privdist.network.make_network` kinds) or a
+            ``Network``.
+        rounds: Communication rounds (the budget covers all of them); ``None``: the algorithm's default (dpmm: 20
+            for classification with noise, 100 without, 2 for regression; the others 100).
+        alpha: Regularisation weight of the whole network objective.
+        fit_intercept: Fit an intercept (a constant feature 1 appended after row clipping).
+        row_norm: Public bound: every row is clipped to this Euclidean norm before training.
+        scale: ``"dp"`` (default): every column without public ``bounds`` is mapped into [-1, 1] by bounds from a
+            differentially private range step (noisy histograms on a public grid, 1%/99% quantiles;
+            :mod:`privdist.privacy.dp_ranges`) that spends ``range_share`` of each agent's total budget (the
+            printed guarantee is the composition, equal to the request for Gaussian algorithms); no such column:
+            no step, nothing spent. ``"bounds"`` (public ``bounds``; unnamed columns assumed in [-1, 1]),
+            ``"none"`` (features as given, only row clipping) or ``"data"`` (min/max of the training data; NOT
+            private; recorded in ``privacy_report_["preprocessing"]`` and warned about).
+        bounds: Public per-column bounds ((2, d) array, a pair, or ``{column: (lo, hi)}``): all columns for
+            ``scale="bounds"``; with ``scale="dp"`` the columns they name (or non-NaN columns of a (2, d) array)
+            spend no budget.
+        range_share: Share of each agent's total budget spent by the DP range step (``scale="dp"``), in (0, 1);
+            a classifier whose step would be swamped at it takes the smallest larger share of 0.2 .. 0.5 that is
+            not (``privdist.learn.ranges._plan``, public; recorded).
+        target_bounds: Public ``(lo, hi)`` of the target: it is mapped into [-1, 1] (clipped) for training
+            and the model mapped back, so ``predict``, ``coef_`` and ``intercept_`` are in the target's units. Without
+            it, ``scale="dp"`` adds the target as one more column of the DP range step (``target_bounds_`` holds
+            the bounds used; None: target unscaled, e.g. with ``scale="none"``).
+        algorithm_params: Overrides of the algorithm's hyperparameters (e.g. ``{"alpha0": 32}``; under secure
+            aggregation also dpmm's ``colluding``, ``dropout_tolerance``, ``bits``, ``recovery`` and ``threshold``).
+        secure: Draw the noise from fresh OS entropy (never recorded). Default True: what a release needs.
+        random_state: Research reproducibility: seeds the partition and the noise; switches ``secure`` off and
+            warns (a seeded model is not for release).
+        trust: Whom the parties trust (:mod:`privdist.learn.trust`), one of
+
+            * ``"auto"`` (default): ``"secure_aggregation"`` when ``algorithm="dpmm"`` and ``epsilon`` is set,
+              ``"local"`` otherwise;
+            * ``"local"``: no one is trusted; every agent's release carries all the noise its own sensitivity
+              needs, so a sum of ``K`` agents' releases carries ``sqrt(K)`` times a central curator's noise;
+            * ``"secure_aggregation"`` (``algorithm="dpmm"`` only; another algorithm is a ``ValidationError``):
+              the agents' gradient and Gram sums, and the DP range step's histograms, go through secure
+              aggregation with distributed Skellam noise, so the coordinator sees only sums carrying noise of a
+              central curator's scale, calibrated (RDP) on the whole budget. Assumes an honest-but-curious
+              aggregator and at most ``colluding`` agents colluding with it (``algorithm_params``, default 0;
+              stated in ``privacy_report_["trust"]``). Without noise (``epsilon=None``) the sums are gathered in
+              the clear.
+
+    Attributes:
+        coef_, intercept_: The model (average of the agents' released models).
+        agent_coefs_, agent_intercepts_: Each agent's released model, shape (K, d) and (K,).
+        privacy_report_: Requested budget, the PLD guarantee per agent (RDP cross-check), the paper's claim,
+            the calibration, assumptions enforced, preprocessing steps (and whether they are private), noise mode,
+            the trust model (``"trust"``).
+        history_: ``{"objective": training objective per round, ...}``.
+        n_agents_: Number of agents of the fit.
+        preprocessor_: The fitted column maps and row clipping (:class:`privdist.data.bounds.Preprocessor`).
+        target_bounds_: The target's bounds used for scaling (public or from the DP range step; None: unscaled).
+        train_score_: Private fits: ``{"mse": training MSE, "mean_predictor_mse": variance of y}`` (for the data
+            holder; computed on private data, not a release).
+    """
+
     _regularizer = "l1"
+
+    def __init__(self, algorithm="dpmm", epsilon=1.0, delta=1e-5, n_agents=10, network="complete", rounds=None,
+                 alpha=1e-4, fit_intercept=True, row_norm=1.0, scale="dp", bounds=None, range_share=0.1,
+                 target_bounds=None, algorithm_params=None, secure=True, random_state=None, trust="auto"):
+        self.algorithm = algorithm
+        self.epsilon = epsilon
+        self.delta = delta
+        self.n_agents = n_agents
+        self.network = network
+        self.rounds = rounds
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.row_norm = row_norm
+        self.scale = scale
+        self.bounds = bounds
+        self.range_share = range_share
+        self.target_bounds = target_bounds
+        self.algorithm_params = algorithm_params
+        self.secure = secure
+        self.random_state = random_state
+        self.trust = trust
 

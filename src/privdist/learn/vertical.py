@@ -66,7 +66,8 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         b1: PUBLIC clipping bound (> 0, a number stated before seeing the data): ``||y|| <= b1``,
             ``||v_m|| <= M b1`` in the party step; the noise scales with it.
         alpha: ``lambda`` of ``sum_i log(1 + exp(-y_i h_i)) + lambda ||beta||^2`` (S2 objective, sum loss).
-        fit_intercept: Give party 0 a constant column (regularised like the others [CODE]).
+        fit_intercept: Give party 0 a constant column whose coefficient is the intercept; it is penalised by
+            ``alpha`` like every other coefficient (as in the S2 authors' code).
         scale: ``"dp"`` (default): each party maps its columns without public ``bounds`` into [-1, 1] by bounds
             from a DP range step on its own columns (all rows) that spends ``range_share`` of its total budget
             (:func:`privdist.learn.ranges.fit_ranges_vertical`; the composition is the request, for row-level
@@ -77,12 +78,18 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         range_share: Share of each party's total budget spent by the DP range step, in (0, 1).
         secure: Draw the noise from fresh OS entropy (never recorded). Default True.
         random_state: Research reproducibility: seeds the noise; switches ``secure`` off and warns.
-        trust: ``"auto"`` (default: ``"local"``, measured better here: :func:`privdist.learn.trust.resolve_trust`),
-            ``"local"`` or ``"secure_aggregation"``:
-            the coordinator's sum of the shares through secure aggregation with distributed Skellam noise
-            (:mod:`privdist.algorithms.sharing`; a party's own noise-free share is then hidden state, so the
-            sensitivity doubles, and the noise is central rather than one per party); calibrated on the whole budget
-            composed with the range releases (``prior``).
+        trust: Whom the parties trust (:mod:`privdist.learn.trust`), one of
+
+            * ``"auto"`` (default): ``"local"`` (measured better here than secure aggregation, see
+              :func:`privdist.learn.trust.resolve_trust`);
+            * ``"local"``: no one is trusted; every party's share ``Q_m`` carries all the noise its own sensitivity
+              needs;
+            * ``"secure_aggregation"``: the coordinator's sum of the shares goes through secure aggregation with
+              distributed Skellam noise (:mod:`privdist.algorithms.sharing`), so the noise is central rather than
+              one per party, but a party's own noise-free share is then hidden state and the sensitivity doubles;
+              calibrated (RDP) on the whole budget composed with the DP range step's (local, Gaussian) releases.
+              Assumes an honest-but-curious aggregator and no party colluding with it (stated in
+              ``privacy_report_["trust"]``). Without noise (``epsilon=None``) the shares are gathered in the clear.
 
     Attributes:
         coef_, intercept_: The model on ``X``'s columns (concatenation of the parties' blocks).

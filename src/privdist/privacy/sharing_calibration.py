@@ -67,7 +67,7 @@ def sharing_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
 
 
 def computed_sensitivity(d_m: int, rho: float, reg_weight: float, y_norm: float, v_norm: float) -> float:
-    """The authors' data-dependent ``C = 3/(d_m rho) (2 lambda + ||y^t|| + rho ||v_m^t||)`` [CODE].
+    """The authors' data-dependent ``C = 3/(d_m rho) (2 lambda + ||y^t|| + rho ||v_m^t||)``, from their code.
 
     Not a sensitivity bound: it depends on private iterates, so noise calibrated with it is **not** DP-sound
     (``computed_heuristic`` mode, spec §3.6).

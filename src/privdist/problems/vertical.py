@@ -5,11 +5,11 @@ labels ``Y in {-1, +1}^N``. The objective (spec §3.1, S2(2)-(6), AMB-V1) is
 
     F(x_1..x_M) = w sum_i log(1 + exp(-Y_i sum_m D_m^i x_m)) + lambda sum_m ||x_m||^2,
 
-with ``w = 1`` (``loss_scale="sum"``, the authors' code, used for the figures) or ``w = 1/N`` (``"mean"``, the
-paper's statement). Party 1 (index 0) gets an extra all-ones column (bias) [CODE], which is regularised like
-every other coefficient. A concatenated model ``beta`` is the parties' ``x_m`` stacked in party order; the
-runtime estimate of party ``m`` is ``x_m`` embedded at its column offsets of ``beta`` (zeros elsewhere), so the
-sum over parties of the estimates is ``beta``.
+with ``w = 1`` (``loss_scale="sum"``, the authors' code, used for the figures) or ``w = 1/N`` (``"mean"``, the paper's
+statement). Party 1 (index 0) gets an extra all-ones column (bias), as in the authors' code, which is regularised like
+every other coefficient. A concatenated model ``beta`` is the parties' ``x_m`` stacked in party order; the runtime
+estimate of party ``m`` is ``x_m`` embedded at its column offsets of ``beta`` (zeros elsewhere), so the sum over parties
+of the estimates is ``beta``.
 
 :meth:`VerticalProblem.subset` hands parties their own blocks only (:class:`PartyData`, no labels);
 :meth:`VerticalProblem.coordinator_data` hands the coordinator the labels only (:class:`CoordinatorData`).
@@ -124,7 +124,7 @@ class VerticalProblem:
         labels: ``N`` labels in ``{-1, +1}`` or ``{0, 1}`` (held by the coordinator).
         reg_weight: ``lambda`` (>= 0); ``R_m(x) = ||x||^2``.
         loss_scale: ``"sum"`` (code, figures) or ``"mean"`` (paper text), AMB-V1.
-        bias: prepend an all-ones column to party 0's block [CODE].
+        bias: prepend an all-ones column to party 0's block (as in the authors' code; penalised like the others).
         sample_ids: optional per-party sample identifiers (one array per party); they must agree in content and
             order (a party with other or reordered samples is an error naming both parties).
 
