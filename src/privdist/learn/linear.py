@@ -46,7 +46,7 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
             spend no budget.
         range_share: Share of each agent's total budget spent by the DP range step (``scale="dp"``), in (0, 1);
             a classifier whose step would be swamped at it takes the smallest larger share of 0.2 .. 0.5 that is
-            not (``privdist.learn.ranges._plan``, public; recorded).
+            not (:func:`privdist.privacy.range_plan.plan_range`, public; recorded).
         algorithm_params: Overrides of the algorithm's hyperparameters (e.g. ``{"alpha0": 32}``; under secure
             aggregation also dpmm's ``colluding``, ``dropout_tolerance``, ``bits``, ``recovery`` and ``threshold``).
         secure: Draw the noise from fresh OS entropy (never recorded). Default True: what a release needs.
@@ -73,7 +73,10 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
             for C >= 3 classes).
         privacy_report_: Requested budget, the PLD guarantee per agent (RDP cross-check), the paper's claim,
             the calibration, assumptions enforced, preprocessing steps (and whether they are private), noise mode,
-            the trust model (``"trust"``).
+            the trust model (``"trust"``) and what was promised (``"promised"``: the privacy plan).
+        privacy_plan_: The fit's :class:`~privdist.privacy.plan.PrivacyPlan`: every privacy decision, taken once
+            from the parameters and public facts before any row was read (JSON: ``privacy_plan_.to_json()``).
+        ledger_: The job's ledger (the range step's releases, then every training round), what the report composes.
         history_: ``{"objective": training objective per round, ...}``.
         n_agents_: Number of agents of the fit.
         preprocessor_: The fitted column maps and row clipping (:class:`privdist.data.bounds.Preprocessor`).
@@ -244,7 +247,7 @@ class DistributedRidge(_DistributedRegressor):
             spend no budget.
         range_share: Share of each agent's total budget spent by the DP range step (``scale="dp"``), in (0, 1);
             a classifier whose step would be swamped at it takes the smallest larger share of 0.2 .. 0.5 that is
-            not (``privdist.learn.ranges._plan``, public; recorded).
+            not (:func:`privdist.privacy.range_plan.plan_range`, public; recorded).
         target_bounds: Public ``(lo, hi)`` of the target: it is mapped into [-1, 1] (clipped) for training
             and the model mapped back, so ``predict``, ``coef_`` and ``intercept_`` are in the target's units. Without
             it, ``scale="dp"`` adds the target as one more column of the DP range step (``target_bounds_`` holds
@@ -273,7 +276,10 @@ class DistributedRidge(_DistributedRegressor):
         agent_coefs_, agent_intercepts_: Each agent's released model, shape (K, d) and (K,).
         privacy_report_: Requested budget, the PLD guarantee per agent (RDP cross-check), the paper's claim,
             the calibration, assumptions enforced, preprocessing steps (and whether they are private), noise mode,
-            the trust model (``"trust"``).
+            the trust model (``"trust"``) and what was promised (``"promised"``: the privacy plan).
+        privacy_plan_: The fit's :class:`~privdist.privacy.plan.PrivacyPlan`: every privacy decision, taken once
+            from the parameters and public facts before any row was read (JSON: ``privacy_plan_.to_json()``).
+        ledger_: The job's ledger (the range step's releases, then every training round), what the report composes.
         history_: ``{"objective": training objective per round, ...}``.
         n_agents_: Number of agents of the fit.
         preprocessor_: The fitted column maps and row clipping (:class:`privdist.data.bounds.Preprocessor`).
@@ -338,7 +344,7 @@ class DistributedLasso(_DistributedRegressor):
             spend no budget.
         range_share: Share of each agent's total budget spent by the DP range step (``scale="dp"``), in (0, 1);
             a classifier whose step would be swamped at it takes the smallest larger share of 0.2 .. 0.5 that is
-            not (``privdist.learn.ranges._plan``, public; recorded).
+            not (:func:`privdist.privacy.range_plan.plan_range`, public; recorded).
         target_bounds: Public ``(lo, hi)`` of the target: it is mapped into [-1, 1] (clipped) for training
             and the model mapped back, so ``predict``, ``coef_`` and ``intercept_`` are in the target's units. Without
             it, ``scale="dp"`` adds the target as one more column of the DP range step (``target_bounds_`` holds
@@ -367,7 +373,10 @@ class DistributedLasso(_DistributedRegressor):
         agent_coefs_, agent_intercepts_: Each agent's released model, shape (K, d) and (K,).
         privacy_report_: Requested budget, the PLD guarantee per agent (RDP cross-check), the paper's claim,
             the calibration, assumptions enforced, preprocessing steps (and whether they are private), noise mode,
-            the trust model (``"trust"``).
+            the trust model (``"trust"``) and what was promised (``"promised"``: the privacy plan).
+        privacy_plan_: The fit's :class:`~privdist.privacy.plan.PrivacyPlan`: every privacy decision, taken once
+            from the parameters and public facts before any row was read (JSON: ``privacy_plan_.to_json()``).
+        ledger_: The job's ledger (the range step's releases, then every training round), what the report composes.
         history_: ``{"objective": training objective per round, ...}``.
         n_agents_: Number of agents of the fit.
         preprocessor_: The fitted column maps and row clipping (:class:`privdist.data.bounds.Preprocessor`).
