@@ -12,9 +12,9 @@ that assumption. ``trust="local"`` assumes nothing of anyone."""
 
 from __future__ import annotations
 
-from ..privacy.plan import TRUST_CHOICES, resolve_trust
+from ..privacy.plan import TRUST_CHOICES
 
-__all__ = ["TRUST_CHOICES", "resolve_trust", "trust_report", "LOCAL_TRUST"]
+__all__ = ["TRUST_CHOICES", "trust_report", "LOCAL_TRUST"]
 
 #: The privacy report's ``trust`` section under local trust (horizontal and vertical estimators).
 LOCAL_TRUST = {"model": "local", "assumes": "each party's releases carry all the noise its own sensitivity needs; "

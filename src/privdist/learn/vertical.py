@@ -81,7 +81,7 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         trust: Whom the parties trust (:mod:`privdist.learn.trust`), one of
 
             * ``"auto"`` (default): ``"local"`` (measured better here than secure aggregation, see
-              :func:`privdist.learn.trust.resolve_trust`);
+              :func:`privdist.privacy.plan.resolve_trust`);
             * ``"local"``: no one is trusted; every party's share ``Q_m`` carries all the noise its own sensitivity
               needs;
             * ``"secure_aggregation"``: the coordinator's sum of the shares goes through secure aggregation with

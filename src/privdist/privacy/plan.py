@@ -23,7 +23,7 @@ The trust model is resolved here and nowhere else (:func:`resolve_trust`): ``"au
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from .._checks import shown
 from ..errors import UnknownNameError, ValidationError
@@ -220,10 +220,6 @@ class PrivacyPlan:
     @classmethod
     def from_json(cls, text: str) -> PrivacyPlan:
         return cls.from_dict(json.loads(text))
-
-    def with_training(self, training: tuple, class_rule: str) -> PrivacyPlan:
-        """The same plan with other training budgets (used while it is built; a built plan is final)."""
-        return replace(self, training=tuple(training), classes=len(training), class_rule=class_rule)
 
 
 def secure_section(trust: str, params: dict | None, private: bool = True) -> SecureAggregation | None:
