@@ -22,7 +22,8 @@ import os
 import numpy as np
 
 from ..errors import ValidationError
-from .fit_release import parse_bounds, parse_categories, parse_classes, release_boundary, write_fit
+from .fit_release import (parse_bounds, parse_categories, parse_classes, release_boundary, same_epsilon,
+                          write_fit)
 
 __all__ = ["register", "fit_main"]
 
@@ -78,8 +79,10 @@ def register(sub) -> None:
     p.add_argument("--target-bounds", metavar="LO:HI", help="PUBLIC bounds of a numeric target (regression): it "
                    "is mapped into [-1, 1] for training (values outside clipped) and the model mapped back; a negative LO: "
                    "--target-bounds=-5:5")
-    p.add_argument("--classes", metavar="NEG,POS", help="PUBLIC class names of the target (negative, positive; "
-                   "three or more: A,B,C,... fitted one-vs-rest, horizontal only)")
+    p.add_argument("--classes", metavar="NAMES", help="PUBLIC class names of the target, comma-separated as the "
+                   "file writes them: two as NEG,POS (negative first), three or more as A,B,C,... (fitted one-vs-rest, "
+                   "horizontal only); without it the names are read from the data (guaranteed: false) and the report "
+                   "names the option to state")
     p.add_argument("--scale", choices=("dp", "none", "bounds", "data"), default=None,
                    help="dp (default): columns without public --bounds (one-hot columns of public categories and "
                    "the shipped Adult's documented bounds are public) get bounds from a DP range step spending "
@@ -201,7 +204,7 @@ def _fit(args) -> int:
     n_train = int(round(X.shape[0] * (1 - args.test_size)))
     draws = (args.draws or default_draws(n_train, X.shape[1], args.rounds or 20, n_classes if n_classes > 2 else 1)
              if evaluate else 1)
-    refits = [e for e in eps_list if e != args.epsilon] if evaluate and args.out else []
+    refits = [e for e in eps_list if not same_epsilon(e, args.epsilon)] if evaluate and args.out else []
     with FitProgress(2 + (draws - 1) + len(refits)) as progress:
         if vertical:
             from .fit_vertical import fit_vertical
@@ -222,7 +225,7 @@ def _fit(args) -> int:
             rows[next(iter(rows))] = _spread(draw_metrics)
         curve = []
         for eps in eps_list if evaluate and args.out else []:  # owner-only refits, computed only when written
-            curve.append({"epsilon": eps, **(draw_metrics[0] if eps == args.epsilon
+            curve.append({"epsilon": eps, **(draw_metrics[0] if same_epsilon(eps, args.epsilon)
                                               else fitted.metrics(fitted.fit(eps)))})
     K = fitted.n_parties
     report = dict(private.privacy_report_, per_agent=[dict(a) for a in private.privacy_report_["per_agent"]])
@@ -344,7 +347,7 @@ def _print_privacy(console, report, args) -> None:
     if report.get("scope"):
         console.print(f"  scope: {report['scope']}")
     for step in report["preprocessing"]:
-        kind = "public" if step["private"] else "NOT PRIVATE"
+        kind = "public" if step["private"] else step.get("note") or "NOT PRIVATE"  # the note says what to state
         if "share" in step:  # the DP range step: a release inside the guarantee
             kind = (f"DP release, share {step['share']:g} of the budget" if step.get("epsilon") is not None
                     else "no noise (non-private fit)") + (f"; no range estimated for {len(step['fallback'])} "

@@ -24,13 +24,15 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import DataFileNotFoundError, DataFormatError, ValidationError
 
-__all__ = ["public_mapping", "parse_bounds", "parse_categories", "parse_classes", "release_boundary", "write_fit"]
+__all__ = ["public_mapping", "parse_bounds", "parse_categories", "parse_classes", "release_boundary", "same_epsilon",
+           "write_fit"]
 
 
 def _read_mapping_file(path: Path, what: str) -> dict:
@@ -111,6 +113,16 @@ def parse_classes(text: str | None):
     return tuple(parts)
 
 
+#: Relative tolerance under which two total epsilons are the same budget (a ``--curve`` point at the requested
+#: epsilon is the released model, not a refit).
+EPSILON_RTOL = 1e-9
+
+
+def same_epsilon(a: float, b: float) -> bool:
+    """Whether ``a`` and ``b`` are the same total epsilon (relative tolerance :data:`EPSILON_RTOL`)."""
+    return math.isclose(a, b, rel_tol=EPSILON_RTOL)
+
+
 def composed_epsilon(epsilon: float, delta: float, n: int) -> float:
     """Epsilon (at ``delta``) of ``n`` fits each spending ``(epsilon, delta)`` with Gaussian releases: Gaussian DP
     composes exactly (``mu^2`` adds; :mod:`privdist.privacy.split`)."""
@@ -133,9 +145,17 @@ def release_boundary(*, vertical: bool, n_parties: int, evaluation: bool, curve:
                                 f"noise from the data ({where})",
              "console": "the comparison table printed by privdist fit (the same metrics, for the data holder)"}
     if curve:
-        total = sum(e for e in curve if e != epsilon) + epsilon
-        owner["privacy_utility.png"] = (f"the model refitted at total epsilons {curve} on the same data; publishing "
-                                        f"the curve spends up to {total:g} per party, not {epsilon:g} ({where})")
+        refits = [e for e in curve if not same_epsilon(e, epsilon)]  # a point at the requested epsilon is draw 0
+        total = sum(refits) + epsilon
+        if total > epsilon * (1 + EPSILON_RTOL):
+            at = f" and delta {(len(refits) + 1) * delta:g}" if delta is not None else ""
+            spends = (f"publishing the curve spends up to {total:g} per party{at} (basic composition of the release "
+                      f"and {len(refits)} refit{'s' if len(refits) > 1 else ''}), more than the requested "
+                      f"{epsilon:g}")
+        else:
+            spends = "every point is the released model itself: publishing the curve spends nothing beyond it"
+        owner["privacy_utility.png"] = (f"the model fitted at total epsilons {curve} on the same data; {spends} "
+                                        f"({where})")
     if draws > 1:
         exact = (f"{composed_epsilon(epsilon, delta, draws):.4g} per party (PLD of {draws} Gaussian fits at "
                  f"delta {delta:g}; at most {draws * epsilon:g} by basic composition)" if delta is not None
