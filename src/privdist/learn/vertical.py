@@ -87,8 +87,10 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         coef_, intercept_: The model on ``X``'s columns (concatenation of the parties' blocks).
         coef_blocks_: Party ``m``'s coefficients on its own columns ``feature_groups_[m]``.
         feature_groups_: Column indices of each party. n_parties_: their number.
+        ledger_: The fit's releases (:class:`privdist.privacy.PrivacyLedger`), for composing several fits.
         preprocessor_: The fitted per-column maps (:class:`privdist.data.bounds.Preprocessor`, rows not clipped).
-        privacy_report_: Requested budget, PLD guarantee per party (RDP cross-check), the calibration, the
+        privacy_report_: Requested budget, guarantee per party (PLD with an RDP cross-check; the Skellam RDP
+            bound with ``trust="secure_aggregation"``, named by ``guarantee_accountant``), the calibration, the
             assumptions enforced, ``exposures`` (the labels), ``scope``, preprocessing, noise mode.
         history_: ``{"objective": ADMM objective of the parties' models per round, ...}``.
         clipping_: the public clip bounds and, per party, how many rounds were clipped (owner-only: a noise-free
@@ -194,6 +196,7 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
                                  "private data; not a release)"}
         states = result.final_state if isinstance(result.final_state, list) else [result.final_state]
         ranges.record_releases(result.ledger)  # the range releases compose with the shares in the report
+        self.ledger_ = result.ledger  # what a fit spends, for composing several fits (privdist fit --draws)
         report = privacy_report(result.ledger, float(self.delta))
         rep = summarise_privacy(report, algo.mechanism_info(), self.preprocessor_.record, result.config.get("noise"),
                                 epsilon=self.epsilon, delta=self.delta, rounds=int(self.rounds),
