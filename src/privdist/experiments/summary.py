@@ -7,7 +7,8 @@ from pathlib import Path
 from .._io import atomic_write_bytes
 from .pairwise import pairwise_lines
 
-__all__ = ["write_summary", "max_epsilon", "fmt_guarantee", "fmt_pld", "pld_header", "skellam_bound", "privacy_notes", "results_table", "claim_lines",
+__all__ = ["write_summary", "max_epsilon", "fmt_guarantee", "fmt_pld", "pld_header", "skellam_bound", "privacy_notes",
+           "results_table", "claim_lines",
            "tuning_lines", "requested_epsilon", "private_runs", "agent_cells", "per_agent_lines", "claim_counts"]
 
 

@@ -21,7 +21,8 @@ from .budget import NON_PRIVATE_ALGORITHMS, TOTAL_BUDGET_ALGORITHMS, total_budge
 from .trust import check_trust, secure_sum_params, trust_params, trust_report
 
 __all__ = ["DistributedLinearModel", "summarise_privacy", "guarantee_accountant_of", "with_preprocessing",
-           "noise_seed", "check_number", "check_finite_fit", "UtilityWarning", "ResearchModeWarning", "PrivacyTargetWarning"]
+           "noise_seed", "check_number", "check_finite_fit", "UtilityWarning", "ResearchModeWarning",
+           "PrivacyTargetWarning"]
 
 
 class UtilityWarning(UserWarning):

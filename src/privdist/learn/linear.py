@@ -57,7 +57,8 @@ _DOC_PARAMS = """
         coef_, intercept_: The model (average of the agents' released models).
         agent_coefs_, agent_intercepts_: Each agent's released model, shape (K, d) and (K,).
         privacy_report_: Requested budget, the guarantee per agent (PLD with an RDP cross-check; under secure
-            aggregation the Skellam RDP bound, which ``guarantee_accountant`` names), the paper's claim, the calibration, assumptions enforced, preprocessing steps (and whether they are private), noise mode.
+            aggregation the Skellam RDP bound, which ``guarantee_accountant`` names), the paper's claim, the
+            calibration, assumptions enforced, preprocessing steps (and whether they are private), noise mode.
         history_: ``{"objective": training objective per round, ...}``.
         n_agents_: Number of agents of the fit.
 """
