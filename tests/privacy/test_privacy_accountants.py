@@ -163,6 +163,7 @@ def test_privacy_report_shape_and_cache():
     tight = {"rdp": pytest.approx(agent_epsilon([(rels[0], 30)], 1e-5, "rdp")),
              "pld": pytest.approx(agent_epsilon([(rels[0], 30)], 1e-5, "pld"))}
     assert first == {"agent": 0, "releases": 30, "guaranteed": True, "paper_note": None, "claimed": tight,
+                     "guarantee_accountant": "pld",
                      "epsilon": {"paper": pytest.approx(agent_epsilon([(rels[0], 30)], 1e-5, "paper")), **tight}}
     assert report["per_agent"][59]["releases"] == 32 and report["per_agent"][59]["epsilon"]["paper"] is None
     # three distinct entry sequences x (three accountants + two claimed): fifteen accountings for 60 agents

@@ -82,6 +82,15 @@ def test_composition_with_a_gaussian_is_the_sum_of_the_rdp_curves():
     assert report["epsilon"]["rdp"] == pytest.approx(expected, rel=1e-9)
     assert report["epsilon"]["pld"] == report["epsilon"]["rdp"]  # no PLD is published: the RDP bound is reported
     assert report["guaranteed"] and report["epsilon"]["paper"] is None
+    assert report["guarantee_accountant"] == "skellam_rdp"  # the report names the bound it computed (issue 37)
+
+
+def test_a_ledger_without_skellam_releases_is_accounted_by_pld():
+    ledger = PrivacyLedger(2)
+    ledger.record(0, gaussian_release(3.0), 4)
+    ledger.record(1, Release(SkellamDpEvent(4e6, 1010.0, 1010.0 * math.sqrt(10))), 1)
+    agents = privacy_report(ledger, 1e-5)["per_agent"]
+    assert [a["guarantee_accountant"] for a in agents] == ["pld", "skellam_rdp"]
 
 
 def test_the_accountant_composes_nested_events():

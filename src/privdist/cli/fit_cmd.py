@@ -22,7 +22,8 @@ import os
 import numpy as np
 
 from ..errors import ValidationError
-from .fit_release import parse_bounds, parse_categories, parse_classes, release_boundary, write_fit
+from .fit_release import (draws_spend, parse_bounds, parse_categories, parse_classes, release_boundary,
+                          same_epsilon, write_fit)
 
 __all__ = ["register", "fit_main"]
 
@@ -78,8 +79,10 @@ def register(sub) -> None:
     p.add_argument("--target-bounds", metavar="LO:HI", help="PUBLIC bounds of a numeric target (regression): it "
                    "is mapped into [-1, 1] for training (values outside clipped) and the model mapped back; a negative LO: "
                    "--target-bounds=-5:5")
-    p.add_argument("--classes", metavar="NEG,POS", help="PUBLIC class names of the target (negative, positive; "
-                   "three or more: A,B,C,... fitted one-vs-rest, horizontal only)")
+    p.add_argument("--classes", metavar="NAMES", help="PUBLIC class names of the target, comma-separated as the "
+                   "file writes them: two as NEG,POS (negative first), three or more as A,B,C,... (fitted one-vs-rest, "
+                   "horizontal only); without it the names are read from the data (guaranteed: false) and the report "
+                   "names the option to state")
     p.add_argument("--scale", choices=("dp", "none", "bounds", "data"), default=None,
                    help="dp (default): columns without public --bounds (one-hot columns of public categories and "
                    "the shipped Adult's documented bounds are public) get bounds from a DP range step spending "
@@ -201,7 +204,7 @@ def _fit(args) -> int:
     n_train = int(round(X.shape[0] * (1 - args.test_size)))
     draws = (args.draws or default_draws(n_train, X.shape[1], args.rounds or 20, n_classes if n_classes > 2 else 1)
              if evaluate else 1)
-    refits = [e for e in eps_list if e != args.epsilon] if evaluate and args.out else []
+    refits = [e for e in eps_list if not same_epsilon(e, args.epsilon)] if evaluate and args.out else []
     with FitProgress(2 + (draws - 1) + len(refits)) as progress:
         if vertical:
             from .fit_vertical import fit_vertical
@@ -216,19 +219,23 @@ def _fit(args) -> int:
                 f", one-vs-rest over {n_classes} classes" if n_classes > 2 else "")
         private, rows, local = fitted.private, fitted.rows, fitted.local
         draw_metrics = [rows[next(iter(rows))]]  # draw 0 is the released model
+        draw_ledgers = [private.ledger_]  # what each draw released, composed for the spread's exposure
         for i in range(1, draws):  # owner-only: further noise draws at the same budget, for the spread
-            draw_metrics.append(fitted.metrics(fitted.fit(args.epsilon, i)))
+            model = fitted.fit(args.epsilon, i)
+            draw_metrics.append(fitted.metrics(model))
+            draw_ledgers.append(model.ledger_)
         if draws > 1:
             rows[next(iter(rows))] = _spread(draw_metrics)
         curve = []
         for eps in eps_list if evaluate and args.out else []:  # owner-only refits, computed only when written
-            curve.append({"epsilon": eps, **(draw_metrics[0] if eps == args.epsilon
+            curve.append({"epsilon": eps, **(draw_metrics[0] if same_epsilon(eps, args.epsilon)
                                               else fitted.metrics(fitted.fit(eps)))})
     K = fitted.n_parties
     report = dict(private.privacy_report_, per_agent=[dict(a) for a in private.privacy_report_["per_agent"]])
     with_preprocessing(report, ds.extras.get("preprocessing", []) + private.privacy_report_["preprocessing"])
     boundary, exposures = release_boundary(vertical=vertical, n_parties=K, evaluation=evaluate and bool(args.out),
-                                           curve=eps_list, epsilon=args.epsilon, draws=draws, delta=args.delta)
+                                           curve=eps_list, epsilon=args.epsilon, draws=draws, delta=args.delta,
+                                           spend=draws_spend(draw_ledgers, args.delta) if draws > 1 else None)
     report["exposures"] = list(report.get("exposures", [])) + exposures
     report["release_boundary"] = boundary
     private.privacy_report_ = report  # the model file carries the report of what it is
@@ -317,19 +324,27 @@ def _eps(value: float) -> str:
     return f"{value:.4f}" if value == 0 or not np.isfinite(value) or abs(value) >= 1e-3 else f"{value:.3g}"
 
 
+#: The per-party table's guarantee columns for each ``guarantee_accountant`` of the report: the Skellam sums have an
+#: RDP bound and no published PLD, so both columns hold that bound (:mod:`privdist.privacy.accountants`).
+_GUARANTEE_COLUMNS = {"pld": ("guarantee (PLD)", "RDP cross-check"),
+                      "skellam_rdp": ("guarantee (Skellam RDP)", "RDP (same bound)"),
+                      "mixed": ("guarantee (PLD or Skellam RDP)", "RDP")}
+_ACCOUNTANT_LABEL = {"pld": "PLD", "skellam_rdp": "Skellam RDP", "mixed": "PLD or Skellam RDP per party"}
+
+
 def _print_privacy(console, report, args) -> None:
     from rich.table import Table
 
+    by = report.get("guarantee_accountant", "pld")  # what computed the guarantee, read from the ledger's events
     t = Table(title=f"privacy per party (requested total: epsilon {args.epsilon}, delta {args.delta}); "
                     f"guaranteed = {report['guaranteed']}")
-    for col in ("party", "guarantee (PLD)", "RDP cross-check", "paper's claim"):
+    for col in ("party", *_GUARANTEE_COLUMNS[by], "paper's claim"):
         t.add_column(col, justify="right")
     for a in report["per_agent"]:
         t.add_row(str(a["agent"]), *[_eps(v) if v is not None else "n/a"
                                       for v in (a["guarantee_pld"], a["guarantee_rdp"], a["paper_claim"])])
     console.print(t)
-    skellam = (report.get("trust") or {}).get("model") == "secure_aggregation"
-    accountant = "Skellam RDP" if skellam else "PLD"  # no PLD is published for the Skellam sums
+    accountant = _ACCOUNTANT_LABEL[by]
     console.print(f"guarantee epsilon = {_eps(report['epsilon'])} ({accountant}, delta {report['delta']}); noise: "
                   f"{(report.get('noise') or {}).get('mode', '?')}")
     if "messages_epsilon" in report:
@@ -344,7 +359,7 @@ def _print_privacy(console, report, args) -> None:
     if report.get("scope"):
         console.print(f"  scope: {report['scope']}")
     for step in report["preprocessing"]:
-        kind = "public" if step["private"] else "NOT PRIVATE"
+        kind = "public" if step["private"] else step.get("note") or "NOT PRIVATE"  # the note says what to state
         if "share" in step:  # the DP range step: a release inside the guarantee
             kind = (f"DP release, share {step['share']:g} of the budget" if step.get("epsilon") is not None
                     else "no noise (non-private fit)") + (f"; no range estimated for {len(step['fallback'])} "

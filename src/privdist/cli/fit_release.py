@@ -24,13 +24,15 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import DataFileNotFoundError, DataFormatError, ValidationError
 
-__all__ = ["public_mapping", "parse_bounds", "parse_categories", "parse_classes", "release_boundary", "write_fit"]
+__all__ = ["public_mapping", "parse_bounds", "parse_categories", "parse_classes", "release_boundary", "same_epsilon",
+           "draws_spend", "write_fit"]
 
 
 def _read_mapping_file(path: Path, what: str) -> dict:
@@ -111,35 +113,75 @@ def parse_classes(text: str | None):
     return tuple(parts)
 
 
-def composed_epsilon(epsilon: float, delta: float, n: int) -> float:
-    """Epsilon (at ``delta``) of ``n`` fits each spending ``(epsilon, delta)`` with Gaussian releases: Gaussian DP
-    composes exactly (``mu^2`` adds; :mod:`privdist.privacy.split`)."""
-    from dp_accounting import gaussian_mechanism
+#: Relative tolerance under which two total epsilons are the same budget (a ``--curve`` point at the requested
+#: epsilon is the released model, not a refit).
+EPSILON_RTOL = 1e-9
 
-    from ..privacy.split import gaussian_mu
 
-    mu = gaussian_mu(epsilon, delta) * np.sqrt(n)
-    return float(gaussian_mechanism.get_epsilon_gaussian(1.0 / mu, delta))
+def same_epsilon(a: float, b: float) -> bool:
+    """Whether ``a`` and ``b`` are the same total epsilon (relative tolerance :data:`EPSILON_RTOL`)."""
+    return math.isclose(a, b, rel_tol=EPSILON_RTOL)
+
+
+def draws_spend(ledgers, delta: float) -> dict:
+    """What publishing several fits spends per party: their ledgers merged (each fit's releases after the previous
+    one's: sequential composition, :meth:`~privdist.privacy.PrivacyLedger.merge`) and composed at ``delta`` by
+    privdist's accountant (:func:`privdist.privacy.privacy_report`), so the mechanism each fit actually used is
+    composed: the PLD of Gaussian releases, the Skellam RDP bound of secure sums, the DP range step's releases with
+    them. Returns ``{"epsilon": largest over parties, "accountant": "pld" | "skellam_rdp" | "mixed",
+    "guaranteed": bool, "fits": len(ledgers)}``."""
+    from ..learn._base import guarantee_accountant_of
+    from ..privacy import privacy_report
+
+    merged = ledgers[0]
+    for ledger in ledgers[1:]:
+        merged = merged.merge(ledger)
+    report = privacy_report(merged, delta, accountants=("pld",))
+    values = [a["epsilon"]["pld"] for a in report["per_agent"]]
+    return {"epsilon": max((math.inf if v is None else v) for v in values) if values else 0.0,
+            "accountant": guarantee_accountant_of(report["per_agent"]),
+            "guaranteed": all(a["guaranteed"] for a in report["per_agent"]), "fits": len(ledgers)}
+
+
+#: How :func:`release_boundary` names the accountant of :func:`draws_spend`.
+_SPEND_BY = {"pld": "PLD", "skellam_rdp": "Skellam RDP bound", "mixed": "PLD or Skellam RDP bound per party"}
 
 
 def release_boundary(*, vertical: bool, n_parties: int, evaluation: bool, curve: list[float],
-                     epsilon: float, draws: int = 1, delta: float | None = None) -> tuple[dict, list[str]]:
+                     epsilon: float, draws: int = 1, delta: float | None = None,
+                     spend: dict | None = None) -> tuple[dict, list[str]]:
     """``(boundary, exposures)``: which files are releases, which are owner-only, and one exposure per owner-only
     output (named whether or not it is written). ``draws > 1``: the private model's spread over that many noise
-    draws (the release is one of them; the others are owner-only refits)."""
+    draws (the release is one of them; the others are owner-only refits); ``spend``, :func:`draws_spend` of the
+    draws' ledgers, is what publishing them together costs (without it only the basic-composition bound is
+    stated)."""
     where = "written" if evaluation else "not written (secure mode; --evaluation writes it)"
     owner = {"evaluation.json": f"held-out metrics of the private, non-private, pooled and local-only models, "
                                 f"training scores{' and clipping counts' if vertical else ''}: computed without "
                                 f"noise from the data ({where})",
              "console": "the comparison table printed by privdist fit (the same metrics, for the data holder)"}
     if curve:
-        total = sum(e for e in curve if e != epsilon) + epsilon
-        owner["privacy_utility.png"] = (f"the model refitted at total epsilons {curve} on the same data; publishing "
-                                        f"the curve spends up to {total:g} per party, not {epsilon:g} ({where})")
+        refits = [e for e in curve if not same_epsilon(e, epsilon)]  # a point at the requested epsilon is draw 0
+        total = sum(refits) + epsilon
+        if total > epsilon * (1 + EPSILON_RTOL):
+            at = f" and delta {(len(refits) + 1) * delta:g}" if delta is not None else ""
+            spends = (f"publishing the curve spends up to {total:g} per party{at} (basic composition of the release "
+                      f"and {len(refits)} refit{'s' if len(refits) > 1 else ''}), more than the requested "
+                      f"{epsilon:g}")
+        else:
+            spends = "every point is the released model itself: publishing the curve spends nothing beyond it"
+        owner["privacy_utility.png"] = (f"the model fitted at total epsilons {curve} on the same data; {spends} "
+                                        f"({where})")
     if draws > 1:
-        exact = (f"{composed_epsilon(epsilon, delta, draws):.4g} per party (PLD of {draws} Gaussian fits at "
-                 f"delta {delta:g}; at most {draws * epsilon:g} by basic composition)" if delta is not None
-                 else f"up to {draws * epsilon:g} per party (basic composition)")
+        basic = f"at most {draws * epsilon:g}" + (f" at delta {draws * delta:g}" if delta is not None else "")
+        if spend is not None and delta is not None:
+            exact = (f"{spend['epsilon']:.4g} per party at delta {delta:g} (the {_SPEND_BY[spend['accountant']]} of "
+                     f"the {spend['fits']} fits' releases composed by privdist's accountant; {basic} by basic "
+                     "composition)")
+            if not spend["guaranteed"]:
+                exact += " for the messages alone: the report is not a guarantee"
+        else:
+            exact = f"{basic} per party (basic composition)"
         owner["private model spread (console, evaluation.json)"] = (
             f"{draws - 1} further private fits at total epsilon {epsilon:g} on the same data (the mean +- std over "
             f"{draws} noise draws; the released model is draw 0); publishing the spread spends the {draws} fits "

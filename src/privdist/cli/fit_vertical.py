@@ -11,6 +11,7 @@ could fit if it held those columns; in S2 every party also reads the labels off 
 
 from __future__ import annotations
 
+import shlex
 from types import SimpleNamespace
 
 import numpy as np
@@ -48,10 +49,12 @@ def fit_vertical(args, ds, X, y, seed: int, scale: str = "dp", bounds=None, prog
                               "target must be a class label")
     classes = ds.extras.get("classes") or []
     if len(classes) > 2:
+        stated = "--classes " + shlex.quote(",".join(str(c) for c in classes))
         raise BinaryOnlyError(f"vertical fits (--vertical/--feature-groups, ADMM sharing) are binary, and the target "
                               f"has {len(classes)} classes: fit them horizontally (drop --vertical/--feature-groups: "
-                              "parties holding rows, one-vs-rest over the classes), or merge the classes into two in "
-                              "the file and state them with --classes NEG,POS")
+                              f"parties holding rows, one-vs-rest over the classes, stated as public with {stated}), "
+                              "or merge the classes into two in the file and state those two names with --classes "
+                              "NEG,POS (the negative class first)")
     if args.feature_groups:
         groups = feature_blocks(parse_feature_groups(args.feature_groups), X.shape[1], None, ds.feature_names)
     else:

@@ -8,7 +8,8 @@ from rich.console import Console
 from rich.table import Table
 
 from ..experiments.pairwise import pairwise_lines
-from ..experiments.summary import agent_cells, fmt_guarantee, max_epsilon, privacy_notes, private_runs, requested_epsilon
+from ..experiments.summary import (agent_cells, fmt_guarantee, fmt_pld, max_epsilon, pld_header, privacy_notes,
+                                   private_runs, requested_epsilon)
 
 __all__ = ["print_results"]
 
@@ -26,7 +27,7 @@ def print_results(results: dict, out_dir, console: Console | None = None) -> Non
     table.add_column("run")
     table.add_column(f"final {metric} mean ± std" if metric else "metrics", justify="right")
     table.add_column("guarantee eps RDP", justify="right")
-    table.add_column("guarantee eps PLD", justify="right")
+    table.add_column(f"guarantee eps {pld_header(results)}", justify="right")  # Skellam sums: their RDP bound
     table.add_column("paper's claim", justify="right")
     table.add_column("seconds", justify="right")
     for r in results["runs"]:
@@ -34,7 +35,7 @@ def print_results(results: dict, out_dir, console: Console | None = None) -> Non
         p = r["privacy"]
         cell = f"{m['final_mean']:.3e} ± {m['final_std']:.1e}" if m else "owner-only"
         table.add_row(r["label"], cell, fmt_guarantee(p, "rdp"),
-                      fmt_guarantee(p, "pld"), _fmt(max_epsilon(p, "paper")), f"{r['seconds']:.2f}")
+                      fmt_pld(p), _fmt(max_epsilon(p, "paper")), f"{r['seconds']:.2f}")
     console.print(table)
     for line in privacy_notes(results):  # the same notes as summary.md (secure noise needs no warning)
         if not line.startswith("- noise: secure"):

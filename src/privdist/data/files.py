@@ -36,7 +36,7 @@ from ..errors import (DataFileNotFoundError, DataFormatError, EmptyPartyError, N
                       NonNumericDataError, UnknownColumnError, ValidationError)
 from .dataset import Dataset
 
-__all__ = ["FILE_FORMATS", "file_format", "load_file", "load_files", "TASKS"]
+__all__ = ["FILE_FORMATS", "file_format", "load_file", "load_files", "classes_hint", "TASKS"]
 
 #: Formats and the file-name endings that select them (``format=`` overrides the ending).
 FILE_FORMATS: dict[str, tuple[str, ...]] = {
@@ -416,10 +416,24 @@ def _labels(y, task, label, extras, classes=None) -> np.ndarray:
         if canonical else
         {"step": "classes_from_data", "private": False,
          "note": f"NOT PRIVATE: the class names {extras['classes']} were read from the data and a model file names "
-                 "them; state them as public (classes=(negative, positive), CLI --classes NEG,POS)"})
+                 f"them; state them as public: {classes_hint(extras['classes'])}"})
     if len(values) > 2:  # several classes: the index of each row's class in extras["classes"]
         return _class_index(y.to_numpy(), values)
     return np.where(y.to_numpy() == values[1], 1.0, -1.0)
+
+
+def classes_hint(values) -> str:
+    """How to state the class names ``values`` (as read from a file, in sorted order) as public: ``classes=(...)``
+    of the estimators and the CLI's ``--classes`` with every name as the file writes it, shell-quoted (two classes:
+    negative first; three or more: fitted one-vs-rest)."""
+    import shlex
+
+    names = [str(v) for v in values]
+    python = f"classes={tuple(values)!r} in Python"
+    if any("," in n for n in names):  # --classes splits on commas
+        return f"{python}; a name holds a comma, which --classes cannot state: rename the classes in the file"
+    what = "negative first" if len(names) == 2 else f"{len(names)} classes, fitted one-vs-rest"
+    return f"--classes {shlex.quote(','.join(names))} ({what}), {python}"
 
 
 def _class_index(y, values) -> np.ndarray:

@@ -61,6 +61,12 @@ def _largest(reports: list[dict], i: int, key: str) -> dict:
     return out
 
 
+def _guarantee_accountant(reports: list[dict], i: int) -> str:
+    """What computed agent ``i``'s guarantee over the trials (``"skellam_rdp"`` if it did in any trial)."""
+    by = {r["per_agent"][i].get("guarantee_accountant", "pld") for r in reports}
+    return "skellam_rdp" if "skellam_rdp" in by else "pld"
+
+
 def _privacy_max(reports: list[dict]) -> dict:
     """Per agent, the largest epsilon over trials under each accountant (conservative); the guarantee holds only
     where it holds in every trial; reasons, exposures and caveats are the union over trials."""
@@ -70,7 +76,8 @@ def _privacy_max(reports: list[dict]) -> dict:
         notes = [r["per_agent"][i].get("paper_note") for r in reports]
         per_agent.append({"agent": entry["agent"], "guaranteed": all(r["per_agent"][i]["guaranteed"] for r in reports),
                           "epsilon": _largest(reports, i, "epsilon"), "claimed": _largest(reports, i, "claimed"),
-                          "paper_note": next((n for n in notes if n), None)})
+                          "paper_note": next((n for n in notes if n), None),
+                          "guarantee_accountant": _guarantee_accountant(reports, i)})
     union = {}
     for key in ("not_guaranteed", "exposures", "assumptions"):
         union[key] = []

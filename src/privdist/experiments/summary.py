@@ -7,7 +7,8 @@ from pathlib import Path
 from .._io import atomic_write_bytes
 from .pairwise import pairwise_lines
 
-__all__ = ["write_summary", "max_epsilon", "fmt_guarantee", "privacy_notes", "results_table", "claim_lines",
+__all__ = ["write_summary", "max_epsilon", "fmt_guarantee", "fmt_pld", "pld_header", "skellam_bound", "privacy_notes",
+           "results_table", "claim_lines",
            "tuning_lines", "requested_epsilon", "private_runs", "agent_cells", "per_agent_lines", "claim_counts"]
 
 
@@ -52,6 +53,24 @@ def fmt_guarantee(privacy: dict, accountant: str) -> str:
     return "n/a" if value is None else f"{value:.4g}"
 
 
+def skellam_bound(privacy: dict) -> bool:
+    """Whether some agent's guarantee (its ``pld`` value) is the Skellam RDP bound (secure sums: no PLD is published
+    for them; ``guarantee_accountant`` of :func:`privdist.privacy.privacy_report`)."""
+    return any(a.get("guarantee_accountant") == "skellam_rdp" for a in privacy["per_agent"])
+
+
+def fmt_pld(privacy: dict) -> str:
+    """The PLD guarantee column of a run (:func:`fmt_guarantee`), marked ``(Skellam RDP)`` where the value is that
+    bound."""
+    text = fmt_guarantee(privacy, "pld")
+    return f"{text} (Skellam RDP)" if skellam_bound(privacy) else text
+
+
+def pld_header(results: dict) -> str:
+    """The name of the PLD guarantee column: ``PLD``, or ``PLD or Skellam RDP`` when a run's value is that bound."""
+    return "PLD or Skellam RDP" if any(skellam_bound(r["privacy"]) for r in results["runs"]) else "PLD"
+
+
 def privacy_notes(results: dict) -> list[str]:
     """Markdown bullets: why a guarantee is missing, named exposures, invalid paper formulas, noise provenance; a
     note that several runs share is one bullet naming them all."""
@@ -74,14 +93,14 @@ def results_table(results: dict, metric: str) -> list[str]:
     """Markdown table of a results dictionary: final ``metric``, guarantee (RDP, PLD), paper's claim, seconds."""
     total = any(requested_epsilon(r) is not None for r in results["runs"])  # a column only where a total was given
     lines = [f"| run | {f'final {metric} (mean ± std)' if metric else 'metrics'} | {'requested eps (total) | ' if total else ''}guarantee eps (RDP) | "
-             f"guarantee eps (PLD) | paper's claim | seconds |", "|---|---|---|---|---|---|" + ("---|" if total else "")]
+             f"guarantee eps ({pld_header(results)}) | paper's claim | seconds |", "|---|---|---|---|---|---|" + ("---|" if total else "")]
     for r in results["runs"]:
         fm = r.get("metrics", {}).get(metric) if metric else None  # None: owner-only evaluation, not written here
         p = r["privacy"]
         req = f"{_fmt(requested_epsilon(r))} | " if total else ""
         cell = f"{_num(fm['final_mean'])} ± {_num(fm['final_std'], '.2g')}" if fm else "owner-only"
         lines.append(f"| {_cell(r['label'])} | {cell} | {req}"
-                     f"{fmt_guarantee(p, 'rdp')} | {fmt_guarantee(p, 'pld')} | "
+                     f"{fmt_guarantee(p, 'rdp')} | {fmt_pld(p)} | "
                      f"{_fmt(max_epsilon(p, 'paper'))} | {r['seconds']:.2f} |")
     return lines
 
@@ -106,12 +125,15 @@ def per_agent_lines(results: dict) -> list[str]:
 
 
 def agent_cells(private: list, i: int, total: bool) -> list[str]:
-    """Agent ``i``'s epsilons in each private run: ``[requested total /] paper / rdp / pld``."""
+    """Agent ``i``'s epsilons in each private run: ``[requested total /] paper / rdp / pld`` (the pld value marked
+    ``(Skellam RDP)`` where it is that bound)."""
     cells = []
     for r in private:
-        e = r["privacy"]["per_agent"][i]["epsilon"]
+        agent = r["privacy"]["per_agent"][i]
+        e = agent["epsilon"]
         req = [_fmt(requested_epsilon(r, i))] if total else []
-        cells.append(" / ".join(req + [_fmt(e.get(a)) for a in ("paper", "rdp", "pld")]))
+        mark = " (Skellam RDP)" if agent.get("guarantee_accountant") == "skellam_rdp" else ""
+        cells.append(" / ".join(req + [_fmt(e.get(a)) for a in ("paper", "rdp", "pld")]) + mark)
     return cells
 
 

@@ -20,8 +20,9 @@ from ..errors import BinaryOnlyError, DivergenceError, ParameterTypeError, Valid
 from .budget import NON_PRIVATE_ALGORITHMS, TOTAL_BUDGET_ALGORITHMS, total_budget_params
 from .trust import trust_report
 
-__all__ = ["DistributedLinearModel", "summarise_privacy", "with_preprocessing", "noise_seed", "check_number",
-           "check_finite_fit", "UtilityWarning", "ResearchModeWarning", "PrivacyTargetWarning"]
+__all__ = ["DistributedLinearModel", "summarise_privacy", "guarantee_accountant_of", "with_preprocessing",
+           "noise_seed", "check_number", "check_finite_fit", "UtilityWarning", "ResearchModeWarning",
+           "PrivacyTargetWarning"]
 
 
 class UtilityWarning(UserWarning):
@@ -187,6 +188,25 @@ def warn_fallback(record, n_rows: int, epsilon, stacklevel: int = 5) -> None:
                   stacklevel=stacklevel)
 
 
+#: The ``privacy_report_["accountant"]`` text for each ``guarantee_accountant`` (what computed the guarantee).
+ACCOUNTANT_TEXT = {
+    "pld": "pld (dp-accounting's PLD accountant); rdp as a cross-check; paper = the source paper's own formula",
+    "skellam_rdp": "skellam_rdp: the Skellam RDP bound of the secure sums (Agarwal, Kairouz & Liu 2021) at integer "
+                   "orders, composed with the run's other releases and converted by dp-accounting; guarantee_pld "
+                   "repeats it (no PLD is published for this mechanism) and guarantee_rdp is the same bound; paper = "
+                   "the source paper's own formula",
+    "mixed": "per party (per_agent.guarantee_accountant): pld (dp-accounting's PLD accountant) for parties without "
+             "Skellam releases, the Skellam RDP bound (repeated in guarantee_pld) for parties with them; paper = the "
+             "source paper's own formula"}
+
+
+def guarantee_accountant_of(agents) -> str:
+    """``"pld"``, ``"skellam_rdp"`` or ``"mixed"``: what computed the guarantee of the agents of a
+    :func:`privdist.privacy.privacy_report` (its per-agent ``guarantee_accountant``, read from the ledger's events)."""
+    by = {a.get("guarantee_accountant", "pld") for a in agents} or {"pld"}
+    return by.pop() if len(by) == 1 else "mixed"
+
+
 def summarise_privacy(report, mechanism, preprocessing, noise, *, epsilon, delta, rounds: int, algorithm: str,
                       stacklevel: int = 5) -> dict:
     """The estimators' ``privacy_report_`` from a run's :func:`privdist.privacy.privacy_report`; warns
@@ -196,16 +216,19 @@ def summarise_privacy(report, mechanism, preprocessing, noise, *, epsilon, delta
     pld = [a["epsilon"].get("pld") for a in agents]
     guaranteed = all(a["guaranteed"] for a in agents)
     worst = max((math.inf if v is None else v) for v in pld) if pld else math.inf
+    by = guarantee_accountant_of(agents)
     out = {
         "requested": {"epsilon": epsilon, "delta": delta, "scope": "total per agent, whole run"},
-        "accountant": "pld (dp-accounting); rdp as a cross-check; paper = the source paper's own formula",
+        "accountant": ACCOUNTANT_TEXT[by],
+        "guarantee_accountant": by,
         "guaranteed": guaranteed,
         "epsilon": worst,
         "delta": report["delta"],
         "calibration": {"mechanism": mechanism, "rounds": int(rounds)},
         "per_agent": [{"agent": a["agent"], "guaranteed": a["guaranteed"],
                        "guarantee_pld": a["epsilon"].get("pld"), "guarantee_rdp": a["epsilon"].get("rdp"),
-                       "paper_claim": a["epsilon"].get("paper")} for a in agents],
+                       "paper_claim": a["epsilon"].get("paper"),
+                       "guarantee_accountant": a.get("guarantee_accountant", "pld")} for a in agents],
         "assumptions": report.get("assumptions", []),
         "not_guaranteed": report.get("not_guaranteed", []),
         "exposures": report.get("exposures", []),

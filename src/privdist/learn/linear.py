@@ -71,8 +71,9 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
             classes.
         agent_coefs_, agent_intercepts_: Each agent's released model, shape (K, d) and (K,) ((K, C, d) and (K, C)
             for C >= 3 classes).
-        privacy_report_: Requested budget, the PLD guarantee per agent (RDP cross-check), the paper's claim,
-            the calibration, assumptions enforced, preprocessing steps (and whether they are private), noise mode,
+        privacy_report_: Requested budget, the guarantee per agent (PLD with an RDP cross-check; under secure
+            aggregation the Skellam RDP bound, which ``guarantee_accountant`` names), the paper's claim, the
+            calibration, assumptions enforced, preprocessing steps (and whether they are private), noise mode,
             the trust model (``"trust"``) and what was promised (``"promised"``: the privacy plan).
         privacy_plan_: The fit's :class:`~privdist.privacy.plan.PrivacyPlan`: every privacy decision, taken once
             from the parameters and public facts before any row was read (JSON: ``privacy_plan_.to_json()``).
@@ -274,8 +275,9 @@ class DistributedRidge(_DistributedRegressor):
     Attributes:
         coef_, intercept_: The model (average of the agents' released models).
         agent_coefs_, agent_intercepts_: Each agent's released model, shape (K, d) and (K,).
-        privacy_report_: Requested budget, the PLD guarantee per agent (RDP cross-check), the paper's claim,
-            the calibration, assumptions enforced, preprocessing steps (and whether they are private), noise mode,
+        privacy_report_: Requested budget, the guarantee per agent (PLD with an RDP cross-check; under secure
+            aggregation the Skellam RDP bound, which ``guarantee_accountant`` names), the paper's claim, the
+            calibration, assumptions enforced, preprocessing steps (and whether they are private), noise mode,
             the trust model (``"trust"``) and what was promised (``"promised"``: the privacy plan).
         privacy_plan_: The fit's :class:`~privdist.privacy.plan.PrivacyPlan`: every privacy decision, taken once
             from the parameters and public facts before any row was read (JSON: ``privacy_plan_.to_json()``).
@@ -371,8 +373,9 @@ class DistributedLasso(_DistributedRegressor):
     Attributes:
         coef_, intercept_: The model (average of the agents' released models).
         agent_coefs_, agent_intercepts_: Each agent's released model, shape (K, d) and (K,).
-        privacy_report_: Requested budget, the PLD guarantee per agent (RDP cross-check), the paper's claim,
-            the calibration, assumptions enforced, preprocessing steps (and whether they are private), noise mode,
+        privacy_report_: Requested budget, the guarantee per agent (PLD with an RDP cross-check; under secure
+            aggregation the Skellam RDP bound, which ``guarantee_accountant`` names), the paper's claim, the
+            calibration, assumptions enforced, preprocessing steps (and whether they are private), noise mode,
             the trust model (``"trust"``) and what was promised (``"promised"``: the privacy plan).
         privacy_plan_: The fit's :class:`~privdist.privacy.plan.PrivacyPlan`: every privacy decision, taken once
             from the parameters and public facts before any row was read (JSON: ``privacy_plan_.to_json()``).

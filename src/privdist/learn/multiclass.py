@@ -16,7 +16,8 @@ binary fit, so it releases ``C`` times as much; the TOTAL budget ``(epsilon, del
 The budgets are the privacy plan's (:func:`privdist.learn.plan.horizontal_plan`, ``classes=C``; issue 37). The report
 is not assembled from the classes' numbers: the range step and the classes' runs continue one ledger (in order, per
 party) and the accountant composes all the releases at once (:func:`privdist.privacy.privacy_report`), so the printed
-PLD epsilon per party is that of everything the parties released.
+epsilon per party (PLD, or the Skellam RDP bound of secure sums: ``guarantee_accountant``) is that of everything the
+parties released.
 
 Prediction follows scikit-learn's one-vs-rest conventions: ``decision_function`` has shape ``(n, C)``,
 ``predict`` is the class of the largest score and ``predict_proba`` normalises the ``C`` sigmoids per row.

@@ -96,11 +96,13 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         coef_blocks_: Party ``m``'s coefficients on its own columns ``feature_groups_[m]``.
         feature_groups_: Column indices of each party. n_parties_: their number.
         preprocessor_: The fitted per-column maps (:class:`privdist.data.bounds.Preprocessor`, rows not clipped).
-        privacy_report_: Requested budget, PLD guarantee per party (RDP cross-check), the calibration, the
+        privacy_report_: Requested budget, guarantee per party (PLD with an RDP cross-check; the Skellam RDP
+            bound with ``trust="secure_aggregation"``, named by ``guarantee_accountant``), the calibration, the
             assumptions enforced, ``exposures`` (the labels), ``scope``, preprocessing, noise mode, what was
             promised (``"promised"``: the privacy plan).
         privacy_plan_: The fit's :class:`~privdist.privacy.plan.PrivacyPlan` (every privacy decision, taken once
-            before any row was read). ledger_: the job's ledger (range releases, then the shares).
+            before any row was read). ledger_: the job's ledger (range releases, then the shares), what the report
+            composes and what several fits compose (``privdist fit`` draws).
         history_: ``{"objective": ADMM objective of the parties' models per round, ...}``.
         clipping_: the public clip bounds and, per party, how many rounds were clipped (owner-only: a noise-free
             function of the data, kept out of ``privacy_report_``).

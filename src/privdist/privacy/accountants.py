@@ -25,7 +25,9 @@ under its ``REPLACE_ONE`` relation (the flipped bit).
 Skellam releases (distributed discrete noise of a secure sum, :mod:`privdist.privacy.skellam`, issue 27) have an RDP
 bound proved at integer orders only and no published PLD: an agent whose composition holds one is composed by
 :class:`~privdist.privacy.skellam.SkellamRdpAccountant` (dp-accounting's RDP accountant on integer orders, with the
-other events composed by dp-accounting itself), and its ``pld`` value is that RDP value.
+other events composed by dp-accounting itself), and its ``pld`` value is that RDP value. The report names what
+computed each agent's guarantee (``guarantee_accountant``: ``"pld"`` or ``"skellam_rdp"``), so that no label calls
+the Skellam bound a PLD value.
 
 Results are cached by identical entry sequences, so 1000 agents with equal releases cost one accounting.
 
@@ -60,7 +62,8 @@ _pld = lazy("dp_accounting.pld")
 _rdp = lazy("dp_accounting.rdp")
 _gaussian = lazy("dp_accounting.gaussian_mechanism")  # dp-accounting >= 0.4.4 (pinned in pyproject)
 
-__all__ = ["ACCOUNTANTS", "agent_epsilon", "composed_event", "privacy_report", "clear_accountant_cache"]
+__all__ = ["ACCOUNTANTS", "SKELLAM_RDP", "agent_epsilon", "composed_event", "guarantee_accountant", "privacy_report",
+           "clear_accountant_cache"]
 
 #: Names of the accountants, in report order.
 ACCOUNTANTS: tuple[str, ...] = ("paper", "rdp", "pld")
@@ -115,6 +118,19 @@ def composed_event(entries: Sequence[tuple[Release, int]]) -> dp_event.DpEvent |
 
 def _has_privdist_event(event: dp_event.DpEvent) -> bool:
     return any(getattr(e, "privdist_event", False) for e in walk_events(event))
+
+
+#: ``guarantee_accountant`` of an agent whose composition holds a Skellam release: its ``rdp`` and ``pld`` values are
+#: both the Skellam RDP bound (no PLD is published for the mechanism).
+SKELLAM_RDP = "skellam_rdp"
+
+
+def guarantee_accountant(entries: Sequence[tuple[Release, int]]) -> str:
+    """What computes the guarantee (the ``pld`` value) of these entries: :data:`SKELLAM_RDP` when one of them is a
+    Skellam release (:class:`~privdist.privacy.skellam.SkellamRdpAccountant`), else ``"pld"`` (dp-accounting's PLD
+    accountant, its exact Gaussian conversion or :mod:`privdist.privacy.pure`)."""
+    event = composed_event(_entries_tuple(entries))
+    return SKELLAM_RDP if event is not None and _has_privdist_event(event) else "pld"
 
 
 def _tight_epsilon(event: dp_event.DpEvent, delta: float, accountant: str) -> float:
@@ -249,12 +265,15 @@ def privacy_report(
     Returns:
         ``{"delta": delta, "paper_delta": <largest total delta the paper formula certifies over agents, or None>,
         "per_agent": [{"agent": k, "releases": n, "guaranteed": bool, "epsilon": {name: float | None, ...},
-        "claimed": {"rdp"/"pld": float}, "paper_note": str | None}, ...], "not_guaranteed": [reasons],
+        "claimed": {"rdp"/"pld": float}, "paper_note": str | None, "guarantee_accountant": "pld" | "skellam_rdp"},
+        ...], "not_guaranteed": [reasons],
         "exposures": [...], "assumptions": [...]}``. ``epsilon["rdp"]``/``["pld"]`` are the *guarantee* (``inf``
         where a release is not a guarantee or is in the clear); ``epsilon["paper"]`` is the paper's *claim*;
         ``claimed`` composes the declared releases with RDP/PLD regardless of the guarantee flags (equal to the
         guarantee when ``guaranteed``); ``paper_note`` says when the paper's formula is below the exact PLD value
-        of the releases it composes. ``guaranteed`` is False for an agent with any non-guaranteed release and
+        of the releases it composes; ``guarantee_accountant`` names what computed the ``pld`` value
+        (:func:`guarantee_accountant`: ``"skellam_rdp"`` = the Skellam RDP bound, repeated in the ``rdp`` value).
+        ``guaranteed`` is False for an agent with any non-guaranteed release and
         for a non-private agent; an agent that released nothing is guaranteed with epsilon 0.
 
     Raises:
@@ -290,13 +309,14 @@ def privacy_report(
                     claimed[name] = _cached_epsilon(key, delta, name, delta_prime, True)[0]
             why = list(dict.fromkeys(r.reason for r, _ in key if not r.guarantee))
             groups[key] = {"eps": eps, "claimed": claimed, "certified": certified, "why": why,
-                           "note": _paper_note(key, eps, claimed)}
+                           "note": _paper_note(key, eps, claimed), "by": guarantee_accountant(key)}
         g = groups[key]
         if g["certified"] is not None:
             paper_delta = g["certified"] if paper_delta is None else max(paper_delta, g["certified"])
         reasons += [w for w in g["why"] if w not in reasons]
         per_agent.append({"agent": agent, "releases": sum(c for _, c in key), "guaranteed": not g["why"],
-                          "epsilon": dict(g["eps"]), "claimed": dict(g["claimed"]), "paper_note": g["note"]})
+                          "epsilon": dict(g["eps"]), "claimed": dict(g["claimed"]), "paper_note": g["note"],
+                          "guarantee_accountant": g["by"]})
     report = {"delta": delta, "paper_delta": paper_delta, "per_agent": per_agent, "not_guaranteed": reasons,
               "exposures": ledger.exposures, "assumptions": ledger.assumptions}
     if protocol is not None:
