@@ -10,6 +10,15 @@ from privdist.network import dzoa5
 from privdist.problems import HorizontalERM, make_loss, make_regularizer
 
 
+try:  # no per-example time limit for property tests (hypothesis' default deadline is a wall-time assertion)
+    from hypothesis import settings as _hypothesis_settings
+
+    _hypothesis_settings.register_profile("privdist", deadline=None)
+    _hypothesis_settings.load_profile("privdist")
+except ImportError:  # pragma: no cover - the test extra installs hypothesis
+    pass
+
+
 def wait_until(condition, timeout=60.0, interval=0.05, what="the condition"):
     """Poll ``condition()`` until it is true and return its value; fail the test if it is still false after
     ``timeout`` seconds. The deadline is generous on purpose: a test waits for an event, never for a duration, and

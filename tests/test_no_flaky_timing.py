@@ -6,6 +6,7 @@ Every Python file under tests/ is read with ``ast``. Outside slow tests (a modul
 * call ``sleep`` (``time.sleep``, ``asyncio.sleep``, a bare ``sleep``), nor hand a subprocess code that does (a
   string constant with a call of ``sleep`` in it): poll the condition with ``conftest.wait_until`` or synchronise
   with an event instead;
+* set a hypothesis ``deadline`` other than None (tests/conftest.py loads a profile without one);
 * assert an upper bound on a wall-clock measurement: a comparison in an ``assert`` whose smaller side holds a clock
   reading (``time.perf_counter()``, ``time.time()``, ``time.monotonic()``, ...), a name assigned from one, or a name,
   attribute or key that reads as a duration (``seconds``, ``elapsed``, ``duration``, ``wall``): timings belong in
@@ -19,6 +20,8 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
+
+import pytest
 
 TESTS = Path(__file__).resolve().parent
 
@@ -115,6 +118,9 @@ class _Scan(ast.NodeVisitor):
     def visit_Call(self, node):
         if _is_sleep_call(node):
             self.hits.append((self.scope[-1], "sleep", ast.unparse(node)))
+        for kw in node.keywords:  # hypothesis' per-example deadline is a wall-time assertion
+            if kw.arg == "deadline" and not (isinstance(kw.value, ast.Constant) and kw.value.value is None):
+                self.hits.append((self.scope[-1], "hypothesis deadline", ast.unparse(node)))
         self.generic_visit(node)
 
     def visit_Constant(self, node):
@@ -189,11 +195,15 @@ def test_e(out):
 
 def test_f():
     subprocess.run([sys.executable, "-c", "import time; time.sleep(120)"])
+
+@settings(max_examples=5, deadline=500)
+def test_g():
+    pass
 '''
     hits = scan(bad)
     assert [(f, k) for f, k, _ in hits] == [("test_a", "sleep"), ("test_b", "sleep"), ("test_c", "wall-time bound"),
                                             ("test_d", "wall-time bound"), ("test_e", "wall-time bound"),
-                                            ("test_f", "sleep in code")]
+                                            ("test_f", "sleep in code"), ("test_g", "hypothesis deadline")]
 
 
 def test_the_scan_leaves_slow_tests_lower_bounds_and_timeouts_alone():
@@ -221,3 +231,8 @@ def test_fast(proc, out):
 '''
     assert scan(ok) == []
     assert scan("import pytest, time\npytestmark = [pytest.mark.slow]\n\ndef test_s():\n    time.sleep(1)\n") == []
+
+
+def test_property_tests_have_no_deadline():
+    hypothesis = pytest.importorskip("hypothesis")
+    assert hypothesis.settings.default.deadline is None  # the profile tests/conftest.py loads
