@@ -1,11 +1,36 @@
 """Shared fixtures: the D-ZOA paper's small ridge/lasso setups (spec §2.11) built through the public API."""
 
+import time
+
 import numpy as np
 import pytest
 
 from privdist.data import dzoa_regression, horizontal_partition
 from privdist.network import dzoa5
 from privdist.problems import HorizontalERM, make_loss, make_regularizer
+
+
+try:  # no per-example time limit for property tests (hypothesis' default deadline is a wall-time assertion)
+    from hypothesis import settings as _hypothesis_settings
+
+    _hypothesis_settings.register_profile("privdist", deadline=None)
+    _hypothesis_settings.load_profile("privdist")
+except ImportError:  # pragma: no cover - the test extra installs hypothesis
+    pass
+
+
+def wait_until(condition, timeout=60.0, interval=0.05, what="the condition"):
+    """Poll ``condition()`` until it is true and return its value; fail the test if it is still false after
+    ``timeout`` seconds. The deadline is generous on purpose: a test waits for an event, never for a duration, and
+    a loaded machine only makes it wait longer (issue 37)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(interval)  # the poll interval of this helper (allowed in tests/test_no_flaky_timing.py)
 
 
 def make_dzoa_problem(seed=0, regularizer="l2", loss="squared"):

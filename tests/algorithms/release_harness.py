@@ -73,3 +73,63 @@ def state_rows(state):
 
 def complete_net(K):
     return complete(K)
+
+
+
+def standard_normal_interval(reps, cells, false_failure=1e-6):
+    """Acceptance intervals for draws ``z`` of shape ``(reps, *cells)`` (``reps`` repetitions, e.g. seeds, of a
+    release of ``cells`` coordinates) that are i.i.d. N(0, 1) when an algorithm draws the noise it declares: its
+    noise (release minus its known noiseless value) divided by the declared std. Exactly, with ``n = reps * cells``:
+    ``sum z^2 ~ chi2(n)`` (the spread) and ``sum_cells (sum_reps z)^2 / reps ~ chi2(cells)`` (each coordinate's mean
+    is 0: a wrong noiseless value shows here). Each statistic gets a two-sided interval of probability
+    ``1 - false_failure / 2``, so a correct algorithm fails with probability at most ``false_failure`` (union bound).
+
+    Returns ``((lo, hi), (mlo, mhi))``: accept iff ``lo <= sum z^2 <= hi`` and ``mlo <= mean statistic <= mhi``.
+    """
+    from scipy.stats import chi2
+
+    tail, n = false_failure / 4, reps * cells  # half of the budget per statistic, split over its two tails
+    return ((float(chi2.ppf(tail, n)), float(chi2.isf(tail, n))),
+            (float(chi2.ppf(tail, cells)), float(chi2.isf(tail, cells))))
+
+
+def wrong_std_acceptance(n, ratio, false_failure=1e-6):
+    """Probability that the spread interval of :func:`standard_normal_interval` for ``n`` draws accepts ``sum z^2``
+    when the true noise std is ``ratio`` times the declared one (``sum z^2 ~ ratio^2 chi2(n)``): one minus the
+    test's power against that std."""
+    from scipy.stats import chi2
+
+    (lo, hi), _ = standard_normal_interval(n, 1, false_failure)
+    return float(chi2.cdf(hi / ratio**2, n) - chi2.cdf(lo / ratio**2, n))
+
+
+def _statistics(z):
+    z = np.asarray(z, dtype=float)
+    reps = z.shape[0]
+    z = z.reshape(reps, -1)
+    return z.shape, float(np.sum(z * z)), float(np.sum(z.sum(axis=0) ** 2) / reps)
+
+
+def accepts_standard_normal(z, false_failure=1e-6) -> bool:
+    """Whether ``z`` (shape ``(reps, *cells)``) passes both checks of :func:`standard_normal_interval`."""
+    (reps, cells), ss, ms = _statistics(z)
+    (lo, hi), (mlo, mhi) = standard_normal_interval(reps, cells, false_failure)
+    return lo <= ss <= hi and mlo <= ms <= mhi
+
+
+def assert_standard_normal(z, false_failure=1e-6, power_at=0.10):
+    """Assert that the standardised noise ``z`` (shape ``(reps, *cells)``, see :func:`standard_normal_interval`) is
+    i.i.d. N(0, 1): its spread and its per-coordinate means within the sampling distribution's acceptance intervals
+    at probability ``false_failure`` of failing a correct algorithm, with enough draws that a std off by
+    ``power_at`` either way would be accepted with probability below ``false_failure`` as well (the test tells a
+    wrong sigma from the right one)."""
+    (reps, cells), ss, ms = _statistics(z)
+    n = reps * cells
+    for ratio in (1.0 - power_at, 1.0 + power_at):
+        assert wrong_std_acceptance(n, ratio, false_failure) < false_failure, \
+            f"{n} draws cannot tell a noise std {ratio:g} x the declared one from the declared one"
+    (lo, hi), (mlo, mhi) = standard_normal_interval(reps, cells, false_failure)
+    assert lo <= ss <= hi, (f"drawn/declared noise std {np.sqrt(ss / n):.4f} outside the chi2({n}) interval "
+                            f"[{np.sqrt(lo / n):.4f}, {np.sqrt(hi / n):.4f}] (false-failure probability {false_failure:g})")
+    assert mlo <= ms <= mhi, (f"the {cells} coordinates' mean noise is not 0: chi2({cells}) statistic {ms:.1f} "
+                              f"outside [{mlo:.1f}, {mhi:.1f}] (false-failure probability {false_failure:g})")

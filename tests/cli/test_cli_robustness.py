@@ -166,9 +166,9 @@ def test_serve_stop_finds_what_a_killed_server_left(tmp_path, monkeypatch, capsy
     line; the Ray end to end is the slow test of test_runtime_serve_cli)."""
     temp_dir = str(tmp_path / "privdist-serve-x")
     # the stand-in is started by a process that exits at once, so that (like a killed server's ray start) it is
-    # nobody's child here and is reaped by init when it ends
+    # nobody's child here and is reaped by init when it ends; it waits for a signal (no time limit to outlast)
     launcher = subprocess.run([sys.executable, "-c", "import subprocess, sys; print(subprocess.Popen([sys.executable, "
-                               "'-c', 'import time; time.sleep(120)', '--temp-dir', sys.argv[1]], "
+                               "'-c', 'import signal; signal.pause()', '--temp-dir', sys.argv[1]], "
                                "start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).pid)", temp_dir],
                               capture_output=True, text=True, check=True)
     head = int(launcher.stdout)

@@ -68,7 +68,7 @@ def test_cli_data_fetch(tmp_path, capsys):
     thread.start()
     url = f"http://127.0.0.1:{httpd.server_address[1]}"
     try:
-        rc = main(["data", "fetch", "a9a", "--data-dir", str(tmp_path / "d"), "--base-url", url, "--timeout", "5"])
+        rc = main(["data", "fetch", "a9a", "--data-dir", str(tmp_path / "d"), "--base-url", url, "--timeout", "60"])
         assert rc == 0 and capsys.readouterr().out.strip() == str(tmp_path / "d" / "a9a")
         assert (tmp_path / "d" / "a9a").read_bytes() == b"+1 1:1\n"
         rc = main(["data", "fetch", "a9a.t", "--data-dir", str(tmp_path / "d"), "--base-url", url])

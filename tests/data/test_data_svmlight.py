@@ -8,7 +8,6 @@ import gzip
 import os
 import socket
 import threading
-import time
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -125,9 +124,11 @@ class _Handler(SimpleHTTPRequestHandler):
     def log_message(self, *args):  # keep test output clean
         pass
 
+    release = threading.Event()  # set by the server fixture when its test is done
+
     def do_GET(self):
-        if "slow" in self.path:
-            time.sleep(1.0)
+        if "slow" in self.path:  # answers only once the test is over: any client timeout fires first
+            self.release.wait()
         return super().do_GET()
 
 
@@ -142,12 +143,14 @@ class _Server(ThreadingHTTPServer):
 def server(tmp_path):
     root = tmp_path / "srv"
     root.mkdir()
-    httpd = _Server(("127.0.0.1", 0), functools.partial(_Handler, directory=str(root)))
+    handler = type("_FixtureHandler", (_Handler,), {"release": threading.Event()})
+    httpd = _Server(("127.0.0.1", 0), functools.partial(handler, directory=str(root)))
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield root, f"http://127.0.0.1:{httpd.server_address[1]}"
     finally:
+        handler.release.set()
         httpd.shutdown()
         httpd.server_close()
         thread.join(timeout=5)

@@ -6,10 +6,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from conftest import wait_until
+
+from privdist.runtime.workers import WATCHDOG_OS_NAME
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table in /proc")
 
@@ -50,6 +52,17 @@ def _alive(pid: int) -> bool:
     return state != "Z"  # a zombie has ended; only its entry waits for a reaper
 
 
+def _watching(pid: int) -> bool:
+    """The parent watchdog thread of worker ``pid`` runs (privdist.runtime.workers names it for the OS)."""
+    for comm in Path(f"/proc/{pid}/task").glob("*/comm"):
+        try:
+            if comm.read_text().strip() == WATCHDOG_OS_NAME:
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def test_kill_9_of_run_jobs_2_leaves_no_worker(tmp_path):
     spec = tmp_path / "long.toml"
     spec.write_text(LONG)
@@ -59,20 +72,19 @@ def test_kill_9_of_run_jobs_2_leaves_no_worker(tmp_path):
                               stderr=subprocess.DEVNULL)
     workers: list[int] = []
     try:
-        deadline = time.monotonic() + 120
-        while len(workers) < 2 and time.monotonic() < deadline and parent.poll() is None:
-            time.sleep(0.2)
-            workers = _children(parent.pid)
+        def pool_started():
+            workers[:] = _children(parent.pid)
+            return len(workers) >= 2 or parent.poll() is not None
+
+        wait_until(pool_started, timeout=120, what="the pool's workers")
         assert len(workers) >= 2, "the pool's workers did not start"
-        time.sleep(1.0)  # the workers are inside their trials
+        # each worker watches its parent once its initializer has run (its watchdog thread exists)
+        wait_until(lambda: all(_watching(w) for w in workers), timeout=120, what="the workers' watchdog threads")
         assert all(_alive(w) for w in workers)
         parent.send_signal(signal.SIGKILL)
         parent.wait()
-        deadline = time.monotonic() + 10
-        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        left = [w for w in workers if _alive(w)]
-        assert not left, f"worker(s) {left} still alive 10 s after kill -9 of their parent"
+        wait_until(lambda: not any(_alive(w) for w in workers), timeout=60,
+                   what=f"the workers {workers} to end after kill -9 of their parent")
     finally:
         for pid in workers + [parent.pid]:
             try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import time
 
 import numpy as np
 import pytest
@@ -85,12 +84,9 @@ def test_default_radius():
     assert default_rgg_radius(2) <= math.sqrt(2)
 
 
-def test_large_rgg_fast_and_sparse():
-    start = time.perf_counter()
+def test_large_rgg_sparse():  # its build time is the rgg_2000 benchmark (benchmarks/bench_rgg.py)
     net = random_geometric(2000, rng=np.random.default_rng(0))
     W = net.metropolis_weights()
-    elapsed = time.perf_counter() - start
-    assert elapsed < 10.0
     assert isinstance(net.adjacency, sp.csr_array) and isinstance(W, sp.csr_array)
     assert net.adjacency.nnz < 0.05 * 2000**2
     np.testing.assert_allclose(W.sum(axis=0), 1.0, atol=1e-12)

@@ -10,14 +10,13 @@ that agent ``k``'s own key does regenerate its noise (the test would see a leak)
 
 import pickle
 import sys
-import time
 import types
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from conftest import make_dzoa_problem
+from conftest import make_dzoa_problem, wait_until
 
 from privdist.algorithms import DPSGD, make_algorithm
 from privdist.contract import AgentBlock
@@ -189,12 +188,17 @@ def _observe(actors):
 def _kill(actor):
     """Kill an actor and wait until it is dead (``ray.kill`` is asynchronous)."""
     ray.kill(actor, no_restart=True)
-    for _ in range(600):
+
+    def dead() -> bool:
         try:
             ray.get(actor.pid.remote(), timeout=10)
+        except ray.exceptions.GetTimeoutError:
+            return False  # no answer yet (a loaded machine), which is not an answer that the actor is gone
         except Exception:
-            return
-        time.sleep(0.05)
+            return True
+        return False
+
+    wait_until(dead, timeout=120, what="the killed actor to be gone")
 
 
 @pytest.fixture(scope="module")

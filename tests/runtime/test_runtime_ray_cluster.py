@@ -8,7 +8,6 @@ and a party actor killed mid-run must come back and finish with the uninterrupte
 """
 
 import os
-import time
 
 import numpy as np
 import pytest
@@ -155,12 +154,12 @@ def test_the_driver_cannot_resolve_any_party_data(two_nodes):
     assert handle._local == {}
 
 
-def test_missing_resource_is_a_named_error_before_round_one(two_nodes):
-    t0 = time.perf_counter()
+def test_missing_resource_is_a_named_error_before_round_one(two_nodes, monkeypatch):
     backend = two_nodes["session"].backend(placement={0: "party_0", 1: "party_1", 2: "party_2", 3: "party_9"})
-    with pytest.raises(PlacementError, match=r"party_9.*party 3.*ray start --address"):
+    # before round one: the placement is refused before any party actor is acquired or started
+    with monkeypatch.context() as m, pytest.raises(PlacementError, match=r"party_9.*party 3.*ray start --address"):
+        m.setattr(PartyBackend, "_start_actors", lambda *a, **k: pytest.fail("a party actor was started"))
         run(make_algorithm("consensus_admm"), _horizontal(), ring(K), ROUNDS, backend=backend)
-    assert time.perf_counter() - t0 < 10
     pooled = lambda B: 0.0  # noqa: E731
     pooled.needs_pooled_data = True
     with pytest.raises(PooledDataUnavailableError, match="pooled"):

@@ -14,13 +14,18 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 import time
 
-__all__ = ["worker_initializer", "WATCHDOG_SECONDS"]
+__all__ = ["worker_initializer", "WATCHDOG_SECONDS", "WATCHDOG_OS_NAME"]
 
 #: Seconds between two checks of the parent (a worker outlives a killed parent by at most about this long).
 WATCHDOG_SECONDS = 0.5
+
+#: The watchdog thread's name for the operating system (Linux: ``/proc/PID/task/TID/comm``, ``top -H``; at most 15
+#: bytes), so that one can see that a worker watches its parent.
+WATCHDOG_OS_NAME = "privdist-watch"
 
 
 def worker_initializer(ignore_sigint: bool = True) -> None:
@@ -33,7 +38,20 @@ def worker_initializer(ignore_sigint: bool = True) -> None:
 
 
 def _watch(parent: int) -> None:
+    _name_os_thread(WATCHDOG_OS_NAME)
     while True:
         time.sleep(WATCHDOG_SECONDS)
         if os.getppid() != parent:
             os._exit(1)  # the parent is gone: nobody reads this worker's results
+
+
+def _name_os_thread(name: str) -> None:
+    """Give the calling thread ``name`` at the OS level (Linux ``prctl(PR_SET_NAME)``); nothing elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(15, name.encode()[:15], 0, 0, 0)  # PR_SET_NAME
+    except (OSError, AttributeError):
+        pass
