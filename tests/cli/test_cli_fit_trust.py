@@ -46,3 +46,17 @@ def test_trust_options_are_checked(tmp_path, capsys):
     assert main(["fit", path, "--target", "y", "--vertical", "2", "--trust", "secure_aggregation",
                  "--epsilon", "1", "--delta", "1e-5"]) == 2
     assert "vertical" in capsys.readouterr().err
+
+
+def test_fit_writes_the_plan_it_ran(tmp_path):
+    """results.json holds the fit's privacy plan (issue 37): it reads back as the same plan, with the trust model and
+    the secure-aggregation parameters given on the command line, and the report's ``promised`` is its wording."""
+    from privdist.privacy.plan import PrivacyPlan
+
+    out = tmp_path / "out"
+    assert main(["fit", str(_csv(tmp_path)), "--target", "y", "--agents", "6", "--colluding", "1", "--epsilon", "1",
+                 "--delta", "1e-5", "--seed", "0", "--out", str(out)]) == 0
+    results = json.loads((out / "results.json").read_text())
+    plan = PrivacyPlan.from_dict(results["plan"])
+    assert (plan.trust, plan.parties, plan.secure.colluding, plan.epsilon) == ("secure_aggregation", 6, 1, 1.0)
+    assert results["privacy"]["promised"] == json.loads(json.dumps(plan.promised()))

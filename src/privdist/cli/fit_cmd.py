@@ -258,7 +258,7 @@ def _fit(args) -> int:
                         "task": task, "classes": ds.extras.get("classes"), "parties": K,
                         "preprocessing": report["preprocessing"]},
                "settings": {k: v for k, v in vars(args).items() if k != "func"},
-               "privacy": report, "release_boundary": boundary,
+               "privacy": report, "plan": private.privacy_plan_.to_dict(), "release_boundary": boundary,
                "notes": ["model.json and results.json are the release: covered by the printed guarantee (see "
                          "privacy.guaranteed); the owner-only outputs are listed in release_boundary.owner_only and "
                          "privacy.exposures"],
