@@ -59,8 +59,8 @@ def _assert_equal_ledgers(declared, actual):
 HORIZONTAL = [
     (DistributedLogisticRegression, dict(), "y"),  # dpmm under secure aggregation (auto), secure range step
     (DistributedLogisticRegression, dict(trust="local"), "y"),
-    (DistributedLogisticRegression, dict(trust="secure_aggregation", algorithm_params={"colluding": 1,
-                                                                                        "dropout_tolerance": 0.2}),
+    (DistributedLogisticRegression, dict(trust="secure_aggregation", secure_aggregation={"colluding": 1,
+                                                                                          "dropout_tolerance": 0.2}),
      "y"),
     (DistributedLogisticRegression, dict(algorithm="dpsgd"), "y"),
     (DistributedLogisticRegression, dict(algorithm="dpadmm"), "y"),
@@ -133,7 +133,7 @@ def test_trust_is_resolved_in_one_place():
 
 
 @pytest.mark.parametrize("params", [{"epsilon": 5.0}, {"delta": 0.1}, {"prior": (1.0,)}, {"runs": 3},
-                                    {"trust": "local"}, {"budget": "round"}])
+                                    {"trust": "local"}, {"budget": "round"}, {"colluding": 1}])
 def test_algorithm_params_cannot_change_the_budget(params):
     X, y, _, _ = _data()
     with pytest.raises(ValidationError, match="privacy plan decides"):
@@ -145,7 +145,7 @@ def test_secure_parameters_are_validated_by_the_plan(value):
     X, y, _, _ = _data()
     with pytest.raises(ValidationError):
         _fit(DistributedLogisticRegression(n_agents=4, random_state=1,
-                                           algorithm_params={"dropout_tolerance": value}), X, y)
+                                           secure_aggregation={"dropout_tolerance": value}), X, y)
     with pytest.raises(ValidationError, match="describe secure aggregation"):
         _fit(DistributedLogisticRegression(n_agents=4, random_state=1, trust="local",
-                                           algorithm_params={"colluding": 1}), X, y)
+                                           secure_aggregation={"colluding": 1}), X, y)

@@ -121,7 +121,7 @@ def _check_trust(args) -> None:
         raise ValidationError("--trust secure_aggregation is for parties holding rows (dpmm's sums); a vertical fit "
                               "(ADMM sharing) runs with --trust local")
     # the plan's own checks (one implementation), made before any data is read
-    secure_section(resolved_trust(args), trust_options(args).get("algorithm_params"), args.epsilon is not None)
+    secure_section(resolved_trust(args), trust_options(args).get("secure_aggregation"), args.epsilon is not None)
 
 
 def _check_budget_split(args, epsilons: list[float]) -> None:
@@ -235,7 +235,7 @@ def check_fit_data(args, ds, X, groups, n_classes: int) -> None:
                                   f"test rows, fewer {which} rows than the {parties} parties: the split is stratified "
                                   "by party (each party keeps a training and a test row); use fewer parties or "
                                   f"a {'larger' if which == 'test' else 'smaller'} --test-size")
-        secure = secure_section(resolved_trust(args), trust_options(args).get("algorithm_params"),
+        secure = secure_section(resolved_trust(args), trust_options(args).get("secure_aggregation"),
                                 args.epsilon is not None)
         if secure is not None:  # honest parties left in every sum
             secure.shares(parties)

@@ -10,12 +10,12 @@ __all__ = ["trust_options"]
 
 def trust_options(args) -> dict:
     """The estimators' ``trust`` as asked (``--trust``) and, when given, the secure-aggregation parameters
-    ``colluding`` and ``dropout_tolerance`` (``--colluding``, ``--dropout-tolerance``) as ``algorithm_params``."""
+    ``colluding`` and ``dropout_tolerance`` (``--colluding``, ``--dropout-tolerance``) as ``secure_aggregation``."""
     out = {"trust": getattr(args, "trust", "auto")}
     secure = {k: v for k, v in (("colluding", getattr(args, "colluding", 0)),
                                 ("dropout_tolerance", getattr(args, "dropout_tolerance", 0.0))) if v}
     if secure:
-        out["algorithm_params"] = secure
+        out["secure_aggregation"] = secure
     return out
 
 

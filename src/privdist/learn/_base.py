@@ -320,15 +320,18 @@ class DistributedLinearModel(BaseEstimator):
         if not isinstance(self.network, (str, Network)):
             raise ParameterTypeError(f"network must be a network kind (e.g. 'complete', 'ring') or a Network, got "
                                      f"{type(self.network).__name__} {shown(self.network)}")
+        from .plan import algorithm_overrides
+
         if self.algorithm_params is not None and not isinstance(self.algorithm_params, dict):
             raise ParameterTypeError(f"algorithm_params must be a dict (e.g. {{'alpha0': 32}}) or None, got "
                                      f"{type(self.algorithm_params).__name__} {shown(self.algorithm_params)}")
+        algorithm_overrides(self)  # no budget or trust key
         if type(self.fit_intercept) is not bool:
             raise ParameterTypeError(f"fit_intercept must be a bool, got {shown(self.fit_intercept)}")
         from ..privacy.plan import resolve_trust, secure_section
 
         secure_section(resolve_trust(self.algorithm, getattr(self, "trust", "local"), self.epsilon),
-                       self.algorithm_params, self.epsilon is not None)  # the plan's one validation of trust and its parameters, up front
+                       self.secure_aggregation, self.epsilon is not None)  # the plan's one validation of trust and its parameters, up front
 
     # ------------------------------------------------------------------ fit
     def _rounds(self) -> int:

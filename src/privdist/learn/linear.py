@@ -47,8 +47,9 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
         range_share: Share of each agent's total budget spent by the DP range step (``scale="dp"``), in (0, 1);
             a classifier whose step would be swamped at it takes the smallest larger share of 0.2 .. 0.5 that is
             not (:func:`privdist.privacy.range_plan.plan_range`, public; recorded).
-        algorithm_params: Overrides of the algorithm's hyperparameters (e.g. ``{"alpha0": 32}``; under secure
-            aggregation also dpmm's ``colluding``, ``dropout_tolerance``, ``bits``, ``recovery`` and ``threshold``).
+        algorithm_params: Overrides of the algorithm's hyperparameters (e.g. ``{"alpha0": 32}``); never the
+            budget or the trust model (``epsilon``, ``delta``, ``rounds``, ``trust``, the secure-aggregation
+            parameters: a ``ValidationError``), which the fit's privacy plan decides from the parameters above.
         secure: Draw the noise from fresh OS entropy (never recorded). Default True: what a release needs.
         random_state: Research reproducibility: seeds the partition and the noise; switches ``secure`` off and
             warns (a seeded model is not for release).
@@ -62,9 +63,15 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
               the agents' gradient and Gram sums, and the DP range step's histograms, go through secure
               aggregation with distributed Skellam noise, so the coordinator sees only sums carrying noise of a
               central curator's scale, calibrated (RDP) on the whole budget. Assumes an honest-but-curious
-              aggregator and at most ``colluding`` agents colluding with it (``algorithm_params``, default 0;
+              aggregator and at most ``colluding`` agents colluding with it (``secure_aggregation``, default 0;
               stated in ``privacy_report_["trust"]``). Without noise (``epsilon=None``) the sums are gathered in
               the clear.
+        secure_aggregation: The public parameters of secure aggregation
+            (:class:`~privdist.privacy.secure_params.SecureAggregation` or a dict of its fields): ``colluding``
+            (agents assumed to collude with the aggregator), ``dropout_tolerance`` (fraction of agents whose noise
+            shares a sum may lose and still meet the budget), ``bits``, ``recovery`` (``"retry"`` or
+            ``"shamir"``) and ``threshold``; None: the defaults (no colluder, no dropout). Only with secure
+            aggregation (a ``ValidationError`` under local trust).
 
     Attributes:
         coef_, intercept_: The model (average of the agents' released models); shape (C, d) and (C,) for C >= 3
@@ -90,7 +97,8 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
 
     def __init__(self, algorithm="dpmm", epsilon=1.0, delta=1e-5, n_agents=10, network="complete", rounds=None,
                  alpha=1e-4, fit_intercept=True, row_norm=1.0, scale="dp", bounds=None, range_share=0.1,
-                 algorithm_params=None, secure=True, random_state=None, trust="auto"):
+                 algorithm_params=None, secure=True, random_state=None, trust="auto",
+                 secure_aggregation=None):
         self.algorithm = algorithm
         self.epsilon = epsilon
         self.delta = delta
@@ -107,6 +115,7 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
         self.secure = secure
         self.random_state = random_state
         self.trust = trust
+        self.secure_aggregation = secure_aggregation
 
     def __sklearn_tags__(self):
         tags = binary_classifier_tags(super().__sklearn_tags__())
@@ -253,8 +262,9 @@ class DistributedRidge(_DistributedRegressor):
             and the model mapped back, so ``predict``, ``coef_`` and ``intercept_`` are in the target's units. Without
             it, ``scale="dp"`` adds the target as one more column of the DP range step (``target_bounds_`` holds
             the bounds used; None: target unscaled, e.g. with ``scale="none"``).
-        algorithm_params: Overrides of the algorithm's hyperparameters (e.g. ``{"alpha0": 32}``; under secure
-            aggregation also dpmm's ``colluding``, ``dropout_tolerance``, ``bits``, ``recovery`` and ``threshold``).
+        algorithm_params: Overrides of the algorithm's hyperparameters (e.g. ``{"alpha0": 32}``); never the
+            budget or the trust model (``epsilon``, ``delta``, ``rounds``, ``trust``, the secure-aggregation
+            parameters: a ``ValidationError``), which the fit's privacy plan decides from the parameters above.
         secure: Draw the noise from fresh OS entropy (never recorded). Default True: what a release needs.
         random_state: Research reproducibility: seeds the partition and the noise; switches ``secure`` off and
             warns (a seeded model is not for release).
@@ -268,9 +278,15 @@ class DistributedRidge(_DistributedRegressor):
               the agents' gradient and Gram sums, and the DP range step's histograms, go through secure
               aggregation with distributed Skellam noise, so the coordinator sees only sums carrying noise of a
               central curator's scale, calibrated (RDP) on the whole budget. Assumes an honest-but-curious
-              aggregator and at most ``colluding`` agents colluding with it (``algorithm_params``, default 0;
+              aggregator and at most ``colluding`` agents colluding with it (``secure_aggregation``, default 0;
               stated in ``privacy_report_["trust"]``). Without noise (``epsilon=None``) the sums are gathered in
               the clear.
+        secure_aggregation: The public parameters of secure aggregation
+            (:class:`~privdist.privacy.secure_params.SecureAggregation` or a dict of its fields): ``colluding``
+            (agents assumed to collude with the aggregator), ``dropout_tolerance`` (fraction of agents whose noise
+            shares a sum may lose and still meet the budget), ``bits``, ``recovery`` (``"retry"`` or
+            ``"shamir"``) and ``threshold``; None: the defaults (no colluder, no dropout). Only with secure
+            aggregation (a ``ValidationError`` under local trust).
 
     Attributes:
         coef_, intercept_: The model (average of the agents' released models).
@@ -294,7 +310,8 @@ class DistributedRidge(_DistributedRegressor):
 
     def __init__(self, algorithm="dpmm", epsilon=1.0, delta=1e-5, n_agents=10, network="complete", rounds=None,
                  alpha=1e-4, fit_intercept=True, row_norm=1.0, scale="dp", bounds=None, range_share=0.1,
-                 target_bounds=None, algorithm_params=None, secure=True, random_state=None, trust="auto"):
+                 target_bounds=None, algorithm_params=None, secure=True, random_state=None, trust="auto",
+                 secure_aggregation=None):
         self.algorithm = algorithm
         self.epsilon = epsilon
         self.delta = delta
@@ -312,6 +329,7 @@ class DistributedRidge(_DistributedRegressor):
         self.secure = secure
         self.random_state = random_state
         self.trust = trust
+        self.secure_aggregation = secure_aggregation
 
 
 class DistributedLasso(_DistributedRegressor):
@@ -351,8 +369,9 @@ class DistributedLasso(_DistributedRegressor):
             and the model mapped back, so ``predict``, ``coef_`` and ``intercept_`` are in the target's units. Without
             it, ``scale="dp"`` adds the target as one more column of the DP range step (``target_bounds_`` holds
             the bounds used; None: target unscaled, e.g. with ``scale="none"``).
-        algorithm_params: Overrides of the algorithm's hyperparameters (e.g. ``{"alpha0": 32}``; under secure
-            aggregation also dpmm's ``colluding``, ``dropout_tolerance``, ``bits``, ``recovery`` and ``threshold``).
+        algorithm_params: Overrides of the algorithm's hyperparameters (e.g. ``{"alpha0": 32}``); never the
+            budget or the trust model (``epsilon``, ``delta``, ``rounds``, ``trust``, the secure-aggregation
+            parameters: a ``ValidationError``), which the fit's privacy plan decides from the parameters above.
         secure: Draw the noise from fresh OS entropy (never recorded). Default True: what a release needs.
         random_state: Research reproducibility: seeds the partition and the noise; switches ``secure`` off and
             warns (a seeded model is not for release).
@@ -366,9 +385,15 @@ class DistributedLasso(_DistributedRegressor):
               the agents' gradient and Gram sums, and the DP range step's histograms, go through secure
               aggregation with distributed Skellam noise, so the coordinator sees only sums carrying noise of a
               central curator's scale, calibrated (RDP) on the whole budget. Assumes an honest-but-curious
-              aggregator and at most ``colluding`` agents colluding with it (``algorithm_params``, default 0;
+              aggregator and at most ``colluding`` agents colluding with it (``secure_aggregation``, default 0;
               stated in ``privacy_report_["trust"]``). Without noise (``epsilon=None``) the sums are gathered in
               the clear.
+        secure_aggregation: The public parameters of secure aggregation
+            (:class:`~privdist.privacy.secure_params.SecureAggregation` or a dict of its fields): ``colluding``
+            (agents assumed to collude with the aggregator), ``dropout_tolerance`` (fraction of agents whose noise
+            shares a sum may lose and still meet the budget), ``bits``, ``recovery`` (``"retry"`` or
+            ``"shamir"``) and ``threshold``; None: the defaults (no colluder, no dropout). Only with secure
+            aggregation (a ``ValidationError`` under local trust).
 
     Attributes:
         coef_, intercept_: The model (average of the agents' released models).
@@ -392,7 +417,8 @@ class DistributedLasso(_DistributedRegressor):
 
     def __init__(self, algorithm="dpmm", epsilon=1.0, delta=1e-5, n_agents=10, network="complete", rounds=None,
                  alpha=1e-4, fit_intercept=True, row_norm=1.0, scale="dp", bounds=None, range_share=0.1,
-                 target_bounds=None, algorithm_params=None, secure=True, random_state=None, trust="auto"):
+                 target_bounds=None, algorithm_params=None, secure=True, random_state=None, trust="auto",
+                 secure_aggregation=None):
         self.algorithm = algorithm
         self.epsilon = epsilon
         self.delta = delta
@@ -410,4 +436,5 @@ class DistributedLasso(_DistributedRegressor):
         self.secure = secure
         self.random_state = random_state
         self.trust = trust
+        self.secure_aggregation = secure_aggregation
 

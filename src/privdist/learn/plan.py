@@ -71,7 +71,7 @@ def horizontal_plan(est, *, rows: int, columns: int, parties: int, dp_columns: t
     eps, delta, rounds = est.epsilon, float(est.delta), est._rounds()
     _check_per_party(eps, parties)
     trust = resolve_trust(est.algorithm, getattr(est, "trust", "local"), eps)
-    secure = secure_section(trust, est.algorithm_params, eps is not None)
+    secure = secure_section(trust, est.secure_aggregation, eps is not None)
     algorithm_overrides(est)
     secure_step = secure is not None and parties > 1  # the range step's histograms through one secure sum
     if secure_step and isinstance(eps, (list, tuple)):
@@ -148,7 +148,7 @@ def vertical_plan(est, *, rows: int, columns: int, dp_columns: tuple, party_colu
     ``dp_columns`` (those without public bounds)."""
     eps, delta, rounds = est.epsilon, float(est.delta), int(est.rounds)
     trust = resolve_trust("admm_sharing", est.trust, eps)
-    secure = secure_section(trust, None, eps is not None)
+    secure = secure_section(trust, est.secure_aggregation, eps is not None)
     parties = len(party_columns)
     _check_per_party(eps, parties)
     rng_plan, train = None, eps

@@ -88,8 +88,13 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
               distributed Skellam noise (:mod:`privdist.algorithms.sharing`), so the noise is central rather than
               one per party, but a party's own noise-free share is then hidden state and the sensitivity doubles;
               calibrated (RDP) on the whole budget composed with the DP range step's (local, Gaussian) releases.
-              Assumes an honest-but-curious aggregator and no party colluding with it (stated in
-              ``privacy_report_["trust"]``). Without noise (``epsilon=None``) the shares are gathered in the clear.
+              Assumes an honest-but-curious aggregator and at most ``colluding`` parties colluding with it
+              (``secure_aggregation``, default 0; stated in ``privacy_report_["trust"]``). Without noise
+              (``epsilon=None``) the shares are gathered in the clear.
+        secure_aggregation: The public parameters of secure aggregation
+            (:class:`~privdist.privacy.secure_params.SecureAggregation` or a dict of its fields: ``colluding``,
+            ``dropout_tolerance``, ``bits``, ``recovery``, ``threshold``); None: the defaults. Only with
+            ``trust="secure_aggregation"``.
 
     Attributes:
         coef_, intercept_: The model on ``X``'s columns (concatenation of the parties' blocks).
@@ -115,7 +120,7 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def __init__(self, epsilon=1.0, delta=1e-5, n_parties=3, feature_groups=None, rounds=50, rho=1.0, b1=1.0,
                  alpha=1e-3, fit_intercept=True, scale="dp", bounds=None, range_share=0.1, secure=True,
-                 random_state=None, trust="auto"):
+                 random_state=None, trust="auto", secure_aggregation=None):
         self.epsilon = epsilon
         self.delta = delta
         self.n_parties = n_parties
@@ -131,6 +136,7 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         self.secure = secure
         self.random_state = random_state
         self.trust = trust
+        self.secure_aggregation = secure_aggregation
 
     def __sklearn_tags__(self):
         return binary_classifier_tags(super().__sklearn_tags__())
@@ -139,7 +145,10 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         from ..privacy.plan import resolve_trust
 
         check_budget_and_counts(self, ("rounds", "n_parties"))
-        resolve_trust("admm_sharing", self.trust, self.epsilon)  # the plan's check, up front
+        from ..privacy.plan import secure_section
+
+        secure_section(resolve_trust("admm_sharing", self.trust, self.epsilon), self.secure_aggregation,
+                       self.epsilon is not None)  # the plan's checks, up front
         share = self.range_share
         if isinstance(share, bool) or not isinstance(share, (int, float, np.floating)) or not 0 < share < 1:
             raise ValidationError(f"range_share must be in (0, 1), got {shown(share)}")

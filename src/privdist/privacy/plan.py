@@ -26,7 +26,7 @@ import json
 from dataclasses import dataclass, field
 
 from .._checks import shown
-from ..errors import UnknownNameError, ValidationError
+from ..errors import ParameterTypeError, UnknownNameError, ValidationError
 from .range_plan import RangePlan
 from .secure_params import SECURE_FIELDS, SecureAggregation
 
@@ -222,12 +222,25 @@ class PrivacyPlan:
         return cls.from_dict(json.loads(text))
 
 
-def secure_section(trust: str, params: dict | None, private: bool = True) -> SecureAggregation | None:
-    """The plan's ``secure`` section: the :data:`~privdist.privacy.secure_params.SECURE_FIELDS` of ``params`` (an
-    estimator's ``algorithm_params``) under secure aggregation, None under local trust (a secure-aggregation field
-    then is a named error: it describes nothing that runs) and for a non-private plan (``private`` false: no noise,
-    nothing to aggregate securely; the fields are ignored)."""
-    given = {k: v for k, v in dict(params or {}).items() if k in SECURE_FIELDS}
+def secure_section(trust: str, params, private: bool = True) -> SecureAggregation | None:
+    """The plan's ``secure`` section from ``params`` (an estimator's ``secure_aggregation``: None, a dict of the
+    :data:`~privdist.privacy.secure_params.SECURE_FIELDS` or a :class:`SecureAggregation`), checked: the section
+    under secure aggregation; None under local trust (a parameter that differs from its default is then a named
+    error: it describes nothing that runs) and for a non-private plan (``private`` false: no noise, nothing to
+    aggregate securely; the parameters are ignored).
+
+    Raises:
+        ParameterTypeError: ``params`` of another type. ValidationError: an unknown key or a bad value.
+    """
+    if isinstance(params, SecureAggregation):
+        params = params.to_dict()
+    if params is not None and not isinstance(params, dict):
+        raise ParameterTypeError(f"secure_aggregation must be None, a dict of {list(SECURE_FIELDS)} or a "
+                                 f"SecureAggregation, got {type(params).__name__} {shown(params)}")
+    given = dict(params or {})
+    unknown = sorted(str(k) for k in given if k not in SECURE_FIELDS)
+    if unknown:
+        raise ValidationError(f"unknown secure_aggregation parameter(s) {unknown}; known: {list(SECURE_FIELDS)}")
     if not private:
         return None
     if trust != "secure_aggregation":
@@ -240,12 +253,16 @@ def secure_section(trust: str, params: dict | None, private: bool = True) -> Sec
 
 
 def check_plan_keys(params: dict | None) -> dict:
-    """An estimator's ``algorithm_params`` without the keys the plan decides (:data:`PLAN_KEYS`: a named error, so
-    that no merge order can change the budget an algorithm receives) and without the secure-aggregation fields (the
-    plan's ``secure`` section takes them)."""
+    """An estimator's ``algorithm_params``, checked: the keys the plan decides (:data:`PLAN_KEYS` and the
+    secure-aggregation fields) are a named error, so that no merge order can change the budget or the trust
+    assumptions an algorithm receives."""
     params = dict(params or {})
     owned = sorted(k for k in params if k in PLAN_KEYS)
     if owned:
         raise ValidationError(f"algorithm_params may not set {owned}: the privacy plan decides them (give epsilon, "
                               "delta, rounds and trust to the estimator itself)")
-    return {k: v for k, v in params.items() if k not in SECURE_FIELDS}
+    secure = sorted(k for k in params if k in SECURE_FIELDS)
+    if secure:
+        raise ValidationError(f"algorithm_params may not set {secure}: the privacy plan decides them (give them "
+                              f"as secure_aggregation={{{', '.join(repr(k) + ': ...' for k in secure)}}})")
+    return params
