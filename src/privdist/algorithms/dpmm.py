@@ -260,8 +260,14 @@ class DPMM(SecureSum, Budgeted, AlgorithmBase):
         return sum_range(K, max(grad, gram, rows), noise)
 
     def _bits(self, problem) -> int:
-        """``bits``, or (``None``) the smallest modulus exponent in 32 .. MAX_BITS that holds every secure sum."""
-        rows = float(np.max(np.sum(np.asarray(problem.w) > 0, axis=1))) if np.size(problem.w) else 0.0
+        """``bits``, or (``None``) the smallest modulus exponent in 32 .. MAX_BITS that holds every secure sum: from
+        the largest party's row count, declared public by a party-local problem (``public["max_party_rows"]``: the
+        parties' row counts are public under replace-one neighbours) or read off the problem's masks."""
+        public = getattr(problem, "public", None)
+        if isinstance(public, dict) and "max_party_rows" in public:
+            rows = float(public["max_party_rows"])
+        else:
+            rows = float(np.max(np.sum(np.asarray(problem.w) > 0, axis=1))) if np.size(problem.w) else 0.0
         return self._modulus_bits(self._sum_range(problem, rows))
 
     def _check_block_modulus(self, state) -> None:

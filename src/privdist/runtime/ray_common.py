@@ -186,7 +186,10 @@ class Worker:
         return party_keys(n)
 
     def init(self, algorithm, problem, network, block, seed, trial, secure=False):
-        problem, network = pickle.loads(problem), pickle.loads(network)
+        return self.start(algorithm, pickle.loads(problem), pickle.loads(network), block, seed, trial, secure)
+
+    def start(self, algorithm, problem, network, block, seed, trial, secure=False):
+        """``init`` with the problem and network as objects (a party process that built them itself)."""
         self.algorithm, self.block, self.seed, self.trial = algorithm, block, seed, trial
         self._keys = self._new_keys(len(block.agents)) if secure else None
         self._secure = None

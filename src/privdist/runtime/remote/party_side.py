@@ -1,0 +1,116 @@
+"""A party's side of a run whose parties are separate processes (issue 38): its data, its keys, its releases.
+
+:class:`RemoteParty` serves one party (agent ``k``) of a run driven by :class:`~privdist.runtime.remote.backend.
+RemoteBackend` in another process. It holds the party's own problem block (built in its own process from its own
+data), the algorithm factory it built itself from privdist's installed code (nothing executable is received: the
+calls carry the method's name and data, :mod:`privdist.runtime.remote.codec`), and, in secure mode, its own noise
+key drawn here (:func:`~privdist.runtime.rng.party_keys`), never sent. Secure-aggregation messages leave it masked
+(its :class:`~privdist.runtime.secure.secure_round.PartySide`). It reuses the actor body of the Ray backends
+(:class:`~privdist.runtime.ray_common.Worker`), so the same algorithm code runs as in the simulator and on Ray.
+
+Before a round's outbox leaves, the party hands the round's releases to ``on_release(t, releases)`` (its lifetime
+ledger records them first: a crash after recording over-counts, never under-counts).
+
+:meth:`RemoteParty.handle` answers one call ``(method, args)``; :func:`serve_link` answers calls on a link until the
+coordinator says ``close`` or the link ends.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...contract import AgentBlock
+from ...errors import PrivdistError, ValidationError
+from ..ray_common import Worker
+
+__all__ = ["RemoteParty", "serve_link", "PARTY_METHODS", "RemoteCallError"]
+
+#: The calls a party answers (anything else is refused by name).
+PARTY_METHODS = ("init", "step", "events", "estimate", "secure_setup", "secure_agree", "secure_answer",
+                 "secure_remask", "secure_prepare", "secure_receive", "secure_reveal", "close")
+
+
+class RemoteCallError(PrivdistError, RuntimeError):
+    """A call a party refused or failed (unknown method, a call out of order, the algorithm's own error)."""
+
+
+class RemoteParty:
+    """Party ``party`` of ``n_parties`` (module docstring).
+
+    Args:
+        algorithm: the algorithm factory, built by the party from the job's plan with its installed privdist.
+        problem: a problem whose ``subset([party])`` is this party's data (e.g. a
+            :class:`~privdist.runtime.party.HorizontalParties` whose other sources are never resolved here).
+        network: the job's public network.
+        party: this party's agent id.
+        on_release: called as ``on_release(t, releases)`` before round ``t``'s outbox leaves.
+    """
+
+    def __init__(self, algorithm, problem, network, party: int, *, on_release=None):
+        K = network.n_agents
+        if not 0 <= int(party) < K:
+            raise ValidationError(f"party must be in [0, {K}), got {party}")
+        self.algorithm, self.problem, self.network, self.party = algorithm, problem, network, int(party)
+        self.on_release = on_release
+        self.worker, self.closed = None, False
+
+    def _block(self) -> AgentBlock:
+        degrees = getattr(self.network, "degrees", None)
+        deg = None if degrees is None else np.asarray(degrees)[[self.party]]
+        return AgentBlock(np.array([self.party]), self.network.n_agents, deg)
+
+    def handle(self, method: str, args: dict):
+        """Answer one call; the result is data only (arrays, numbers, release declarations)."""
+        if method not in PARTY_METHODS:
+            raise RemoteCallError(f"party {self.party}: unknown call {method!r}; a party answers {PARTY_METHODS}")
+        if method == "close":
+            self.worker, self.closed = None, True  # forget the keys and secrets: no more noise is drawn
+            return None
+        if method == "init":
+            self.worker = Worker()
+            out, est = self.worker.start(self.algorithm, self.problem, self.network, self._block(),
+                                         int(args["seed"]), int(args["trial"]), bool(args["secure"]))
+            return {"out": out, "estimate": est}
+        if self.worker is None:
+            raise RemoteCallError(f"party {self.party}: {method!r} before init (or after close)")
+        w = self.worker
+        if method == "step":
+            t = int(args["t"])
+            out, releases, est = w.step(t, args["inbox"])
+            if self.on_release is not None:
+                self.on_release(t, releases)
+            return {"out": out, "releases": releases, "estimate": est}
+        if method == "events":
+            return w.events(int(args["t"]))
+        if method == "estimate":
+            return np.asarray(self.algorithm.estimate(w.state))
+        if method == "secure_setup":
+            from ..secure.secure_round import secure_specs
+
+            specs = secure_specs(self.algorithm.messages(self.problem, self.network))
+            return w.secure_setup(specs, self.network.n_agents, args["session"], bool(args["secure"]))
+        if method == "secure_agree":
+            return w.secure_agree(args["table"])
+        if method in ("secure_answer", "secure_remask"):
+            return getattr(w, method)(int(args["t"]), int(args["attempt"]), args["present"])
+        if method == "secure_prepare":
+            return list(w.secure_prepare(int(args["t"])))
+        if method == "secure_receive":
+            return w.secure_receive(int(args["t"]), args["table"], args["sealed"])
+        return w.secure_reveal(int(args["t"]), args["present"])
+
+
+def serve_link(party: RemoteParty, link) -> None:
+    """Answer the calls arriving on ``link`` (``link.receive() -> (method, args)``, ``link.reply(result)`` or
+    ``link.fail(error)``) until ``close`` or the end of the link."""
+    while not party.closed:
+        call = link.receive()
+        if call is None:  # the coordinator went away
+            return
+        method, args = call
+        try:
+            result = party.handle(method, args)
+        except Exception as exc:  # noqa: BLE001 - the coordinator learns the named error, the party goes on
+            link.fail(f"{type(exc).__name__}: {exc}")
+            continue
+        link.reply(result)
