@@ -1,0 +1,218 @@
+"""A job across organisations (issue 38): the coordinator's side and the party's side of one private fit.
+
+The coordinator holds no data. :func:`coordinate` asks every party for its public facts (row count, column names,
+class names: public under replace-one neighbours and stated by the party), builds the job's privacy plan from them
+(:func:`privdist.learn.plan.horizontal_plan`, the same builder as ``privdist fit``) and offers it with the job's
+public settings; each party checks the offer against its own policy and lifetime ledger and answers before it reads
+a single value of its data (:class:`PartyJob`). When every party accepts, the rounds run with the parties in their
+own processes (:class:`~privdist.runtime.remote.backend.RemoteBackend`); the coordinator keeps the sums and the
+model and writes the same release as ``privdist fit`` (the model and its privacy report, the plan beside it).
+
+Scope of this version: the horizontal default (``dpmm``; secure aggregation or local trust), binary labels, public
+per-column bounds (``scale="bounds"``) or features already in range (``scale="none"``): no DP range step.
+
+Each party builds its algorithm itself, from the plan and its installed privdist: the noise it adds is what its own
+code computes from the plan it accepted, never a number sent to it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from ..errors import PrivdistError, ValidationError
+
+__all__ = ["JobRequest", "PartyJob", "JobRefusedError", "coordinate", "job_estimator"]
+
+
+class JobRefusedError(PrivdistError, RuntimeError):
+    """A party refused the job's plan (its reasons are in the message), or parties disagree on public facts."""
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    """What the coordinator's operator asks for: the budget, the trust model and the public settings every party
+    runs with (the same meaning as :class:`~privdist.learn.DistributedLogisticRegression`'s parameters)."""
+
+    epsilon: float | None = 1.0
+    delta: float = 1e-5
+    trust: str = "auto"
+    secure_aggregation: dict | None = None
+    rounds: int | None = None
+    alpha: float = 1e-4
+    row_norm: float = 1.0
+    fit_intercept: bool = True
+    scale: str = "bounds"
+    bounds: object = None
+    job_id: str = "job"
+    seed: int | None = None
+
+    def settings(self) -> dict:
+        return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in asdict(self).items()}
+
+
+def job_estimator(settings: dict, parties: int):
+    """The estimator object both sides build from the job's public settings (never fitted on pooled data): its
+    plan builder and algorithm factory are ``privdist fit``'s."""
+    from .linear import DistributedLogisticRegression
+
+    if settings.get("scale") not in ("bounds", "none"):
+        raise ValidationError("a job across organisations takes public bounds (scale='bounds') or features already "
+                              f"in range (scale='none'); got scale={settings.get('scale')!r} (the DP range step is "
+                              "not available across processes yet)")
+    return DistributedLogisticRegression(
+        algorithm="dpmm", epsilon=settings["epsilon"], delta=settings["delta"], n_agents=parties,
+        rounds=settings["rounds"], alpha=settings["alpha"], fit_intercept=settings["fit_intercept"],
+        row_norm=settings["row_norm"], scale=settings["scale"], bounds=settings["bounds"], trust=settings["trust"],
+        secure_aggregation=settings["secure_aggregation"], secure=settings["seed"] is None,
+        random_state=settings["seed"])
+
+
+def _handle(settings: dict, parties: int, columns: int, max_rows: int, sources):
+    from ..problems import make_loss, make_regularizer
+    from ..runtime import HorizontalParties
+
+    P = columns + (1 if settings["fit_intercept"] else 0)
+    return HorizontalParties(sources, make_loss("logistic"), make_regularizer("l2"), float(settings["alpha"]),
+                             n_features=P, public={"max_party_rows": int(max_rows)})
+
+
+class PartyJob:
+    """A party's side of a job (module docstring).
+
+    Args:
+        name: the party's name (its certificate's, on the wire).
+        load: ``load() -> (X, y, feature_names)``, the party's own data; called only once it has accepted the plan.
+        facts: the party's public facts ``{"rows", "columns", "classes"}`` (what it states; read from its file's
+            shape and header, not from its values).
+        admit: ``admit(plan, declared) -> (accepted, reasons)``: the party's policy and lifetime-ledger check
+            (:func:`privdist.privacy.admission.check_job`); None accepts every private plan.
+        on_release: ``on_release(t, releases)`` before a round's outbox leaves (its lifetime ledger).
+    """
+
+    def __init__(self, name: str, load, facts: dict, *, admit=None, on_release=None):
+        self.name, self.load, self.facts = name, load, dict(facts)
+        self.admit, self.on_release = admit, on_release
+        self.party = None
+        self.data_read = False
+        self.closed = False
+
+    def handle(self, method: str, args: dict):
+        if method == "hello":
+            return {"name": self.name, **self.facts}
+        if method == "offer":
+            return self._offer(args)
+        if method == "close" and self.party is None:  # a job called off before its rounds
+            self.closed = True
+            return None
+        if self.party is None:
+            from ..runtime.remote import RemoteCallError
+
+            raise RemoteCallError(f"{self.name}: {method!r} before an accepted offer")
+        out = self.party.handle(method, args)
+        self.closed = self.party.closed
+        return out
+
+    def _offer(self, args):
+        from ..network import complete
+        from ..privacy.plan import PrivacyPlan
+        from ..runtime.remote import RemoteParty
+        from .plan import declared_ledger
+
+        plan = PrivacyPlan.from_dict(args["plan"])
+        settings, k = dict(args["settings"]), int(args["party"])
+        est = job_estimator(settings, plan.parties)
+        P = plan.columns + (1 if settings["fit_intercept"] else 0)
+        algo = est._algorithm(plan, 0, P)[0]
+        declared = declared_ledger(plan, [algo], {"features": P}).entries(k)
+        accepted, reasons = (plan.private, [] if plan.private else ["the plan adds no noise"]) \
+            if self.admit is None else self.admit(plan, declared)
+        if not accepted:
+            return {"accepted": False, "reasons": list(reasons)}
+        X, y, names = self.load()  # only now: the plan fits the party's policy
+        self.data_read = True
+        if list(map(str, names)) != list(args["columns"]) or X.shape[0] != int(self.facts["rows"]):
+            raise JobRefusedError(f"{self.name}: the data read do not match the facts it stated")
+        classes = list(args["classes"])
+        Z = est._design(_preprocessor(est, names).transform(X))
+        y_pm = np.where(np.asarray(y).astype(str) == str(classes[1]), 1.0, -1.0)
+        handle = _handle(settings, plan.parties, plan.columns, int(args["max_rows"]),
+                         [f"held-by-party-{j}" for j in range(plan.parties)])
+        handle._local[(k,)] = _own_problem(handle, k, Z, y_pm)  # its own block; no other source is ever resolved
+        self.party = RemoteParty(algo, handle, complete(plan.parties), k, on_release=self.on_release)
+        return {"accepted": True, "reasons": []}
+
+
+def _preprocessor(est, names):
+    """The job's public preprocessing (public bounds or none, rows clipped to ``row_norm``), fitted from the column
+    names alone: nothing is read from any row."""
+    from ..data.bounds import Preprocessor
+
+    names = [str(n) for n in names]
+    return Preprocessor(scale=est.scale, bounds=est.bounds, row_norm=est._clip_norm()).fit(np.zeros((1, len(names))),
+                                                                                          names)
+
+
+def _own_problem(handle, k: int, Z, y):
+    from ..problems import HorizontalERM
+
+    return HorizontalERM([(Z, y)], handle.loss, handle.regularizer, handle.reg_weight,
+                         n_agents_total=handle.n_agents, agent_ids=np.array([k]))
+
+
+def coordinate(request: JobRequest, links, *, classes=None):
+    """Run ``request`` with the parties behind ``links`` (``links[k].call(method, args)``); returns the fitted
+    estimator (coefficients from the parties' released models, its ``privacy_report_`` from the run's ledger and
+    its ``privacy_plan_``).
+
+    Raises:
+        JobRefusedError: parties that state different columns or classes, or a party that refused the plan.
+    """
+    from ..network import complete
+    from ..privacy import PrivacyLedger
+    from ..runtime import run
+    from ..runtime.remote import RemoteBackend
+
+    settings = request.settings()
+    facts = [link.call("hello", {}) for link in links]
+    columns = facts[0]["columns"]
+    if any(f["columns"] != columns for f in facts):
+        raise JobRefusedError(f"the parties state different columns: {[f['columns'] for f in facts]}")
+    names = sorted({str(c) for f in facts for c in f["classes"]}) if classes is None else [str(c) for c in classes]
+    if len(names) != 2:
+        raise JobRefusedError(f"this job fits two classes; the parties state {names}")
+    K, rows = len(links), [int(f["rows"]) for f in facts]
+    est = job_estimator(settings, K)
+    est._check_params()
+    seed = int(np.random.SeedSequence().generate_state(1)[0]) if request.seed is None else int(request.seed)
+    from .plan import horizontal_plan
+
+    plan = horizontal_plan(est, rows=sum(rows), columns=len(columns), parties=K, dp_columns=(), dp_target=False,
+                           classes=1, seeded=request.seed is not None)
+    offer = {"plan": plan.to_dict(), "settings": settings, "columns": columns, "classes": names,
+             "max_rows": max(rows)}
+    answers = [link.call("offer", {**offer, "party": k}) for k, link in enumerate(links)]
+    refused = {facts[k]["name"]: a["reasons"] for k, a in enumerate(answers) if not a["accepted"]}
+    if refused:
+        for link in links:  # the job is off: every party forgets it
+            link.call("close", {})
+        raise JobRefusedError(f"refused by {sorted(refused)}: {refused}")
+    pre = _preprocessor(est, columns)
+    handle = _handle(settings, K, len(columns), max(rows), [f"held-by-{f['name']}" for f in facts])
+    algo = est._algorithm(plan, 0, handle.n_features)[0]
+    result = run(algo, handle, complete(K), plan.rounds, seed=seed % 2**63, secure=request.seed is None,
+                 ledger=PrivacyLedger(K), backend=RemoteBackend(links))
+    est.classes_, est.n_features_in_, est.feature_names_in_ = np.array(names), len(columns), np.array(columns)
+    est.preprocessor_, est.target_bounds_, est.n_agents_ = pre, None, K
+    B = np.asarray(result.estimates)
+    est.agent_coefs_, est.agent_intercepts_ = est._split(B)
+    coef, intercept = est._split(B.mean(axis=0)[None, :])
+    est.coef_, est.intercept_ = coef[0], float(intercept[0])
+    est.ledger_, est.privacy_plan_, est._algo, est._noise = result.ledger, plan, algo, result.config.get("noise")
+    est.algorithm_params_ = algo.params()
+    est.history_ = {"rounds": plan.rounds, "note": "no training objective: the coordinator holds no data"}
+    est.privacy_report_ = est._report(plan, result.ledger, pre.record, est._noise)
+    est.remote_ = {**result.config.get("remote", {}), "names": [f["name"] for f in facts], "rows": rows,
+                   "secure_aggregation": result.config.get("secure_aggregation")}
+    return est

@@ -1,0 +1,91 @@
+"""Issue 38: a job across organisations. The coordinator holds no data; three parties in their own processes check the
+plan, then train; the model equals ``privdist fit``'s estimator on the same per-party split (a seeded run: the same
+transcript); a party whose admission check refuses the plan reads no data and the job stops by name."""
+
+import numpy as np
+import pytest
+
+from privdist.learn import DistributedLogisticRegression
+from privdist.learn.job import JobRefusedError, JobRequest, PartyJob, coordinate
+from privdist.runtime.remote import LocalLink, spawn_party
+
+K = 3
+COLUMNS = ["age", "income", "score"]
+BOUNDS = {"age": (18, 90), "income": (0, 200), "score": (-5, 5)}
+
+
+def _rows(k: int):
+    rng = np.random.default_rng(10 + k)
+    n = 120 + 30 * k
+    X = np.column_stack([rng.uniform(18, 90, n), rng.uniform(0, 200, n), rng.normal(size=n)])
+    y = np.where(0.03 * (X[:, 0] - 50) + 0.01 * (X[:, 1] - 100) + X[:, 2] > 0, "yes", "no")
+    return X, y
+
+
+def _party(k: int, refuse: bool = False):
+    X, y = _rows(k)
+    reads = []
+
+    def load():
+        reads.append(1)
+        return X, y, COLUMNS
+
+    admit = (lambda plan, declared: (False, ["max_epsilon_per_job: the plan's epsilon 1 exceeds 0.5"])) \
+        if refuse else None
+    job = PartyJob(f"party{k}", load, {"rows": len(X), "columns": COLUMNS, "classes": sorted(set(y))}, admit=admit)
+    job.reads = reads
+    return job
+
+
+REQUEST = JobRequest(epsilon=1.0, delta=1e-5, bounds=BOUNDS, seed=11)
+
+
+def _pooled_fit():
+    X = np.vstack([_rows(k)[0] for k in range(K)])
+    y = np.concatenate([_rows(k)[1] for k in range(K)])
+    groups = np.concatenate([np.full(len(_rows(k)[0]), k) for k in range(K)])
+    import pandas as pd
+
+    return DistributedLogisticRegression(epsilon=1.0, delta=1e-5, scale="bounds", bounds=BOUNDS,
+                                         random_state=11).fit(pd.DataFrame(X, columns=COLUMNS), y, groups=groups)
+
+
+def test_a_job_in_one_process_equals_the_estimator():
+    model = coordinate(REQUEST, [LocalLink(_party(k)) for k in range(K)])
+    with pytest.warns(Warning):
+        ref = _pooled_fit()
+    np.testing.assert_array_equal(model.coef_, ref.coef_)
+    assert model.intercept_ == ref.intercept_ and list(model.classes_) == ["no", "yes"]
+    assert model.privacy_plan_ == ref.privacy_plan_
+    assert all(model.ledger_.entries(k) == ref.ledger_.entries(k) for k in range(K))
+    assert model.privacy_report_["guaranteed"] and model.privacy_report_["epsilon"] == pytest.approx(1.0, rel=1e-3)
+    X = np.vstack([_rows(k)[0] for k in range(K)])
+    np.testing.assert_array_equal(model.decision_function(X), ref.decision_function(X))
+
+
+def test_a_job_over_party_processes_equals_the_estimator():
+    started = [spawn_party(_party, k) for k in range(K)]
+    try:
+        model = coordinate(REQUEST, [link for _, link in started])
+    finally:
+        for proc, _ in started:
+            proc.join(timeout=60)
+    with pytest.warns(Warning):
+        ref = _pooled_fit()
+    np.testing.assert_array_equal(model.coef_, ref.coef_)
+    assert model.remote_["names"] == ["party0", "party1", "party2"]
+    assert all(proc.exitcode == 0 for proc, _ in started)
+
+
+def test_a_refused_plan_stops_the_job_before_any_data_is_read():
+    parties = [_party(k, refuse=(k == 1)) for k in range(K)]
+    with pytest.raises(JobRefusedError, match="party1.*max_epsilon_per_job"):
+        coordinate(REQUEST, [LocalLink(p) for p in parties])
+    assert parties[1].reads == [] and all(p.closed for p in parties)
+
+
+def test_parties_that_disagree_on_columns_are_refused():
+    odd = _party(2)
+    odd.facts["columns"] = ["age", "income", "other"]
+    with pytest.raises(JobRefusedError, match="different columns"):
+        coordinate(REQUEST, [LocalLink(_party(0)), LocalLink(_party(1)), LocalLink(odd)])
