@@ -35,7 +35,7 @@ from ...errors import PrivdistError, ValidationError
 __all__ = [
     "ROLES", "PkiError", "PkiFileError", "KeyPermissionError", "CertificateExpiredError", "UntrustedCertificateError",
     "CertificateRoleError", "KeyMismatchError", "Identity", "check_name", "init_ca", "make_request", "sign_request",
-    "load_certificate", "load_certificate_pem", "load_private_key", "load_request", "verify_certificate", "common_name", "certificate_role",
+    "load_certificate", "load_certificate_pem", "load_private_key", "load_request", "verify_certificate", "common_name", "certificate_role", "alt_names",
 ]
 
 #: The roles a certificate can be signed for, and the extended key usage each gets.
@@ -293,6 +293,15 @@ def _cn(name: x509.Name, where) -> str:
 def common_name(cert: x509.Certificate) -> str:
     """The member's name: the certificate's CN."""
     return _cn(cert.subject, "the certificate")
+
+
+def alt_names(cert: x509.Certificate) -> list[str]:
+    """The certificate's subject alternative names (host names and addresses), as text."""
+    try:
+        san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        return []
+    return [str(n.value) for n in san]
 
 
 def certificate_role(cert: x509.Certificate) -> str | None:
