@@ -139,3 +139,9 @@ def test_cli_provisions_a_consortium(tmp_path, capsys):
     assert main(["pki", "sign", str(tmp_path / "a" / "hospital_a.csr"), "--ca", str(tmp_path / "ca"),
                  "--out", str(tmp_path / "a" / "a.crt")]) == 2
     assert "refusing to overwrite" in capsys.readouterr().err
+
+
+def test_the_cli_offers_the_roles_of_the_pki():
+    from privdist.cli.pki_cmd import ROLES
+
+    assert sorted(ROLES) == sorted(pki.ROLES)

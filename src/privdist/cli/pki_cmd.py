@@ -11,9 +11,10 @@
 
 from __future__ import annotations
 
-from ..runtime.remote import pki
+__all__ = ["register", "ROLES"]
 
-__all__ = ["register"]
+#: ``runtime.remote.pki.ROLES`` (not imported here: ``privdist --help`` loads no runtime, issue 16; a test compares)
+ROLES = ("coordinator", "party")
 
 
 def register(sub) -> None:
@@ -38,25 +39,31 @@ def register(sub) -> None:
     s.add_argument("csr", metavar="CSR", help="the member's signing request (NAME.csr)")
     s.add_argument("--ca", required=True, metavar="DIR", help="the folder of ca.key and ca.crt")
     s.add_argument("--out", metavar="CERT", help="the certificate to write (default: NAME.crt beside CSR)")
-    s.add_argument("--role", choices=sorted(pki.ROLES), default="party",
+    s.add_argument("--role", choices=ROLES, default="party",
                    help="party (client authentication) or coordinator (server authentication); default party")
     s.add_argument("--days", type=int, default=365, help="validity in days (default 365)")
     s.set_defaults(func=_sign)
 
 
 def _init_ca(args) -> int:
+    from ..runtime.remote import pki
+
     key, cert = pki.init_ca(args.out, args.name, days=args.days)
     print(f"wrote {key} (keep it private) and {cert} (send it to every member)")
     return 0
 
 
 def _request(args) -> int:
+    from ..runtime.remote import pki
+
     key, csr = pki.make_request(args.name, args.out, server_hosts=args.server_host or ())
     print(f"wrote {key} (keep it private) and {csr} (send it to the coordinator's operator to sign)")
     return 0
 
 
 def _sign(args) -> int:
+    from ..runtime.remote import pki
+
     path = pki.sign_request(args.csr, args.ca, out=args.out, role=args.role, days=args.days)
     cert = pki.load_certificate(path)
     print(f"signed {pki.common_name(cert)!r} as a {args.role}, valid until "

@@ -97,7 +97,7 @@ def _array_meta(name: str, value) -> tuple[dict, bytes]:
     a = np.asarray(value)
     if a.dtype.kind not in _KINDS:
         raise MalformedEnvelopeError(f"payload {name!r}: dtype {a.dtype} cannot be sent (numbers and booleans only)")
-    a = np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
+    a = a.astype(a.dtype.newbyteorder("<"), order="C", copy=False)  # not ascontiguousarray: it makes 0-d 1-d
     raw = a.tobytes()
     return {"name": name, "dtype": a.dtype.str, "shape": list(a.shape), "nbytes": len(raw)}, raw
 
