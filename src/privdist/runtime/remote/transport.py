@@ -231,8 +231,6 @@ class CoordinatorServer:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    # --- the gRPC side -------------------------------------------------------------------------------------------
-
     def _authenticate(self, context) -> tuple[str, Any]:
         pems = context.auth_context().get("x509_pem_cert") or [b""]
         try:
@@ -413,8 +411,7 @@ class PartyClient:
         who = f"the coordinator {self.coordinator!r} at {self.address}"
         if code == grpc.StatusCode.UNAVAILABLE and self._inbox is None:
             return HandshakeError(f"no mutually authenticated connection to {who}: {details}")
-        if code in (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.ALREADY_EXISTS,
-                    grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.UNAUTHENTICATED):
+        if code.name in ("PERMISSION_DENIED", "ALREADY_EXISTS", "FAILED_PRECONDITION", "UNAUTHENTICATED"):
             return PeerRefusedError(f"{who} refused {self.identity.name!r}: {details}")
         if code == grpc.StatusCode.DEADLINE_EXCEEDED:
             return PeerTimeoutError(f"{who}: {details}")
