@@ -12,20 +12,11 @@ from privdist.errors import (JobConflictError, LedgerCorruptError, LedgerLockedE
                              RoundConflictError, ValidationError)
 from privdist.privacy import agent_epsilon, gaussian_release, laplace_release
 from privdist.privacy.lifetime import LifetimeLedger, normalise_releases
-from privdist.privacy.plan import PrivacyPlan, TrainingPlan
-from privdist.privacy.secure_params import SecureAggregation
+from privdist.privacy.plan import PrivacyPlan
+
+from _lifetime_plans import make_plan
 
 G1, G2, L1 = gaussian_release(5.0), gaussian_release(8.0), laplace_release(20.0)
-
-
-def make_plan(**kw):
-    """A small plan built directly (no fit): local trust unless ``secure`` is given."""
-    secure = kw.pop("secure", None)
-    base = dict(kind="horizontal", algorithm="dpmm", epsilon=1.0, delta=1e-5,
-                trust="secure_aggregation" if secure else "local", secure=secure, parties=4, rows=400, columns=3,
-                classes=1, rounds=10, range=None, training=(TrainingPlan(1.0, 1e-5),))
-    base.update(kw)
-    return PrivacyPlan(**base)
 
 
 def test_round_trip_through_the_file(tmp_path):
