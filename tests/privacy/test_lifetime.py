@@ -113,7 +113,8 @@ def test_active_job_reserves_its_declared_budget(tmp_path):
     assert led.committed(1e-5).epsilon == led.spent(1e-5).epsilon
 
 
-@pytest.mark.parametrize("damage", ["truncate", "garbage", "empty", "format", "bad_index", "bad_status"])
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "empty", "format", "bad_index", "bad_status",
+                                    "repeated_round"])
 def test_a_damaged_file_is_a_named_error_never_a_reset(tmp_path, damage):
     led = LifetimeLedger(tmp_path)
     led.announce("j", "hub", make_plan(), 0, [(G1, 2)])
@@ -130,10 +131,13 @@ def test_a_damaged_file_is_a_named_error_never_a_reset(tmp_path, damage):
     elif damage == "format":
         path.write_text(json.dumps({**data, "format": "something/9"}))
     elif damage == "bad_index":
-        data["jobs"][0]["rounds"][0][1][0][0] = 7
+        data["jobs"][0]["rounds"][0][2][0][0] = 7
+        path.write_text(json.dumps(data))
+    elif damage == "bad_status":
+        data["jobs"][0]["status"] = "paused"
         path.write_text(json.dumps(data))
     else:
-        data["jobs"][0]["status"] = "paused"
+        data["jobs"][0]["rounds"].append([0, 1, [[0, 1]]])
         path.write_text(json.dumps(data))
     damaged = path.read_bytes()
     for call in (lambda: led.spent(1e-5), lambda: led.record_round("j", 1, [G1]), led.jobs):
@@ -225,3 +229,40 @@ def test_spent_never_decreases_as_releases_are_recorded(steps):
             now = led.spent(1e-5).epsilon
             assert now >= last * (1 - 1e-12)
             last = now
+
+
+def test_threads_sharing_one_ledger_object_take_turns(tmp_path):
+    import threading
+
+    led = LifetimeLedger(tmp_path)
+    for job in "ab":
+        led.announce(job, "hub", make_plan(), 0, [(G1, 30)])
+    errors = []
+
+    def work(job):
+        try:
+            for t in range(30):
+                led.record_round(job, t, [G1])
+        except BaseException as exc:  # pragma: no cover - reported to the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(job,)) for job in "ab"]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert errors == []
+    assert all(sorted(j.rounds) == list(range(30)) for j in LifetimeLedger(tmp_path).jobs())
+
+
+def test_equal_consecutive_rounds_are_one_block_on_disk(tmp_path):
+    led = LifetimeLedger(tmp_path)
+    led.announce("j", "hub", make_plan(), 0, [(L1, 1), (G1, 300)])
+    led.record_round("j", 0, [L1])
+    for t in range(1, 301):
+        led.record_round("j", t, [G1])
+    led.record_round("j", 305, [G1])  # a gap (rounds a party sat out) starts a new block
+    data = json.loads((tmp_path / "ledger.json").read_text())
+    assert data["jobs"][0]["rounds"] == [[0, 1, [[0, 1]]], [1, 300, [[1, 1]]], [305, 1, [[1, 1]]]]
+    job = LifetimeLedger(tmp_path).job("j")
+    assert len(job.rounds) == 302 and job.entries() == [(L1, 1), (G1, 301)]

@@ -27,6 +27,7 @@ import contextlib
 import fcntl
 import json
 import os
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -65,8 +66,10 @@ class LifetimeLedger:
         if timeout is not None and not (isinstance(timeout, (int, float)) and timeout >= 0):
             raise ValidationError(f"timeout must be None or a number of seconds >= 0, got {timeout!r}")
         self.timeout = timeout
-        self._jobs: dict[str, dict] | None = None  # the state while the lock is held
+        self._jobs: dict[str, dict] | None = None  # the state while the lock is held (by thread ``_owner``)
         self._dirty = False
+        self._owner: int | None = None
+        self._thread_lock = threading.RLock()  # threads sharing this object take turns; flock orders processes
 
     # ------------------------------------------------------------------ locking and files
     @contextlib.contextmanager
@@ -77,25 +80,27 @@ class LifetimeLedger:
         Raises:
             LedgerLockedError: another process holds the lock beyond ``timeout``. LedgerCorruptError: see module.
         """
-        if self._jobs is not None:
-            yield self
-            return
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-        except OSError as exc:
-            raise LedgerStateError(f"cannot open the ledger lock {self.lock_path}: {exc.strerror or exc}") from None
-        try:
-            self._acquire(fd)
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, str(os.getpid()).encode(), 0)
-            self._jobs, self._dirty = self._load(), False
-            yield self
-            if self._dirty:
-                self._save(self._jobs)
-        finally:
-            self._jobs, self._dirty = None, False
-            os.close(fd)  # releases the lock
+        with self._thread_lock:
+            if self._owner == threading.get_ident():
+                yield self
+                return
+            try:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+            except OSError as exc:
+                raise LedgerStateError(f"cannot open the ledger lock {self.lock_path}: {exc.strerror or exc}") from None
+            try:
+                self._acquire(fd)
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, str(os.getpid()).encode(), 0)
+                self._jobs, self._dirty = self._load(), False
+                self._owner = threading.get_ident()
+                yield self
+                if self._dirty:
+                    self._save(self._jobs)
+            finally:
+                self._jobs, self._dirty, self._owner = None, False, None
+                os.close(fd)  # releases the lock
 
     def _acquire(self, fd: int) -> None:
         if self.timeout is None:
@@ -114,7 +119,7 @@ class LifetimeLedger:
                 time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
 
     def _state(self) -> dict[str, dict]:
-        if self._jobs is not None:
+        if self._owner == threading.get_ident():
             return self._jobs
         return self._load()  # atomic writes: a reader without the lock sees one whole version
 

@@ -166,14 +166,25 @@ def as_record(job: dict) -> JobRecord:
 
 
 def job_to_dict(job: dict) -> dict:
-    """One job for the file: its distinct releases once (``releases``), then ``[index, count]`` runs."""
+    """One job for the file: its distinct releases once (``releases``), then ``[index, count]`` runs; the rounds as
+    ``[first round, number of rounds, runs]`` blocks of consecutive rounds with the same releases (lossless: a job of
+    a thousand equal rounds is one block, so the file and each write stay small over a party's lifetime)."""
     index: dict[Release, int] = {}
 
     def runs(entries):
         return [[index.setdefault(r, len(index)), c] for r, c in entries]
 
     declared = runs(job["declared"])
-    rounds = [[t, runs(job["rounds"][t])] for t in sorted(job["rounds"])]
+    rounds: list[list] = []
+    last = None
+    for t in sorted(job["rounds"]):
+        entries = job["rounds"][t]
+        if last is not None and t == last[0] + last[1] and entries == last[2]:
+            last[1] += 1
+            rounds[-1][1] += 1
+            continue
+        last = [t, 1, entries]
+        rounds.append([t, 1, runs(entries)])
     return {"job": job["job"], "coordinator": job["coordinator"], "party": job["party"], "plan": job["plan"],
             "status": job["status"], "times": job["times"], "reason": job["reason"],
             "releases": [r.to_dict() for r in index], "declared": declared, "rounds": rounds}
@@ -201,10 +212,14 @@ def job_from_dict(data) -> dict:
         return tuple(out)
 
     rounds = {}
-    for t, runs in data["rounds"]:
-        if isinstance(t, bool) or not isinstance(t, int) or t < 0 or t in rounds:
-            raise ValidationError(f"job {data['job']!r}: bad or repeated round {t!r}")
-        rounds[t] = entries(runs)
+    for first, n, runs in data["rounds"]:
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (first, n)) or first < 0 or n < 1:
+            raise ValidationError(f"job {data['job']!r}: bad block of rounds {[first, n]!r}")
+        released = entries(runs)
+        for t in range(first, first + n):
+            if t in rounds:
+                raise ValidationError(f"job {data['job']!r}: round {t} recorded twice")
+            rounds[t] = released
     return {"job": check_name(data["job"], "job id"), "coordinator": check_name(data["coordinator"], "coordinator"),
             "party": data["party"], "plan": data["plan"], "status": data["status"], "times": data["times"],
             "reason": data["reason"], "declared": entries(data["declared"]), "rounds": rounds}
