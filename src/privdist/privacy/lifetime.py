@@ -189,10 +189,10 @@ class LifetimeLedger:
             jobs = self._jobs
             old = jobs.get(job_id)
             if old is not None:
-                same = [k for k in ("coordinator", "party", "plan", "declared") if old[k] != new[k]]
-                if same:
+                differ = [k for k in ("coordinator", "party", "plan", "declared") if old[k] != new[k]]
+                if differ:
                     raise JobConflictError(f"job {job_id!r} is already in the lifetime ledger with another "
-                                           f"{', '.join(same)}; a new job needs a new id")
+                                           f"{', '.join(differ)}; a new job needs a new id")
                 return as_record(old)
             jobs[job_id] = new
             self._dirty = True
