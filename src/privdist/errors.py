@@ -41,6 +41,12 @@ __all__ = [
     "OutputWriteError",
     "SecureAggregationUnavailableError",
     "ReconstructionError",
+    "PolicyError",
+    "LedgerCorruptError",
+    "LedgerLockedError",
+    "LedgerStateError",
+    "JobConflictError",
+    "RoundConflictError",
 ]
 
 
@@ -197,3 +203,32 @@ class SecureAggregationUnavailableError(ValidationError):
 class ReconstructionError(PrivdistError, ValueError):
     """A secret shared t-out-of-n (Shamir) cannot be rebuilt: fewer than t shares, or shares that do not belong to
     one sharing (issue 27, dropout recovery of secure aggregation)."""
+
+
+class PolicyError(ValidationError):
+    """A party's policy file (issue 38) has an unknown key or a value outside its domain; the message names the key,
+    the value and what is allowed."""
+
+
+class LedgerCorruptError(PrivdistError, ValueError):
+    """A party's lifetime ledger file cannot be read as one (truncated, not JSON, wrong format, malformed entries).
+    It is never reset silently: the message names the file and what is wrong (issue 38)."""
+
+
+class LedgerLockedError(PrivdistError, TimeoutError):
+    """Another process holds a lifetime ledger's lock and did not release it within the wait allowed (issue 38)."""
+
+
+class LedgerStateError(ValidationError):
+    """A lifetime ledger was asked to do something its job's state forbids: an unknown job, recording into a job
+    that finished or was aborted, a status change that goes backwards (issue 38)."""
+
+
+class JobConflictError(ValidationError):
+    """A job id already in a lifetime ledger was announced again with another plan, coordinator or declaration
+    (issue 38)."""
+
+
+class RoundConflictError(ValidationError):
+    """A lifetime ledger was asked to record releases for a round it already recorded with DIFFERENT releases: that
+    would be fresh noise for a round already released (issue 38). The same releases again are a no-op."""
