@@ -22,6 +22,11 @@ def _rows(k: int):
     return X, y
 
 
+class Refuse:
+    def admit(self, plan, declared, job_id, party):
+        return False, ["max_epsilon_per_job: the plan's epsilon 1 exceeds 0.5"]
+
+
 def _party(k: int, refuse: bool = False):
     X, y = _rows(k)
     reads = []
@@ -30,9 +35,8 @@ def _party(k: int, refuse: bool = False):
         reads.append(1)
         return X, y, COLUMNS
 
-    admit = (lambda plan, declared: (False, ["max_epsilon_per_job: the plan's epsilon 1 exceeds 0.5"])) \
-        if refuse else None
-    job = PartyJob(f"party{k}", load, {"rows": len(X), "columns": COLUMNS, "classes": sorted(set(y))}, admit=admit)
+    gate = Refuse() if refuse else None
+    job = PartyJob(f"party{k}", load, {"rows": len(X), "columns": COLUMNS, "classes": sorted(set(y))}, gate=gate)
     job.reads = reads
     return job
 
@@ -89,3 +93,36 @@ def test_parties_that_disagree_on_columns_are_refused():
     odd.facts["columns"] = ["age", "income", "other"]
     with pytest.raises(JobRefusedError, match="different columns"):
         coordinate(REQUEST, [LocalLink(_party(0)), LocalLink(_party(1)), LocalLink(odd)])
+
+
+def test_lifetime_ledgers_record_the_rounds_and_refuse_a_job_over_budget(tmp_path):
+    """Each party's lifetime ledger holds the job's releases (written before they left) and the job finished; a
+    second job that would take a party past its lifetime epsilon is refused before that party reads any data."""
+    from privdist.learn.job import LifetimeGate
+    from privdist.privacy.lifetime import LifetimeLedger
+    from privdist.privacy.policy import PartyPolicy
+
+    policy = PartyPolicy(lifetime_epsilon=1.2)  # two jobs at 1 compose to about 1.45
+    ledgers = [LifetimeLedger(tmp_path / f"ledger{k}") for k in range(K)]
+
+    def parties():
+        out = []
+        for k in range(K):
+            job = _party(k)
+            job.gate = LifetimeGate(ledgers[k], policy, "coord")
+            out.append(job)
+        return out
+
+    model = coordinate(JobRequest(epsilon=1.0, delta=1e-5, bounds=BOUNDS), [LocalLink(p) for p in parties()])
+    assert model.privacy_report_["noise"]["mode"] == "secure"
+    for k in range(K):
+        (record,) = ledgers[k].jobs()
+        assert record.status == "finished" and record.coordinator == "coord"
+        assert sum(c for _, c in ledgers[k].entries()) == model.ledger_.n_releases(k)
+        assert ledgers[k].spent(1e-5).epsilon == pytest.approx(model.privacy_report_["per_agent"][k]
+                                                               ["guarantee_pld"], rel=1e-6)
+    second = parties()
+    with pytest.raises(JobRefusedError, match="lifetime_epsilon"):
+        coordinate(JobRequest(epsilon=1.0, delta=1e-5, bounds=BOUNDS, job_id="job2"),
+                   [LocalLink(p) for p in second])
+    assert all(p.reads == [] for p in second)

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..errors import PrivdistError, ValidationError
 
-__all__ = ["JobRequest", "PartyJob", "JobRefusedError", "coordinate", "job_estimator"]
+__all__ = ["JobRequest", "PartyJob", "LifetimeGate", "JobRefusedError", "coordinate", "job_estimator"]
 
 
 class JobRefusedError(PrivdistError, RuntimeError):
@@ -78,6 +78,37 @@ def _handle(settings: dict, parties: int, columns: int, max_rows: int, sources):
                              n_features=P, public={"max_party_rows": int(max_rows)})
 
 
+class LifetimeGate:
+    """A party's policy and lifetime ledger in a job (:mod:`privdist.privacy.admission`,
+    :mod:`privdist.privacy.lifetime`): the plan is admitted (and announced in the ledger, under its lock) before any
+    data is read; every round's releases are recorded before they leave (write-ahead); the job ends finished, or
+    aborted when its coordinator went away (what was released stays charged)."""
+
+    def __init__(self, ledger, policy, coordinator: str):
+        self.ledger, self.policy, self.coordinator, self.job = ledger, policy, coordinator, None
+
+    def admit(self, plan, declared, job_id: str, party: int):
+        from ..privacy.admission import admit_job
+
+        decision = admit_job(self.ledger, job_id, self.coordinator, plan, self.policy, party, declared)
+        if decision.accept:
+            self.job = job_id
+        return decision.accept, list(decision.reasons)
+
+    def record(self, t: int, releases) -> None:
+        released = [r for r in releases if r is not None]
+        if released:
+            self.ledger.record_round(self.job, int(t), released)
+
+    def end(self, finished: bool) -> None:
+        if self.job is None:
+            return
+        if finished:
+            self.ledger.finish(self.job)
+        else:
+            self.ledger.abort(self.job, "the coordinator went away before the job ended")
+
+
 class PartyJob:
     """A party's side of a job (module docstring).
 
@@ -86,14 +117,13 @@ class PartyJob:
         load: ``load() -> (X, y, feature_names)``, the party's own data; called only once it has accepted the plan.
         facts: the party's public facts ``{"rows", "columns", "classes"}`` (what it states; read from its file's
             shape and header, not from its values).
-        admit: ``admit(plan, declared) -> (accepted, reasons)``: the party's policy and lifetime-ledger check
-            (:func:`privdist.privacy.admission.check_job`); None accepts every private plan.
-        on_release: ``on_release(t, releases)`` before a round's outbox leaves (its lifetime ledger).
+        gate: the party's admission and records (:class:`LifetimeGate`, or any object with ``admit(plan, declared,
+            job_id, party) -> (accepted, reasons)``, ``record(t, releases)`` and ``end(finished)``); None accepts
+            every private plan and records nothing.
     """
 
-    def __init__(self, name: str, load, facts: dict, *, admit=None, on_release=None):
-        self.name, self.load, self.facts = name, load, dict(facts)
-        self.admit, self.on_release = admit, on_release
+    def __init__(self, name: str, load, facts: dict, *, gate=None):
+        self.name, self.load, self.facts, self.gate = name, load, dict(facts), gate
         self.party = None
         self.data_read = False
         self.closed = False
@@ -111,8 +141,15 @@ class PartyJob:
 
             raise RemoteCallError(f"{self.name}: {method!r} before an accepted offer")
         out = self.party.handle(method, args)
+        if method == "close" and self.gate is not None:
+            self.gate.end(True)
         self.closed = self.party.closed
         return out
+
+    def abandon(self) -> None:
+        """The coordinator went away before closing the job: it ends aborted in the party's ledger."""
+        if self.gate is not None and self.party is not None and not self.closed:
+            self.gate.end(False)
 
     def _offer(self, args):
         from ..network import complete
@@ -127,7 +164,7 @@ class PartyJob:
         algo = est._algorithm(plan, 0, P)[0]
         declared = declared_ledger(plan, [algo], {"features": P}).entries(k)
         accepted, reasons = (plan.private, [] if plan.private else ["the plan adds no noise"]) \
-            if self.admit is None else self.admit(plan, declared)
+            if self.gate is None else self.gate.admit(plan, declared, str(settings["job_id"]), k)
         if not accepted:
             return {"accepted": False, "reasons": list(reasons)}
         X, y, names = self.load()  # only now: the plan fits the party's policy
@@ -140,7 +177,8 @@ class PartyJob:
         handle = _handle(settings, plan.parties, plan.columns, int(args["max_rows"]),
                          [f"held-by-party-{j}" for j in range(plan.parties)])
         handle._local[(k,)] = _own_problem(handle, k, Z, y_pm)  # its own block; no other source is ever resolved
-        self.party = RemoteParty(algo, handle, complete(plan.parties), k, on_release=self.on_release)
+        self.party = RemoteParty(algo, handle, complete(plan.parties), k,
+                                 on_release=None if self.gate is None else self.gate.record)
         return {"accepted": True, "reasons": []}
 
 
