@@ -124,7 +124,7 @@ class PartyJob:
 
     def __init__(self, name: str, load, facts: dict, *, gate=None):
         self.name, self.load, self.facts, self.gate = name, load, dict(facts), gate
-        self.party = None
+        self.party, self.decision = None, None
         self.data_read = False
         self.closed = False
 
@@ -165,6 +165,7 @@ class PartyJob:
         declared = declared_ledger(plan, [algo], {"features": P}).entries(k)
         accepted, reasons = (plan.private, [] if plan.private else ["the plan adds no noise"]) \
             if self.gate is None else self.gate.admit(plan, declared, str(settings["job_id"]), k)
+        self.decision = (bool(accepted), list(reasons))
         if not accepted:
             return {"accepted": False, "reasons": list(reasons)}
         X, y, names = self.load()  # only now: the plan fits the party's policy

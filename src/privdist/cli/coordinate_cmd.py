@@ -1,0 +1,93 @@
+"""``privdist coordinate``: the coordinator of a job across organisations (issue 38). It holds no data.
+
+``privdist coordinate --parties A,B,C --key coord.key --cert coord.crt --ca ca.crt [--host 127.0.0.1] [--port N]
+--epsilon 1 --delta 1e-5 (--bounds bounds.json | --scale none) --out DIR`` listens with mutual TLS for the named
+parties (each dials in with a certificate the consortium CA signed), collects their public facts, builds the job's
+privacy plan (the builder of ``privdist fit``) and offers it; if every party accepts, it runs the rounds (the
+parties' sums through secure aggregation by default), then writes ``DIR/model.json`` and ``DIR/results.json``: the
+same release as ``privdist fit`` (the model, each party's guarantee, the plan). A party that refuses stops the job
+with its reasons; a party that goes silent or away during the rounds is a dropout of the secure sums.
+"""
+
+from __future__ import annotations
+
+__all__ = ["register"]
+
+
+def register(sub) -> None:
+    p = sub.add_parser("coordinate", help="coordinate a job across organisations: offer the plan, run the rounds, "
+                                          "write the model (holds no data)")
+    p.add_argument("--parties", required=True, metavar="A,B,C", help="the parties' names (their certificates' CNs)")
+    p.add_argument("--key", required=True, help="the coordinator's private key")
+    p.add_argument("--cert", required=True, help="the coordinator's certificate (role coordinator)")
+    p.add_argument("--ca", required=True, help="the consortium CA's certificate")
+    p.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=0, help="the port (default 0: any free port, printed)")
+    p.add_argument("--port-file", help="write the chosen port to this file (for scripts)")
+    p.add_argument("--job-id", default="job", help="the job's id (each party's ledger keys it; a rerun needs a new one)")
+    p.add_argument("--epsilon", type=float, required=True, help="total epsilon per party for the whole job")
+    p.add_argument("--delta", type=float, default=1e-5, help="total delta per party")
+    p.add_argument("--rounds", type=int, help="rounds (default: the algorithm's)")
+    p.add_argument("--trust", choices=("auto", "local", "secure_aggregation"), default="auto",
+                   help="auto (secure aggregation), local, or secure_aggregation")
+    p.add_argument("--colluding", type=int, default=0, help="parties assumed to collude with the aggregator")
+    p.add_argument("--dropout-tolerance", type=float, default=0.0,
+                   help="fraction of parties a secure sum may lose and still meet the budget")
+    p.add_argument("--bounds", metavar="FILE", help="PUBLIC bounds of every column: JSON {column: [lo, hi]}")
+    p.add_argument("--scale", choices=("bounds", "none"), default="bounds",
+                   help="bounds (default: --bounds maps each column into [-1, 1]) or none (columns already in range)")
+    p.add_argument("--row-norm", type=float, default=1.0, help="public row-norm bound (rows clipped to it)")
+    p.add_argument("--seed", type=int, help="research mode: seeded noise (parties' policies must allow it)")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for a party (default 600)")
+    p.add_argument("--out", required=True, metavar="DIR", help="folder for model.json and results.json")
+    p.set_defaults(func=coordinate_main)
+
+
+def coordinate_main(args) -> int:
+    import json
+    from pathlib import Path
+
+    from rich.console import Console
+
+    from .._io import write_json
+    from ..errors import ValidationError
+    from ..learn.job import JobRequest, coordinate
+    from ..learn.model_io import save_model
+    from ..runtime.remote.grpc_link import GrpcLink
+    from ..runtime.remote.pki import Identity
+    from ..runtime.remote.transport import CoordinatorServer
+
+    console = Console()
+    names = [n.strip() for n in args.parties.split(",") if n.strip()]
+    if len(set(names)) != len(names) or len(names) < 2:
+        raise ValidationError(f"--parties names at least two distinct parties, got {args.parties!r}")
+    bounds = None
+    if args.scale == "bounds":
+        if not args.bounds:
+            raise ValidationError("--scale bounds needs --bounds FILE (public bounds of every column), or use "
+                                  "--scale none for columns already in [-1, 1]")
+        bounds = {str(k): tuple(float(x) for x in v) for k, v in json.loads(Path(args.bounds).read_text()).items()}
+    secure = {k: v for k, v in (("colluding", args.colluding), ("dropout_tolerance", args.dropout_tolerance)) if v}
+    request = JobRequest(epsilon=args.epsilon, delta=args.delta, trust=args.trust, secure_aggregation=secure or None,
+                         rounds=args.rounds, row_norm=args.row_norm, scale=args.scale, bounds=bounds,
+                         job_id=args.job_id, seed=args.seed)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    me = Identity.load(args.key, args.cert, args.ca, role="coordinator")
+    with CoordinatorServer(me, job=args.job_id, parties=names, host=args.host, port=args.port,
+                           timeout=args.timeout) as server:
+        port = server.port
+        console.print(f"{me.name}: job {args.job_id!r} listening on {args.host}:{port} for {names}")
+        if args.port_file:
+            Path(args.port_file).write_text(str(port))
+        server.wait_for_parties(timeout=args.timeout)
+        model = coordinate(request, [GrpcLink(server, n, args.timeout) for n in names])
+    files = save_model(model, out / "model.json", feature_names=list(model.feature_names_in_))
+    results = {"privacy": model.privacy_report_, "plan": model.privacy_plan_.to_dict(), "remote": model.remote_,
+               "settings": request.settings(), "noise": model.privacy_report_.get("noise"),
+               "notes": ["model.json and results.json are the release: covered by each party's guarantee"]}
+    write_json(out / "results.json", results)
+    eps = model.privacy_report_["epsilon"]
+    console.print(f"{me.name}: job finished with {len(names)} parties; guarantee epsilon = {eps:.4f} per party "
+                  f"(delta {args.delta:g}); wrote {', '.join(str(f) for f in files)} and {out / 'results.json'}")
+    return 0

@@ -1,0 +1,129 @@
+"""``privdist party``: a data holder's side of a job across organisations (issue 38), run on its own machine.
+
+``privdist party DATA.csv --target y --classes NEG,POS --key me.key --cert me.crt --ca ca.crt --coordinator
+HOST:PORT --coordinator-name NAME [--policy policy.toml] [--ledger-dir DIR]`` dials out to the coordinator (the party
+opens no port) with mutual TLS, states its public facts (row count and columns, read from the file's lines and
+header; the class names it states with ``--classes``), receives the job's privacy plan, checks it against its policy
+and its lifetime ledger and refuses with the reasons before it reads any value of its data. Accepted, it reads its
+file, builds the algorithm from the plan with the privdist installed on this machine and answers the rounds; each
+round's releases are in its ledger before they leave. Nothing executable is received.
+
+``privdist party --ledger [--ledger-dir DIR] [--policy FILE]`` prints what the party has spent, on which jobs, with
+which coordinator.
+"""
+
+from __future__ import annotations
+
+__all__ = ["register"]
+
+
+def register(sub) -> None:
+    p = sub.add_parser("party", help="take part in a job across organisations: check its plan, then train on your "
+                                     "data without it leaving this machine")
+    p.add_argument("data", nargs="?", metavar="DATA.csv", help="the party's own data (a CSV with a header)")
+    p.add_argument("--target", help="the label column")
+    p.add_argument("--classes", metavar="NEG,POS", help="PUBLIC class names of the label (negative, positive)")
+    p.add_argument("--key", help="this party's private key (privdist pki request)")
+    p.add_argument("--cert", help="this party's certificate, signed by the consortium CA")
+    p.add_argument("--ca", help="the consortium CA's certificate")
+    p.add_argument("--coordinator", metavar="HOST:PORT", help="the coordinator's address")
+    p.add_argument("--coordinator-name", help="the name the coordinator's certificate must carry")
+    p.add_argument("--policy", metavar="FILE", help="this party's policy (TOML or JSON; default: the defaults of "
+                                                    "privdist.privacy.policy.PartyPolicy)")
+    p.add_argument("--ledger-dir", metavar="DIR", help="this party's lifetime ledger (default: a folder in the "
+                                                       "user's data directory)")
+    p.add_argument("--ledger", action="store_true", help="print what this party has spent and exit")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for the coordinator (default 600)")
+    p.set_defaults(func=party_main)
+
+
+def _ledger_dir(args):
+    from pathlib import Path
+
+    if args.ledger_dir:
+        return Path(args.ledger_dir)
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("privdist")) / "ledger"
+
+
+def _facts(path: str, target: str, classes: list[str]) -> dict:
+    """The public facts of the party's file from its header and line count: no value is parsed."""
+    import csv
+
+    from ..errors import ValidationError
+
+    with open(path, newline="", encoding="utf-8") as fh:
+        header = next(csv.reader(fh), None)
+        rows = sum(1 for line in fh if line.strip())
+    if not header or target not in header:
+        raise ValidationError(f"{path}: no column {target!r} in its header {header}")
+    return {"rows": rows, "columns": [c for c in header if c != target], "classes": classes}
+
+
+def _loader(path: str, target: str, classes: list[str]):
+    def load():
+        import numpy as np
+        import pandas as pd
+
+        from ..errors import NonNumericDataError, ValidationError
+
+        df = pd.read_csv(path)
+        y = df.pop(target).astype(str).to_numpy()
+        bad = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]
+        if bad:
+            raise NonNumericDataError(f"{path}: column(s) {bad} are not numeric (a job takes numeric columns)")
+        unknown = sorted(set(y) - set(classes))
+        if unknown:
+            raise ValidationError(f"{path}: labels {unknown} are not among the stated classes {classes}")
+        return df.to_numpy(dtype=float), y, [str(c) for c in df.columns]
+
+    return load
+
+
+def party_main(args) -> int:
+    from rich.console import Console
+
+    from ..errors import ValidationError
+    from ..privacy.lifetime import LifetimeLedger
+    from ..privacy.policy import PartyPolicy
+
+    console = Console()
+    policy = PartyPolicy.from_file(args.policy) if args.policy else PartyPolicy()
+    ledger = LifetimeLedger(_ledger_dir(args))
+    if args.ledger:
+        from ..privacy.lifetime_report import ledger_report
+        from .ledger_view import render_ledger_report
+
+        render_ledger_report(ledger_report(ledger, policy=policy), console)
+        return 0
+    missing = [f"--{n.replace('_', '-')}" for n in ("data", "target", "classes", "key", "cert", "ca", "coordinator",
+                                                     "coordinator_name") if not getattr(args, n)]
+    if missing:
+        raise ValidationError(f"privdist party needs {', '.join(missing)} (or --ledger to print the ledger)")
+    classes = [c.strip() for c in args.classes.split(",")]
+    if len(classes) != 2 or len(set(classes)) != 2:
+        raise ValidationError(f"--classes names the two classes, negative first, got {args.classes!r}")
+    from ..learn.job import LifetimeGate, PartyJob
+    from ..runtime.remote.grpc_link import GrpcEnd
+    from ..runtime.remote.party_side import serve_link
+    from ..runtime.remote.pki import Identity
+    from ..runtime.remote.transport import PartyClient
+
+    facts = _facts(args.data, args.target, classes)
+    me = Identity.load(args.key, args.cert, args.ca, role="party")
+    job = PartyJob(me.name, _loader(args.data, args.target, classes), facts,
+                   gate=LifetimeGate(ledger, policy, args.coordinator_name))
+    with PartyClient(me, args.coordinator, coordinator=args.coordinator_name, timeout=args.timeout) as client:
+        console.print(f"{me.name}: joined job {client.job!r} of {args.coordinator_name} at {args.coordinator}")
+        serve_link(job, GrpcEnd(client, args.timeout))
+    if not job.closed:
+        job.abandon()
+        console.print(f"{me.name}: the coordinator went away; the job is aborted in the ledger (what was released "
+                      "stays charged)")
+        return 1
+    if job.decision is not None and not job.decision[0]:
+        console.print(f"{me.name}: refused the plan (no data read): " + "; ".join(job.decision[1]))
+        return 3
+    console.print(f"{me.name}: the job finished; ledger: {ledger.path}")
+    return 0

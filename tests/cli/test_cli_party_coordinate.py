@@ -1,0 +1,121 @@
+"""Issue 38 end to end: ``privdist coordinate`` and three ``privdist party`` processes on 127.0.0.1 with certificates
+made in the test. The model equals the estimator's on the same per-party split (a seeded run), each party's lifetime
+ledger holds its releases, a second job over a party's lifetime budget is refused before it reads data, and a party
+whose certificate the CA did not sign is refused."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privdist.runtime.remote.pki import init_ca, make_request, sign_request
+
+K = 3
+COLUMNS = ["age", "income", "score"]
+BOUNDS = {"age": [18, 90], "income": [0, 200], "score": [-5, 5]}
+
+
+def _rows(k: int):
+    rng = np.random.default_rng(20 + k)
+    n = 150 + 40 * k
+    X = np.column_stack([rng.uniform(18, 90, n), rng.uniform(0, 200, n), rng.normal(size=n)])
+    y = np.where(0.03 * (X[:, 0] - 50) + 0.01 * (X[:, 1] - 100) + X[:, 2] > 0, "yes", "no")
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory):
+    d = tmp_path_factory.mktemp("pki")
+    init_ca(d / "ca", "consortium")
+    make_request("coord", d / "coord", server_hosts=("127.0.0.1",))
+    sign_request(d / "coord" / "coord.csr", d / "ca", d / "coord" / "coord.crt", role="coordinator")
+    for k in range(K):
+        make_request(f"party{k}", d / f"party{k}")
+        sign_request(d / f"party{k}" / f"party{k}.csr", d / "ca", d / f"party{k}" / f"party{k}.crt")
+    init_ca(d / "rogue", "rogue")  # a CA the consortium does not know
+    make_request("party2", d / "rogue2")
+    sign_request(d / "rogue2" / "party2.csr", d / "rogue", d / "rogue2" / "party2.crt")
+    for k in range(K):
+        X, y = _rows(k)
+        df = pd.DataFrame(X, columns=COLUMNS)
+        df["label"] = y
+        df.to_csv(d / f"party{k}.csv", index=False)
+    (d / "bounds.json").write_text(json.dumps(BOUNDS))
+    (d / "seeded.toml").write_text("seeded_allowed = true\nlifetime_epsilon = 1.2\n")
+    return d
+
+
+def _cli(*args):
+    return [sys.executable, "-m", "privdist", *map(str, args)]
+
+
+def _job(d: Path, out: Path, job_id: str, *, seed=None, rogue: bool = False, timeout: float = 120):
+    port_file = out.parent / f"{out.name}.port"
+    coord = subprocess.Popen(_cli("coordinate", "--parties", ",".join(f"party{k}" for k in range(K)),
+                                  "--key", d / "coord/coord.key", "--cert", d / "coord/coord.crt",
+                                  "--ca", d / "ca/ca.crt", "--port", 0, "--port-file", port_file, "--job-id", job_id,
+                                  "--epsilon", 1, "--bounds", d / "bounds.json", "--out", out, "--timeout", timeout,
+                                  *(["--seed", seed] if seed is not None else [])),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    from conftest import wait_until
+
+    wait_until(lambda: port_file.exists() and port_file.read_text().strip(), timeout=120,
+               what="the coordinator's port")
+    port = port_file.read_text().strip()
+    parties = []
+    for k in range(K):
+        home = d / ("rogue2" if rogue and k == 2 else f"party{k}")
+        parties.append(subprocess.Popen(
+            _cli("party", d / f"party{k}.csv", "--target", "label", "--classes", "no,yes",
+                 "--key", home / f"party{k}.key", "--cert", home / f"party{k}.crt", "--ca", d / "ca/ca.crt",
+                 "--coordinator", f"127.0.0.1:{port}", "--coordinator-name", "coord", "--policy", d / "seeded.toml",
+                 "--ledger-dir", d / f"ledger{k}", "--timeout", timeout),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    outs = [p.communicate(timeout=600) for p in parties]
+    coord_out = coord.communicate(timeout=600)
+    return coord, coord_out, parties, outs
+
+
+def _pooled():
+    from privdist.learn import DistributedLogisticRegression
+
+    X = np.vstack([_rows(k)[0] for k in range(K)])
+    y = np.concatenate([_rows(k)[1] for k in range(K)])
+    groups = np.concatenate([np.full(len(_rows(k)[0]), k) for k in range(K)])
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return DistributedLogisticRegression(epsilon=1.0, delta=1e-5, scale="bounds",
+                                             bounds={c: tuple(b) for c, b in BOUNDS.items()}, random_state=5
+                                             ).fit(pd.DataFrame(X, columns=COLUMNS), y, groups=groups)
+
+
+def test_a_job_across_processes_then_a_job_over_budget(pki, tmp_path):
+    coord, (cout, cerr), parties, outs = _job(pki, tmp_path / "job1", "job1", seed=5)
+    assert coord.returncode == 0, cerr
+    assert all(p.returncode == 0 for p in parties), [o[1][-2000:] for o in outs]
+    results = json.loads((tmp_path / "job1" / "results.json").read_text())
+    model = json.loads((tmp_path / "job1" / "model.json").read_text())
+    ref = _pooled()
+    np.testing.assert_allclose(model["coef"], ref.coef_, rtol=0, atol=0)
+    assert results["plan"]["trust"] == "secure_aggregation" and results["privacy"]["guaranteed"]
+    for k in range(K):
+        ledger = json.loads((pki / f"ledger{k}" / "ledger.json").read_text())
+        assert [j["status"] for j in ledger["jobs"]] == ["finished"]
+    # a second job: 1 + 1 composes to about 1.45 > the policy's lifetime 1.2: refused before any data is read
+    coord, (cout, cerr), parties, outs = _job(pki, tmp_path / "job2", "job2", seed=6)
+    assert coord.returncode != 0 and "lifetime_epsilon" in cerr
+    assert all(p.returncode == 3 for p in parties) and "no data read" in outs[0][0]
+
+
+def test_a_party_the_consortium_did_not_sign_is_refused(pki, tmp_path):
+    coord, (cout, cerr), parties, outs = _job(pki, tmp_path / "job3", "job3", seed=7, rogue=True, timeout=20)
+    assert parties[2].returncode != 0
+    assert coord.returncode != 0 and "party2" in cerr  # it never joined
+    assert not (tmp_path / "job3" / "model.json").exists()
+
