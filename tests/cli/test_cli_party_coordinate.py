@@ -53,13 +53,16 @@ def _cli(*args):
     return [sys.executable, "-m", "privdist", *map(str, args)]
 
 
-def _job(d: Path, out: Path, job_id: str, *, seed=None, rogue: bool = False, timeout: float = 120):
+def _start(d: Path, out: Path, job_id: str, *, seed=None, rogue: bool = False, timeout: float = 120,
+           rounds=None, ledgers: str = "ledger"):
+    """Start the coordinator and the K parties; returns the processes (the parties' ledgers in ``d/<ledgers>k``)."""
     port_file = out.parent / f"{out.name}.port"
     coord = subprocess.Popen(_cli("coordinate", "--parties", ",".join(f"party{k}" for k in range(K)),
                                   "--key", d / "coord/coord.key", "--cert", d / "coord/coord.crt",
                                   "--ca", d / "ca/ca.crt", "--port", 0, "--port-file", port_file, "--job-id", job_id,
                                   "--epsilon", 1, "--bounds", d / "bounds.json", "--out", out, "--timeout", timeout,
-                                  *(["--seed", seed] if seed is not None else [])),
+                                  *(["--seed", seed] if seed is not None else []),
+                                  *(["--rounds", rounds] if rounds is not None else [])),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     from conftest import wait_until
 
@@ -73,8 +76,13 @@ def _job(d: Path, out: Path, job_id: str, *, seed=None, rogue: bool = False, tim
             _cli("party", d / f"party{k}.csv", "--target", "label", "--classes", "no,yes",
                  "--key", home / f"party{k}.key", "--cert", home / f"party{k}.crt", "--ca", d / "ca/ca.crt",
                  "--coordinator", f"127.0.0.1:{port}", "--coordinator-name", "coord", "--policy", d / "seeded.toml",
-                 "--ledger-dir", d / f"ledger{k}", "--timeout", timeout),
+                 "--ledger-dir", d / f"{ledgers}{k}", "--timeout", timeout),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    return coord, parties
+
+
+def _job(d: Path, out: Path, job_id: str, **kw):
+    coord, parties = _start(d, out, job_id, **kw)
     outs = [p.communicate(timeout=600) for p in parties]
     coord_out = coord.communicate(timeout=600)
     return coord, coord_out, parties, outs
@@ -119,3 +127,58 @@ def test_a_party_the_consortium_did_not_sign_is_refused(pki, tmp_path):
     assert coord.returncode != 0 and "party2" in cerr  # it never joined
     assert not (tmp_path / "job3" / "model.json").exists()
 
+
+
+def _rounds_recorded(d: Path, name: str, job_id: str) -> int:
+    path = d / name / "ledger.json"
+    if not path.exists():
+        return 0
+    from privdist.privacy.lifetime import LifetimeLedger
+
+    jobs = [j for j in LifetimeLedger(d / name).jobs() if j.job == job_id]
+    return max(jobs[0].rounds, default=0) if jobs else 0
+
+
+def test_a_killed_party_is_a_dropout_and_a_killed_coordinator_leaves_consistent_ledgers(pki, tmp_path):
+    """kill -9 of party 2 after it recorded round 3: the job finishes with the other two (a dropout of the secure
+    sums) and party 2's ledger holds the rounds it released (write-ahead: at most one more than the coordinator saw).
+    Then kill -9 of the coordinator mid-run: every party ends its job aborted with the rounds it released recorded; a
+    rerun is a new job that the ledgers charge beside the aborted one."""
+    import signal
+
+    from conftest import wait_until
+    from privdist.privacy.lifetime import LifetimeLedger
+
+    coord, parties = _start(pki, tmp_path / "kill1", "kill1", seed=8, rounds=400, ledgers="kledger")
+    wait_until(lambda: _rounds_recorded(pki, "kledger2", "kill1") >= 3, timeout=300, what="party 2's round 3")
+    parties[2].send_signal(signal.SIGKILL)
+    outs = [p.communicate(timeout=600) for p in parties]
+    cout, cerr = coord.communicate(timeout=600)
+    assert coord.returncode == 0, cerr
+    assert [p.returncode for p in parties[:2]] == [0, 0] and parties[2].returncode == -signal.SIGKILL, outs
+    results = json.loads((tmp_path / "kill1" / "results.json").read_text())
+    lost_round = results["remote"]["lost_parties"]["2"]
+    seen = sum(1 for r in results["remote"]["secure_aggregation"]["rounds"] if 2 not in r["absent"]
+               and not r.get("silent"))
+    (job,) = LifetimeLedger(pki / "kledger2").jobs()
+    assert job.status == "running" and seen <= len(job.rounds) <= seen + 1 and lost_round >= 3
+    # the coordinator killed mid-run
+    coord, parties = _start(pki, tmp_path / "kill2", "kill2", seed=9, rounds=400, ledgers="cledger")
+    wait_until(lambda: all(_rounds_recorded(pki, f"cledger{k}", "kill2") >= 3 for k in range(K)), timeout=300,
+               what="every party's round 3")
+    coord.send_signal(signal.SIGKILL)
+    coord.communicate(timeout=60)
+    outs = [p.communicate(timeout=600) for p in parties]
+    assert all(p.returncode == 1 for p in parties), outs
+    spent_before = []
+    for k in range(K):
+        (job,) = LifetimeLedger(pki / f"cledger{k}").jobs()
+        assert job.status == "aborted" and len(job.rounds) >= 3
+        spent_before.append(LifetimeLedger(pki / f"cledger{k}").spent(1e-5).epsilon)
+    coord, (cout, cerr), parties, outs = _job(pki, tmp_path / "kill3", "kill2-rerun", seed=10, rounds=20,
+                                              ledgers="cledger")
+    assert coord.returncode == 0, cerr
+    for k in range(K):
+        ledger = LifetimeLedger(pki / f"cledger{k}")
+        assert [j.status for j in ledger.jobs()] == ["aborted", "finished"]
+        assert ledger.spent(1e-5).epsilon > spent_before[k]
