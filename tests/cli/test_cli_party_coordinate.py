@@ -115,6 +115,9 @@ def test_a_job_across_processes_then_a_job_over_budget(pki, tmp_path):
     for k in range(K):
         ledger = json.loads((pki / f"ledger{k}" / "ledger.json").read_text())
         assert [j["status"] for j in ledger["jobs"]] == ["finished"]
+    shown = subprocess.run(_cli("party", "--ledger", "--ledger-dir", pki / "ledger0", "--policy",
+                                pki / "seeded.toml"), capture_output=True, text=True, timeout=300)
+    assert shown.returncode == 0 and "job1" in shown.stdout and "coord" in shown.stdout, shown.stderr
     # a second job: 1 + 1 composes to about 1.45 > the policy's lifetime 1.2: refused before any data is read
     coord, (cout, cerr), parties, outs = _job(pki, tmp_path / "job2", "job2", seed=6)
     assert coord.returncode != 0 and "lifetime_epsilon" in cerr
