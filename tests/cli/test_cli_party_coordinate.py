@@ -185,3 +185,18 @@ def test_a_killed_party_is_a_dropout_and_a_killed_coordinator_leaves_consistent_
         ledger = LifetimeLedger(pki / f"cledger{k}")
         assert [j.status for j in ledger.jobs()] == ["aborted", "finished"]
         assert ledger.spent(1e-5).epsilon > spent_before[k]
+
+
+def test_a_partys_stated_columns_are_those_it_reads(tmp_path):
+    """The facts a party states before reading its data (header, line count, public categories) are the columns and
+    rows its loader reads after accepting, one-hot columns of public categories included."""
+    from privdist.cli.party_cmd import _facts, _loader
+
+    df = pd.DataFrame({"age": [30, 40, 50, 60], "region": ["n", "s", "n", "e"], "x": [0.1, 0.2, 0.3, 0.4],
+                       "label": ["no", "yes", "yes", "no"]})
+    df.to_csv(tmp_path / "p.csv", index=False)
+    categories = {"region": ["n", "s", "e", "w"]}
+    facts = _facts(str(tmp_path / "p.csv"), "label", ["no", "yes"], categories)
+    X, y, names = _loader(str(tmp_path / "p.csv"), "label", ["no", "yes"], categories)()
+    assert names == facts["columns"] and X.shape == (facts["rows"], len(names))
+    assert list(y) == ["no", "yes", "yes", "no"] and X[:, names.index("region=w")].sum() == 0

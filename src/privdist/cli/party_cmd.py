@@ -23,6 +23,8 @@ def register(sub) -> None:
     p.add_argument("data", nargs="?", metavar="DATA.csv", help="the party's own data (a CSV with a header)")
     p.add_argument("--target", help="the label column")
     p.add_argument("--classes", metavar="NEG,POS", help="PUBLIC class names of the label (negative, positive)")
+    p.add_argument("--categories", action="append", metavar="COL=a,b,c|FILE",
+                   help="PUBLIC categories of a text column, one-hot encoded (as privdist fit --categories)")
     p.add_argument("--key", help="this party's private key (privdist pki request)")
     p.add_argument("--cert", help="this party's certificate, signed by the consortium CA")
     p.add_argument("--ca", help="the consortium CA's certificate")
@@ -47,8 +49,10 @@ def _ledger_dir(args):
     return Path(platformdirs.user_data_dir("privdist")) / "ledger"
 
 
-def _facts(path: str, target: str, classes: list[str]) -> dict:
-    """The public facts of the party's file from its header and line count: no value is parsed."""
+def _facts(path: str, target: str, classes: list[str], categories: dict) -> dict:
+    """The public facts of the party's file from its header, its line count and the public categories (one-hot
+    columns ``col=value`` after the other columns, as :func:`privdist.data.load_file` makes them): no value is
+    parsed."""
     import csv
 
     from ..errors import ValidationError
@@ -58,25 +62,24 @@ def _facts(path: str, target: str, classes: list[str]) -> dict:
         rows = sum(1 for line in fh if line.strip())
     if not header or target not in header:
         raise ValidationError(f"{path}: no column {target!r} in its header {header}")
-    return {"rows": rows, "columns": [c for c in header if c != target], "classes": classes}
+    plain = [c for c in header if c != target and c not in categories]
+    onehot = [f"{c}={v}" for c in header if c in categories for v in categories[c]]
+    return {"rows": rows, "columns": plain + onehot, "classes": classes}
 
 
-def _loader(path: str, target: str, classes: list[str]):
+def _loader(path: str, target: str, classes: list[str], categories: dict):
+    """The party's data, read (as ``privdist fit`` reads a file: public categories one-hot encoded, the stated
+    classes) only once it has accepted the plan."""
     def load():
         import numpy as np
-        import pandas as pd
 
-        from ..errors import NonNumericDataError, ValidationError
+        from ..data import load_file
 
-        df = pd.read_csv(path)
-        y = df.pop(target).astype(str).to_numpy()
-        bad = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]
-        if bad:
-            raise NonNumericDataError(f"{path}: column(s) {bad} are not numeric (a job takes numeric columns)")
-        unknown = sorted(set(y) - set(classes))
-        if unknown:
-            raise ValidationError(f"{path}: labels {unknown} are not among the stated classes {classes}")
-        return df.to_numpy(dtype=float), y, [str(c) for c in df.columns]
+        ds = load_file(path, target, encode="onehot" if categories else "none", task="classification",
+                       categories=categories or None, classes=classes)
+        X = ds.X.toarray() if hasattr(ds.X, "toarray") else np.asarray(ds.X, dtype=float)
+        y = np.where(np.asarray(ds.y) > 0, classes[1], classes[0])
+        return X, y, [str(c) for c in ds.feature_names]
 
     return load
 
@@ -110,9 +113,12 @@ def party_main(args) -> int:
     from ..runtime.remote.pki import Identity
     from ..runtime.remote.transport import PartyClient
 
-    facts = _facts(args.data, args.target, classes)
+    from .fit_release import parse_categories
+
+    categories = parse_categories(args.categories) or {}
+    facts = _facts(args.data, args.target, classes, categories)
     me = Identity.load(args.key, args.cert, args.ca, role="party")
-    job = PartyJob(me.name, _loader(args.data, args.target, classes), facts,
+    job = PartyJob(me.name, _loader(args.data, args.target, classes, categories), facts,
                    gate=LifetimeGate(ledger, policy, args.coordinator_name))
     with PartyClient(me, args.coordinator, coordinator=args.coordinator_name, timeout=args.timeout) as client:
         console.print(f"{me.name}: joined job {client.job!r} of {args.coordinator_name} at {args.coordinator}")
