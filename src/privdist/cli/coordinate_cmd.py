@@ -24,7 +24,8 @@ def register(sub) -> None:
     p.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=0, help="the port (default 0: any free port, printed)")
     p.add_argument("--port-file", help="write the chosen port to this file (for scripts)")
-    p.add_argument("--job-id", default="job", help="the job's id (each party's ledger keys it; a rerun needs a new one)")
+    p.add_argument("--job-id", default="job",
+                   help="the job's id (each party's ledger keys it; a rerun needs a new one)")
     p.add_argument("--epsilon", type=float, required=True, help="total epsilon per party for the whole job")
     p.add_argument("--delta", type=float, default=1e-5, help="total delta per party")
     p.add_argument("--rounds", type=int, help="rounds (default: the algorithm's)")

@@ -330,8 +330,9 @@ class DistributedLinearModel(BaseEstimator):
             raise ParameterTypeError(f"fit_intercept must be a bool, got {shown(self.fit_intercept)}")
         from ..privacy.plan import resolve_trust, secure_section
 
+        # the plan's one validation of trust and its parameters, up front
         secure_section(resolve_trust(self.algorithm, getattr(self, "trust", "local"), self.epsilon),
-                       self.secure_aggregation, self.epsilon is not None)  # the plan's one validation of trust and its parameters, up front
+                       self.secure_aggregation, self.epsilon is not None)
 
     # ------------------------------------------------------------------ fit
     def _rounds(self) -> int:

@@ -24,7 +24,8 @@ import numpy as np
 
 from ..errors import ValidationError
 
-__all__ = ["RangeStep", "fit_ranges", "fit_ranges_vertical", "check_target_bounds", "release_histograms", "MECHANISM", "SECURE_MECHANISM"]
+__all__ = ["RangeStep", "fit_ranges", "fit_ranges_vertical", "check_target_bounds", "release_histograms", "MECHANISM",
+           "SECURE_MECHANISM"]
 
 MECHANISM = ("Gaussian noisy per-column histograms on a public signed log2 grid (bins of ratio sqrt(2), "
              "|x| in 2^-20..2^40), L2 sensitivity sqrt(2 d) under replace-one; summed over parties, thresholded, "

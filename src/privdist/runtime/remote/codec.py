@@ -1,7 +1,8 @@
 """What crosses the wire between a party and the coordinator (issue 38): data only, never code.
 
 :func:`encode` turns a payload (nested dicts with string keys, lists, tuples, strings, numbers, booleans, None,
-bytes, numpy arrays of plain numeric dtypes, and privdist's :class:`~privdist.privacy.release.Release` declarations) into
+bytes, numpy arrays of plain numeric dtypes, and privdist's :class:`~privdist.privacy.release.Release` declarations)
+into
 bytes: a magic tag, a JSON header describing the tree and the arrays, then the arrays' raw little-endian bytes.
 :func:`decode` is its inverse and accepts nothing else: no pickle, no object arrays, no class named by the sender
 other than a dp-accounting event rebuilt field by field (:func:`privdist.privacy.events.event_from_dict`). A
