@@ -2,8 +2,7 @@
 
 :func:`encode` turns a payload (nested dicts with string keys, lists, tuples, strings, numbers, booleans, None,
 bytes, numpy arrays of plain numeric dtypes, and privdist's :class:`~privdist.privacy.release.Release` declarations)
-into
-bytes: a magic tag, a JSON header describing the tree and the arrays, then the arrays' raw little-endian bytes.
+into bytes: a magic tag, a JSON header describing the tree and the arrays, then the arrays' raw little-endian bytes.
 :func:`decode` is its inverse and accepts nothing else: no pickle, no object arrays, no class named by the sender
 other than a dp-accounting event rebuilt field by field (:func:`privdist.privacy.events.event_from_dict`). A
 malformed payload is a :class:`WireFormatError`, never an arbitrary exception or an executed object.
