@@ -77,6 +77,16 @@ def test_a_job_over_party_processes_equals_the_estimator():
     with pytest.warns(Warning):
         ref = _pooled_fit()
     np.testing.assert_array_equal(model.coef_, ref.coef_)
+    # the same with the DP range step's round (secure aggregation of the parties' histograms) over processes
+    started = [spawn_party(_party, k) for k in range(K)]
+    try:
+        ranged = coordinate(JobRequest(epsilon=1.0, delta=1e-5, scale="dp", seed=11),
+                            [link for _, link in started])
+    finally:
+        for proc, _ in started:
+            proc.join(timeout=60)
+    assert ranged.privacy_plan_.range.released and ranged.remote_["range_step"]["rounds"][0]["present"] == K
+    assert ranged.privacy_report_["epsilon"] == pytest.approx(1.0, rel=1e-3)
     assert model.remote_["names"] == ["party0", "party1", "party2"]
     assert all(proc.exitcode == 0 for proc, _ in started)
 
@@ -126,3 +136,27 @@ def test_lifetime_ledgers_record_the_rounds_and_refuse_a_job_over_budget(tmp_pat
         coordinate(JobRequest(epsilon=1.0, delta=1e-5, bounds=BOUNDS, job_id="job2"),
                    [LocalLink(p) for p in second])
     assert all(p.reads == [] for p in second)
+
+
+@pytest.mark.parametrize("trust", ["auto", "local"])
+def test_a_job_with_the_dp_range_step_equals_the_estimator(trust):
+    """scale='dp' with public bounds for one column: the other columns' ranges come from the plan's range step, run
+    as its own round of the parties (secure sum of Skellam shares, or Gaussian releases under local trust); the
+    model, plan, ledgers and preprocessing equal the estimator's on the same split (seeded)."""
+    import pandas as pd
+
+    request = JobRequest(epsilon=1.0, delta=1e-5, scale="dp", bounds={"score": (-5, 5)}, seed=13, trust=trust)
+    model = coordinate(request, [LocalLink(_party(k)) for k in range(K)])
+    X = np.vstack([_rows(k)[0] for k in range(K)])
+    y = np.concatenate([_rows(k)[1] for k in range(K)])
+    groups = np.concatenate([np.full(len(_rows(k)[0]), k) for k in range(K)])
+    with pytest.warns(Warning):
+        ref = DistributedLogisticRegression(epsilon=1.0, delta=1e-5, scale="dp", bounds={"score": (-5, 5)},
+                                            random_state=13, trust=trust).fit(pd.DataFrame(X, columns=COLUMNS), y,
+                                                                              groups=groups)
+    assert model.privacy_plan_ == ref.privacy_plan_ and model.privacy_plan_.range.released
+    np.testing.assert_array_equal(model.coef_, ref.coef_)
+    assert all(model.ledger_.entries(k) == ref.ledger_.entries(k) for k in range(K))
+    step = [s for s in model.preprocessor_.record if s["step"] == "scale_by_dp_ranges"]
+    assert step and step[0]["bounds"] == [s for s in ref.preprocessor_.record
+                                          if s["step"] == "scale_by_dp_ranges"][0]["bounds"]

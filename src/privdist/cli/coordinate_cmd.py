@@ -1,7 +1,7 @@
 """``privdist coordinate``: the coordinator of a job across organisations (issue 38). It holds no data.
 
 ``privdist coordinate --parties A,B,C --key coord.key --cert coord.crt --ca ca.crt [--host 127.0.0.1] [--port N]
---epsilon 1 --delta 1e-5 (--bounds bounds.json | --scale none) --out DIR`` listens with mutual TLS for the named
+--epsilon 1 --delta 1e-5 [--bounds bounds.json] --out DIR`` listens with mutual TLS for the named
 parties (each dials in with a certificate the consortium CA signed), collects their public facts, builds the job's
 privacy plan (the builder of ``privdist fit``) and offers it; if every party accepts, it runs the rounds (the
 parties' sums through secure aggregation by default), then writes ``DIR/model.json`` and ``DIR/results.json``: the
@@ -34,9 +34,11 @@ def register(sub) -> None:
     p.add_argument("--colluding", type=int, default=0, help="parties assumed to collude with the aggregator")
     p.add_argument("--dropout-tolerance", type=float, default=0.0,
                    help="fraction of parties a secure sum may lose and still meet the budget")
-    p.add_argument("--bounds", metavar="FILE", help="PUBLIC bounds of every column: JSON {column: [lo, hi]}")
-    p.add_argument("--scale", choices=("bounds", "none"), default="bounds",
-                   help="bounds (default: --bounds maps each column into [-1, 1]) or none (columns already in range)")
+    p.add_argument("--bounds", metavar="FILE", help="PUBLIC bounds of columns: JSON {column: [lo, hi]}")
+    p.add_argument("--scale", choices=("dp", "bounds", "none"), default="dp",
+                   help="dp (default: columns without public --bounds get bounds from a DP range step, a round of the "
+                        "parties on a share of the budget), bounds (--bounds names every column) or none (columns "
+                        "already in range)")
     p.add_argument("--row-norm", type=float, default=1.0, help="public row-norm bound (rows clipped to it)")
     p.add_argument("--seed", type=int, help="research mode: seeded noise (parties' policies must allow it)")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for a party (default 600)")
@@ -63,10 +65,10 @@ def coordinate_main(args) -> int:
     if len(set(names)) != len(names) or len(names) < 2:
         raise ValidationError(f"--parties names at least two distinct parties, got {args.parties!r}")
     bounds = None
-    if args.scale == "bounds":
-        if not args.bounds:
-            raise ValidationError("--scale bounds needs --bounds FILE (public bounds of every column), or use "
-                                  "--scale none for columns already in [-1, 1]")
+    if args.scale == "bounds" and not args.bounds:
+        raise ValidationError("--scale bounds needs --bounds FILE (public bounds of every column); --scale dp "
+                              "estimates the missing ones with a DP range step")
+    if args.bounds:
         bounds = {str(k): tuple(float(x) for x in v) for k, v in json.loads(Path(args.bounds).read_text()).items()}
     secure = {k: v for k, v in (("colluding", args.colluding), ("dropout_tolerance", args.dropout_tolerance)) if v}
     request = JobRequest(epsilon=args.epsilon, delta=args.delta, trust=args.trust, secure_aggregation=secure or None,

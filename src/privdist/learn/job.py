@@ -8,8 +8,9 @@ a single value of its data (:class:`PartyJob`). When every party accepts, the ro
 own processes (:class:`~privdist.runtime.remote.backend.RemoteBackend`); the coordinator keeps the sums and the
 model and writes the same release as ``privdist fit`` (the model and its privacy report, the plan beside it).
 
-Scope of this version: the horizontal default (``dpmm``; secure aggregation or local trust), binary labels, public
-per-column bounds (``scale="bounds"``) or features already in range (``scale="none"``): no DP range step.
+Scope of this version: the horizontal default (``dpmm``; secure aggregation or local trust), binary labels; the
+columns without public bounds get theirs from the plan's DP range step, run as its own round of the parties before
+training (:mod:`privdist.learn.job_ranges`).
 
 Each party builds its algorithm itself, from the plan and its installed privdist: the noise it adds is what its own
 code computes from the plan it accepted, never a number sent to it.
@@ -57,10 +58,10 @@ def job_estimator(settings: dict, parties: int):
     plan builder and algorithm factory are ``privdist fit``'s."""
     from .linear import DistributedLogisticRegression
 
-    if settings.get("scale") not in ("bounds", "none"):
-        raise ValidationError("a job across organisations takes public bounds (scale='bounds') or features already "
-                              f"in range (scale='none'); got scale={settings.get('scale')!r} (the DP range step is "
-                              "not available across processes yet)")
+    if settings.get("scale") not in ("dp", "bounds", "none"):
+        raise ValidationError("a job across organisations takes scale='dp' (a DP range step for the columns without "
+                              "public bounds), 'bounds' (public bounds of every column) or 'none' (columns already in "
+                              f"range); got scale={settings.get('scale')!r}")
     return DistributedLogisticRegression(
         algorithm="dpmm", epsilon=settings["epsilon"], delta=settings["delta"], n_agents=parties,
         rounds=settings["rounds"], alpha=settings["alpha"], fit_intercept=settings["fit_intercept"],
@@ -124,7 +125,7 @@ class PartyJob:
 
     def __init__(self, name: str, load, facts: dict, *, gate=None):
         self.name, self.load, self.facts, self.gate = name, load, dict(facts), gate
-        self.party, self.decision = None, None
+        self.party, self.decision, self.phase = None, None, None
         self.data_read = False
         self.closed = False
 
@@ -133,14 +134,22 @@ class PartyJob:
             return {"name": self.name, **self.facts}
         if method == "offer":
             return self._offer(args)
-        if method == "close" and self.party is None:  # a job called off before its rounds
+        if method == "close" and self.party is None:  # a job called off before (or between) its rounds
+            if self.phase == "ranged" and self.gate is not None:
+                self.gate.end(False)  # the range step released: it stays charged
             self.closed = True
+            return None
+        if method == "train" and getattr(self, "phase", None) == "ranged":
+            self._train(args)
             return None
         if self.party is None:
             from ..runtime.remote import RemoteCallError
 
             raise RemoteCallError(f"{self.name}: {method!r} before an accepted offer")
         out = self.party.handle(method, args)
+        if method == "close" and self.phase == "ranges":  # the range step's round is over; training follows
+            self.party, self.phase = None, "ranged"
+            return out
         if method == "close" and self.gate is not None:
             self.gate.end(True)
         self.closed = self.party.closed
@@ -152,9 +161,7 @@ class PartyJob:
             self.gate.end(False)
 
     def _offer(self, args):
-        from ..network import complete
         from ..privacy.plan import PrivacyPlan
-        from ..runtime.remote import RemoteParty
         from .plan import declared_ledger
 
         plan = PrivacyPlan.from_dict(args["plan"])
@@ -170,27 +177,71 @@ class PartyJob:
             return {"accepted": False, "reasons": list(reasons)}
         X, y, names = self.load()  # only now: the plan fits the party's policy
         self.data_read = True
-        if list(map(str, names)) != list(args["columns"]) or X.shape[0] != int(self.facts["rows"]):
+        names = [str(n) for n in names]
+        if names != list(args["columns"]) or X.shape[0] != int(self.facts["rows"]):
             raise JobRefusedError(f"{self.name}: the data read do not match the facts it stated")
-        classes = list(args["classes"])
-        Z = est._design(_preprocessor(est, names).transform(X))
-        y_pm = np.where(np.asarray(y).astype(str) == str(classes[1]), 1.0, -1.0)
-        handle = _handle(settings, plan.parties, plan.columns, int(args["max_rows"]),
+        X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=float)
+        y_pm = np.where(np.asarray(y).astype(str) == str(args["classes"][1]), 1.0, -1.0)
+        self._job = (plan, settings, k, est, algo, X, y_pm, names, int(args["max_rows"]))
+        if plan.range is not None and plan.range.released:  # the range step's round comes first
+            from ..network import complete
+            from ..runtime.remote import RemoteParty
+            from .job_ranges import RangeHistograms, RangeRows
+
+            colluding = 0 if plan.secure is None else plan.secure.colluding
+            rows = RangeRows(plan.parties, plan.rows, k, X[:, [names.index(c) for c in plan.range.columns]])
+            self.party = RemoteParty(RangeHistograms(plan.range, colluding), rows, complete(plan.parties), k,
+                                     on_release=None if self.gate is None else lambda t, r: self.gate.record(0, r))
+            self.phase = "ranges"
+        else:
+            self._train({})
+        return {"accepted": True, "reasons": []}
+
+    def _train(self, released: dict) -> None:
+        """Build the training party: the job's preprocessing (public bounds, and the range step's released bounds
+        when it ran) on its own rows, its block of the problem, the algorithm the plan parameterises."""
+        from ..network import complete
+        from ..runtime.remote import RemoteParty
+
+        plan, settings, k, est, algo, X, y_pm, names, max_rows = self._job
+        Z = est._design(_preprocessor(est, names, plan, released, X).transform(X))
+        handle = _handle(settings, plan.parties, plan.columns, max_rows,
                          [f"held-by-party-{j}" for j in range(plan.parties)])
         handle._local[(k,)] = _own_problem(handle, k, Z, y_pm)  # its own block; no other source is ever resolved
         self.party = RemoteParty(algo, handle, complete(plan.parties), k,
                                  on_release=None if self.gate is None else self.gate.record)
-        return {"accepted": True, "reasons": []}
+        self.phase = "train"
 
 
-def _preprocessor(est, names):
-    """The job's public preprocessing (public bounds or none, rows clipped to ``row_norm``), fitted from the column
-    names alone: nothing is read from any row."""
+def _preprocessor(est, names, plan=None, released=None, X=None):
+    """The job's preprocessing: public bounds (or none) and, when the plan's range step ran, the bounds it released
+    (``released``: ``bounds``, ``fallback``, ``noise_std``); rows clipped to ``row_norm``. Fitted from the column
+    names and released values alone (``X`` only gives the party's own column count; nothing is read from a row)."""
     from ..data.bounds import Preprocessor
+    from .ranges import _skipped, apply_range_release
 
     names = [str(n) for n in names]
-    return Preprocessor(scale=est.scale, bounds=est.bounds, row_norm=est._clip_norm()).fit(np.zeros((1, len(names))),
-                                                                                          names)
+    pre = Preprocessor(scale=est.scale, bounds=est.bounds, row_norm=est._clip_norm())
+    X = np.zeros((1, len(names))) if X is None else X
+    cols = pre.dp_columns(len(names), names)
+    if not released:
+        if plan is not None and plan.range is not None:  # decided not to run (swamped): the estimator's record
+            _skipped(pre, X, names, cols, plan.range, None, None)
+            return pre
+        return pre.fit(X, names)
+    apply_range_release(pre, X, names, cols, plan.range, np.asarray(released["bounds"], dtype=float),
+                        np.asarray(released["fallback"], dtype=bool), released["noise_std"], delta=plan.delta)
+    return pre
+
+
+def _preprocessor_cols(est, columns) -> tuple:
+    """Names of the columns the plan's DP range step estimates (those without public bounds; none unless
+    ``scale="dp"``)."""
+    from ..data.bounds import Preprocessor
+
+    names = [str(c) for c in columns]
+    cols = Preprocessor(scale=est.scale, bounds=est.bounds).dp_columns(len(names), names)
+    return tuple(names[j] for j in cols)
 
 
 def _own_problem(handle, k: int, Z, y):
@@ -227,8 +278,9 @@ def coordinate(request: JobRequest, links, *, classes=None):
     seed = int(np.random.SeedSequence().generate_state(1)[0]) if request.seed is None else int(request.seed)
     from .plan import horizontal_plan
 
-    plan = horizontal_plan(est, rows=sum(rows), columns=len(columns), parties=K, dp_columns=(), dp_target=False,
-                           classes=1, seeded=request.seed is not None)
+    dp_cols = _preprocessor_cols(est, columns)
+    plan = horizontal_plan(est, rows=sum(rows), columns=len(columns), parties=K, dp_columns=dp_cols,
+                           dp_target=False, classes=1, seeded=request.seed is not None)
     offer = {"plan": plan.to_dict(), "settings": settings, "columns": columns, "classes": names,
              "max_rows": max(rows)}
     answers = [link.call("offer", {**offer, "party": k}) for k, link in enumerate(links)]
@@ -237,11 +289,24 @@ def coordinate(request: JobRequest, links, *, classes=None):
         for link in links:  # the job is off: every party forgets it
             link.call("close", {})
         raise JobRefusedError(f"refused by {sorted(refused)}: {refused}")
-    pre = _preprocessor(est, columns)
+    secure = request.seed is None
+    ledger, released, range_config = PrivacyLedger(K), {}, None
+    if plan.range is not None and plan.range.released:  # the range step's round: its own run, then training
+        from .job_ranges import RangeHistograms, RangeRows, range_total
+
+        colluding = 0 if plan.secure is None else plan.secure.colluding
+        ranged = run(RangeHistograms(plan.range, colluding), RangeRows(K, sum(rows)), complete(K), 1,
+                     seed=seed % 2**63, secure=secure, ledger=ledger, backend=RemoteBackend(links))
+        bounds, fallback, noise_std = range_total(plan.range, ranged.final_coordinator_state["total"], sum(rows), K)
+        released = {"bounds": bounds, "fallback": fallback, "noise_std": noise_std}
+        ledger, range_config = ranged.ledger, ranged.config.get("secure_aggregation")
+        for link in links:
+            link.call("train", released)
+    pre = _preprocessor(est, columns, plan, released)
     handle = _handle(settings, K, len(columns), max(rows), [f"held-by-{f['name']}" for f in facts])
     algo = est._algorithm(plan, 0, handle.n_features)[0]
-    result = run(algo, handle, complete(K), plan.rounds, seed=seed % 2**63, secure=request.seed is None,
-                 ledger=PrivacyLedger(K), backend=RemoteBackend(links))
+    result = run(algo, handle, complete(K), plan.rounds, seed=seed % 2**63, secure=secure, ledger=ledger,
+                 backend=RemoteBackend(links))
     est.classes_, est.n_features_in_, est.feature_names_in_ = np.array(names), len(columns), np.array(columns)
     est.preprocessor_, est.target_bounds_, est.n_agents_ = pre, None, K
     B = np.asarray(result.estimates)
@@ -253,5 +318,5 @@ def coordinate(request: JobRequest, links, *, classes=None):
     est.history_ = {"rounds": plan.rounds, "note": "no training objective: the coordinator holds no data"}
     est.privacy_report_ = est._report(plan, result.ledger, pre.record, est._noise)
     est.remote_ = {**result.config.get("remote", {}), "names": [f["name"] for f in facts], "rows": rows,
-                   "secure_aggregation": result.config.get("secure_aggregation")}
+                   "secure_aggregation": result.config.get("secure_aggregation"), "range_step": range_config}
     return est

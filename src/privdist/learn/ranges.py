@@ -24,8 +24,8 @@ import numpy as np
 
 from ..errors import ValidationError
 
-__all__ = ["RangeStep", "fit_ranges", "fit_ranges_vertical", "check_target_bounds", "release_histograms", "MECHANISM",
-           "SECURE_MECHANISM"]
+__all__ = ["RangeStep", "fit_ranges", "fit_ranges_vertical", "check_target_bounds", "release_histograms",
+           "apply_range_release", "MECHANISM", "SECURE_MECHANISM"]
 
 MECHANISM = ("Gaussian noisy per-column histograms on a public signed log2 grid (bins of ratio sqrt(2), "
              "|x| in 2^-20..2^40), L2 sensitivity sqrt(2 d) under replace-one; summed over parties, thresholded, "
@@ -122,7 +122,7 @@ def fit_ranges(pre, X, parties: list[np.ndarray], plan, *, seed: int, secure: bo
         y, target_bounds, dp_target: A regressor's target: public ``target_bounds`` map it; else with
             ``dp_target`` it is the step's last column.
     """
-    from ..privacy.dp_ranges import FALLBACK_BOUNDS, dp_ranges
+    from ..privacy.dp_ranges import dp_ranges
 
     names = None if feature_names is None else [str(n) for n in feature_names]
     cols = pre.dp_columns(X.shape[1], names)
@@ -131,7 +131,6 @@ def fit_ranges(pre, X, parties: list[np.ndarray], plan, *, seed: int, secure: bo
         pre.fit(X, names)
         return _public_target(pre, RangeStep(target), target_bounds)
     m = len(plan.columns)
-    col_names = list(plan.columns[:cols.size])
     if plan.width == 0:
         return _skipped(pre, X, names, cols, plan, target_bounds, target)
     dense = X.toarray() if hasattr(X, "toarray") else np.asarray(X, dtype=float)
@@ -141,11 +140,25 @@ def fit_ranges(pre, X, parties: list[np.ndarray], plan, *, seed: int, secure: bo
     if plan.width < m:  # the target alone: its scale is what a regression cannot do without
         D = D[:, -1:]
     blocks = [D[idx] for idx in parties]
+    noise_std = None
     if plan.kind is None:
         rel = dp_ranges(blocks, None, None)
         bounds, fallback = rel.bounds, rel.fallback
     else:
         _, bounds, fallback, noise_std = release_histograms(plan, blocks, seed, secure, ledger)
+    return apply_range_release(pre, X, names, cols, plan, bounds, fallback, noise_std, delta=delta,
+                               target=target, target_bounds=target_bounds, dp_target=dp_target)
+
+
+def apply_range_release(pre, X, names, cols, plan, bounds, fallback, noise_std, *, delta: float, target=None,
+                        target_bounds=None, dp_target: bool = False) -> RangeStep:
+    """Fit ``pre`` with the bounds a range step released (``bounds`` (2, width), ``fallback``) and record the step
+    (its mechanism, share, bounds, what it spent); shared by :func:`fit_ranges` and a job whose parties released
+    the histograms in their own processes (:mod:`privdist.learn.job_ranges`)."""
+    from ..privacy.dp_ranges import FALLBACK_BOUNDS
+
+    m = len(plan.columns)
+    col_names = list(plan.columns[:cols.size])
     if bounds.shape[1] < m:  # the features were left out of a target-only step: they keep the fallback
         bounds = np.column_stack([np.tile(np.array(FALLBACK_BOUNDS)[:, None], (1, m - 1)), bounds])
         fallback = np.r_[np.ones(m - 1, dtype=bool), fallback]

@@ -115,6 +115,11 @@ class AgentStreams:
         self._keys = keys
         self._gens: list[np.random.Generator] | None = None
 
+    @property
+    def secure(self) -> bool:
+        """Whether the streams are rooted at the agents' own keys (secure mode) rather than the seed."""
+        return self._keys is not None
+
     def entropies(self) -> list[list[int]]:
         """The ``SeedSequence`` entropy of each agent's stream: rooted at the agent's key in secure mode, else at
         the seed."""
