@@ -27,7 +27,7 @@ def _all():
     return pd.DataFrame(X, columns=[c for g in COLUMNS for c in g]), y
 
 
-def _party(k: int, block_file=None):
+def _party(k: int, out=None):
     X = _all()[0][COLUMNS[k]]
     reads = []
 
@@ -35,7 +35,7 @@ def _party(k: int, block_file=None):
         reads.append(1)
         return X.to_numpy(), list(X.columns)
 
-    job = VerticalPartyJob(f"party{k}", load, {"rows": len(X), "columns": COLUMNS[k]}, block_file=block_file)
+    job = VerticalPartyJob(f"party{k}", load, {"rows": len(X), "columns": COLUMNS[k]}, out=out)
     job.reads = reads
     return job
 
@@ -75,8 +75,8 @@ def test_a_vertical_job_in_one_process_equals_the_estimator(trust):
     assert all(p.closed and p.reads == [1] for p in parties)
 
 
-def _spawned(k: int, block_file: str):
-    return _party(k, block_file)
+def _spawned(k: int, out: str):
+    return _party(k, out)
 
 
 @pytest.mark.parametrize("trust", ["local", "secure_aggregation"])
@@ -84,7 +84,7 @@ def test_a_vertical_job_over_party_processes_equals_the_estimator(trust, tmp_pat
     import json
 
     files = [tmp_path / f"party{k}" / "parties" / f"party_{k}.json" for k in range(3)]
-    started = [spawn_party(_spawned, k, str(files[k])) for k in range(3)]
+    started = [spawn_party(_spawned, k, str(tmp_path / f"party{k}")) for k in range(3)]
     try:
         model = coordinate_vertical(_request(trust), [link for _, link in started], _all()[1])
     finally:
@@ -106,7 +106,7 @@ def test_the_release_holds_no_block_and_loads_beside_the_blocks(tmp_path):
 
     out = tmp_path / "release"
     files = [tmp_path / f"party{k}" / "parties" / f"party_{k}.json" for k in range(3)]
-    parties = [_party(k, files[k]) for k in range(3)]
+    parties = [_party(k, tmp_path / f"party{k}") for k in range(3)]
     model = coordinate_vertical(_request("local"), [LocalLink(p) for p in parties], _all()[1])
     (written,) = save_model(model, out / "model.json", feature_names=list(model.feature_names_in_),
                             party_blocks=False)

@@ -155,13 +155,14 @@ class VerticalPartyJob(PartyJob):
             accepted the plan.
         facts: the party's public facts ``{"rows", "columns"}`` (from its file's line count and header).
         gate: its admission and records (:class:`~privdist.learn.job.LifetimeGate`), or None.
-        block_file: where the party writes its owner-only coefficient block when the job closes (None: kept in
-            :attr:`block` only).
+        out: the party's folder for its owner-only coefficient block, written when the job closes as
+            ``out/parties/party_<m>.json`` (the name the coordinator's ``model.json`` gives it); None: kept in
+            :attr:`block` only.
     """
 
-    def __init__(self, name: str, load, facts: dict, *, gate=None, block_file=None):
+    def __init__(self, name: str, load, facts: dict, *, gate=None, out=None):
         super().__init__(name, load, facts, gate=gate)
-        self.block_file, self.block = block_file, None
+        self.out, self.block, self.block_file = out, None, None
         self._layout = None
 
     def handle(self, method: str, args: dict):
@@ -179,12 +180,14 @@ class VerticalPartyJob(PartyJob):
         lead = 1 if bias else 0
         self.block = party_block_dict(k, columns, x[offset + lead:offset + lead + len(columns)],
                                       float(x[0]) if bias else 0.0)
-        if self.block_file is not None:
+        if self.out is not None:
             from pathlib import Path
 
             from .._io import write_json
+            from .model_io import _party_file
 
-            Path(self.block_file).parent.mkdir(parents=True, exist_ok=True)
+            self.block_file = Path(self.out) / _party_file(k)
+            self.block_file.parent.mkdir(parents=True, exist_ok=True)
             write_json(self.block_file, self.block)
 
     def _offer(self, args):

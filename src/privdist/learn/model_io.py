@@ -31,8 +31,8 @@ import numpy as np
 from .._io import read_json, write_json
 from ..errors import DataFormatError
 
-__all__ = ["MODEL_FORMAT", "PARTY_FORMAT", "model_to_dict", "party_block_dict", "party_block_dicts", "save_model", "load_model",
-           "LinearModel"]
+__all__ = ["MODEL_FORMAT", "PARTY_FORMAT", "model_to_dict", "party_block_dict", "party_block_dicts", "save_model",
+           "load_model", "LinearModel"]
 
 MODEL_FORMAT = "privdist-linear-model/1"
 PARTY_FORMAT = "privdist-party-block/1"
