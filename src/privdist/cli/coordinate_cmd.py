@@ -7,6 +7,12 @@ privacy plan (the builder of ``privdist fit``) and offers it; if every party acc
 parties' sums through secure aggregation by default), then writes ``DIR/model.json`` and ``DIR/results.json``: the
 same release as ``privdist fit`` (the model, each party's guarantee, the plan). A party that refuses stops the job
 with its reasons; a party that goes silent or away during the rounds is a dropout of the secure sums.
+
+``privdist coordinate --vertical --labels LABELS.csv --target COL ...`` runs a vertical job (ADMM sharing): the
+parties (``privdist party --vertical``) hold columns of the same rows, the coordinator holds the labels (column COL
+of its own file, rows in the parties' order) and nothing else. Trust ``auto`` is ``local`` there (or
+``secure_aggregation``: the sum of the shares through secure aggregation). ``model.json`` then holds no coefficients:
+each party keeps its own block (:mod:`privdist.learn.job_vertical`).
 """
 
 from __future__ import annotations
@@ -30,16 +36,23 @@ def register(sub) -> None:
     p.add_argument("--delta", type=float, default=1e-5, help="total delta per party")
     p.add_argument("--rounds", type=int, help="rounds (default: the algorithm's)")
     p.add_argument("--trust", choices=("auto", "local", "secure_aggregation"), default="auto",
-                   help="auto (secure aggregation), local, or secure_aggregation")
+                   help="auto (secure aggregation; --vertical: local), local, or secure_aggregation")
     p.add_argument("--colluding", type=int, default=0, help="parties assumed to collude with the aggregator")
     p.add_argument("--dropout-tolerance", type=float, default=0.0,
                    help="fraction of parties a secure sum may lose and still meet the budget")
     p.add_argument("--bounds", metavar="FILE", help="PUBLIC bounds of columns: JSON {column: [lo, hi]}")
-    p.add_argument("--scale", choices=("dp", "bounds", "none"), default="dp",
-                   help="dp (default: columns without public --bounds get bounds from a DP range step, a round of the "
-                        "parties on a share of the budget), bounds (--bounds names every column) or none (columns "
-                        "already in range)")
-    p.add_argument("--row-norm", type=float, default=1.0, help="public row-norm bound (rows clipped to it)")
+    p.add_argument("--scale", choices=("dp", "bounds", "none"),
+                   help="dp (the default of a horizontal job: columns without public --bounds get bounds from a DP "
+                        "range step, a round of the parties on a share of the budget), bounds (--bounds names every "
+                        "column; the default of a vertical job) or none (columns already in range)")
+    p.add_argument("--row-norm", type=float, default=1.0, help="public row-norm bound (rows clipped to it; not "
+                                                                "with --vertical: no party holds a whole row)")
+    p.add_argument("--vertical", action="store_true", help="a vertical job: the parties hold columns of the same "
+                                                            "rows, the coordinator the labels (--labels, --target)")
+    p.add_argument("--labels", metavar="FILE", help="--vertical: the coordinator's CSV holding the label column")
+    p.add_argument("--target", help="--vertical: the label column of --labels")
+    p.add_argument("--rho", type=float, default=1.0, help="--vertical: ADMM penalty (default 1)")
+    p.add_argument("--b1", type=float, default=1.0, help="--vertical: PUBLIC clip bound of the shares (default 1)")
     p.add_argument("--seed", type=int, help="research mode: seeded noise (parties' policies must allow it)")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds to wait for a party (default 600)")
     p.add_argument("--out", required=True, metavar="DIR", help="folder for model.json and results.json")
@@ -65,15 +78,39 @@ def coordinate_main(args) -> int:
     if len(set(names)) != len(names) or len(names) < 2:
         raise ValidationError(f"--parties names at least two distinct parties, got {args.parties!r}")
     bounds = None
+    args.scale = args.scale or ("bounds" if args.vertical else "dp")
+    if args.vertical and args.scale == "dp":
+        raise ValidationError("a vertical job takes --scale bounds or none: its DP range step does not run across "
+                              "processes yet")
     if args.scale == "bounds" and not args.bounds:
         raise ValidationError("--scale bounds needs --bounds FILE (public bounds of every column); --scale dp "
                               "estimates the missing ones with a DP range step")
     if args.bounds:
         bounds = {str(k): tuple(float(x) for x in v) for k, v in json.loads(Path(args.bounds).read_text()).items()}
     secure = {k: v for k, v in (("colluding", args.colluding), ("dropout_tolerance", args.dropout_tolerance)) if v}
-    request = JobRequest(epsilon=args.epsilon, delta=args.delta, trust=args.trust, secure_aggregation=secure or None,
-                         rounds=args.rounds, row_norm=args.row_norm, scale=args.scale, bounds=bounds,
-                         job_id=args.job_id, seed=args.seed)
+    labels = None
+    if args.vertical:
+        if not args.labels or not args.target:
+            raise ValidationError("--vertical needs --labels FILE and --target COL (the coordinator holds the labels)")
+        import pandas as pd
+
+        frame = pd.read_csv(args.labels)
+        if args.target not in frame.columns:
+            raise ValidationError(f"{args.labels}: no column {args.target!r} in its header {list(frame.columns)}")
+        labels = frame[args.target].to_numpy()
+        from ..learn.job_vertical import VerticalJobRequest
+
+        request = VerticalJobRequest(epsilon=args.epsilon, delta=args.delta, trust=args.trust,
+                                     secure_aggregation=secure or None, rho=args.rho, b1=args.b1, scale=args.scale,
+                                     bounds=bounds, job_id=args.job_id, seed=args.seed,
+                                     **({"rounds": args.rounds} if args.rounds else {}))
+    else:
+        if args.labels or args.target:
+            raise ValidationError("--labels and --target are the labels of a vertical job (--vertical); in a "
+                                  "horizontal job each party holds its own")
+        request = JobRequest(epsilon=args.epsilon, delta=args.delta, trust=args.trust,
+                             secure_aggregation=secure or None, rounds=args.rounds, row_norm=args.row_norm,
+                             scale=args.scale, bounds=bounds, job_id=args.job_id, seed=args.seed)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     me = Identity.load(args.key, args.cert, args.ca, role="coordinator")
@@ -84,11 +121,21 @@ def coordinate_main(args) -> int:
         if args.port_file:
             Path(args.port_file).write_text(str(port))
         server.wait_for_parties(timeout=args.timeout)
-        model = coordinate(request, [GrpcLink(server, n, args.timeout) for n in names])
-    files = save_model(model, out / "model.json", feature_names=list(model.feature_names_in_))
+        links = [GrpcLink(server, n, args.timeout) for n in names]
+        if args.vertical:
+            from ..learn.job_vertical import coordinate_vertical
+
+            model = coordinate_vertical(request, links, labels)
+        else:
+            model = coordinate(request, links)
+    files = save_model(model, out / "model.json", feature_names=list(model.feature_names_in_),
+                       party_blocks=not args.vertical)
+    notes = ["model.json and results.json are the release: covered by each party's guarantee"]
+    if args.vertical:
+        notes.append("a vertical model file holds no coefficients: each party wrote its own block "
+                     "(parties/party_<m>.json, owner-only) on its machine; scoring a row needs every block")
     results = {"privacy": model.privacy_report_, "plan": model.privacy_plan_.to_dict(), "remote": model.remote_,
-               "settings": request.settings(), "noise": model.privacy_report_.get("noise"),
-               "notes": ["model.json and results.json are the release: covered by each party's guarantee"]}
+               "settings": request.settings(), "noise": model.privacy_report_.get("noise"), "notes": notes}
     write_json(out / "results.json", results)
     eps = model.privacy_report_["epsilon"]
     console.print(f"{me.name}: job finished with {len(names)} parties; guarantee epsilon = {eps:.4f} per party "

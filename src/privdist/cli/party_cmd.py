@@ -8,6 +8,11 @@ and its lifetime ledger and refuses with the reasons before it reads any value o
 file, builds the algorithm from the plan with the privdist installed on this machine and answers the rounds; each
 round's releases are in its ledger before they leave. Nothing executable is received.
 
+``privdist party --vertical DATA.csv --out DIR --key ... --coordinator ...`` takes part in a vertical job (ADMM
+sharing): the file holds some COLUMNS of every row (rows in the order the consortium agreed; no label column: the
+coordinator holds the labels), the party states its row count and column names, and when the job ends it writes its
+own coefficient block to ``DIR/parties/party_<m>.json`` (owner-only: the block never leaves this machine).
+
 ``privdist party --ledger [--ledger-dir DIR] [--policy FILE]`` prints what the party has spent, on which jobs, with
 which coordinator.
 """
@@ -21,10 +26,15 @@ def register(sub) -> None:
     p = sub.add_parser("party", help="take part in a job across organisations: check its plan, then train on your "
                                      "data without it leaving this machine")
     p.add_argument("data", nargs="?", metavar="DATA.csv", help="the party's own data (a CSV with a header)")
-    p.add_argument("--target", help="the label column")
-    p.add_argument("--classes", metavar="NEG,POS", help="PUBLIC class names of the label (negative, positive)")
+    p.add_argument("--target", help="the label column (not with --vertical)")
+    p.add_argument("--classes", metavar="NEG,POS", help="PUBLIC class names of the label (negative, positive; not "
+                                                         "with --vertical)")
     p.add_argument("--categories", action="append", metavar="COL=a,b,c|FILE",
                    help="PUBLIC categories of a text column, one-hot encoded (as privdist fit --categories)")
+    p.add_argument("--vertical", action="store_true", help="a vertical job: the file holds some columns of every "
+                                                            "row and no labels (the coordinator holds them)")
+    p.add_argument("--out", metavar="DIR", help="--vertical: folder for this party's own coefficient block "
+                                                "(parties/party_<m>.json, owner-only)")
     p.add_argument("--key", help="this party's private key (privdist pki request)")
     p.add_argument("--cert", help="this party's certificate, signed by the consortium CA")
     p.add_argument("--ca", help="the consortium CA's certificate")
@@ -67,6 +77,35 @@ def _facts(path: str, target: str, classes: list[str], categories: dict) -> dict
     return {"rows": rows, "columns": plain + onehot, "classes": classes}
 
 
+def _vertical_facts(path: str) -> dict:
+    """A vertical party's public facts: its row count and column names (header and line count only)."""
+    import csv
+
+    from ..errors import ValidationError
+
+    with open(path, newline="", encoding="utf-8") as fh:
+        header = next(csv.reader(fh), None)
+        rows = sum(1 for line in fh if line.strip())
+    if not header:
+        raise ValidationError(f"{path}: no header (a vertical party's file names its columns)")
+    return {"rows": rows, "columns": header}
+
+
+def _vertical_loader(path: str):
+    def load():
+        import pandas as pd
+
+        from ..errors import NonNumericDataError
+
+        df = pd.read_csv(path)
+        bad = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]
+        if bad:
+            raise NonNumericDataError(f"{path}: column(s) {bad} are not numeric (a job takes numeric columns)")
+        return df.to_numpy(dtype=float), [str(c) for c in df.columns]
+
+    return load
+
+
 def _loader(path: str, target: str, classes: list[str], categories: dict):
     """The party's data, read (as ``privdist fit`` reads a file: public categories one-hot encoded, the stated
     classes) only once it has accepted the plan."""
@@ -100,26 +139,35 @@ def party_main(args) -> int:
 
         render_ledger_report(ledger_report(ledger, policy=policy), console)
         return 0
-    missing = [f"--{n.replace('_', '-')}" for n in ("data", "target", "classes", "key", "cert", "ca", "coordinator",
-                                                     "coordinator_name") if not getattr(args, n)]
+    needed = ("data", "key", "cert", "ca", "coordinator", "coordinator_name") + (("out",) if args.vertical else
+                                                                                  ("target", "classes"))
+    missing = [f"--{n.replace('_', '-')}" for n in needed if not getattr(args, n)]
     if missing:
         raise ValidationError(f"privdist party needs {', '.join(missing)} (or --ledger to print the ledger)")
-    classes = [c.strip() for c in args.classes.split(",")]
-    if len(classes) != 2 or len(set(classes)) != 2:
-        raise ValidationError(f"--classes names the two classes, negative first, got {args.classes!r}")
+    if args.vertical and (args.target or args.classes):
+        raise ValidationError("a vertical party holds no labels: leave out --target and --classes (the coordinator "
+                              "holds the labels)")
     from ..learn.job import LifetimeGate, PartyJob
+    from ..learn.job_vertical import VerticalPartyJob
     from ..runtime.remote.grpc_link import GrpcEnd
     from ..runtime.remote.party_side import serve_link
     from ..runtime.remote.pki import Identity
     from ..runtime.remote.transport import PartyClient
-
     from .fit_release import parse_categories
 
-    categories = parse_categories(args.categories) or {}
-    facts = _facts(args.data, args.target, classes, categories)
+    if args.vertical:
+        kind, load, facts = VerticalPartyJob, _vertical_loader(args.data), _vertical_facts(args.data)
+    else:
+        classes = [c.strip() for c in args.classes.split(",")]
+        if len(classes) != 2 or len(set(classes)) != 2:
+            raise ValidationError(f"--classes names the two classes, negative first, got {args.classes!r}")
+        categories = parse_categories(args.categories) or {}
+        kind = PartyJob
+        load = _loader(args.data, args.target, classes, categories)
+        facts = _facts(args.data, args.target, classes, categories)
     me = Identity.load(args.key, args.cert, args.ca, role="party")
-    job = PartyJob(me.name, _loader(args.data, args.target, classes, categories), facts,
-                   gate=LifetimeGate(ledger, policy, args.coordinator_name))
+    job = kind(me.name, load, facts, gate=LifetimeGate(ledger, policy, args.coordinator_name),
+               **({"out": args.out} if args.vertical else {}))
     with PartyClient(me, args.coordinator, coordinator=args.coordinator_name, timeout=args.timeout) as client:
         console.print(f"{me.name}: joined job {client.job!r} of {args.coordinator_name} at {args.coordinator}")
         serve_link(job, GrpcEnd(client, args.timeout))
@@ -131,5 +179,7 @@ def party_main(args) -> int:
     if job.decision is not None and not job.decision[0]:
         console.print(f"{me.name}: refused the plan (no data read): " + "; ".join(job.decision[1]))
         return 3
-    console.print(f"{me.name}: the job finished; ledger: {ledger.path}")
+    block = getattr(job, "block_file", None)
+    console.print(f"{me.name}: the job finished; ledger: {ledger.path}"
+                  + (f"; its own coefficient block (owner-only): {block}" if block else ""))
     return 0

@@ -31,8 +31,8 @@ import numpy as np
 from .._io import read_json, write_json
 from ..errors import DataFormatError
 
-__all__ = ["MODEL_FORMAT", "PARTY_FORMAT", "model_to_dict", "party_block_dicts", "save_model", "load_model",
-           "LinearModel"]
+__all__ = ["MODEL_FORMAT", "PARTY_FORMAT", "model_to_dict", "party_block_dict", "party_block_dicts", "save_model",
+           "load_model", "LinearModel"]
 
 MODEL_FORMAT = "privdist-linear-model/1"
 PARTY_FORMAT = "privdist-party-block/1"
@@ -74,17 +74,19 @@ def model_to_dict(est, feature_names=None, meta: dict | None = None, classes=Non
     }
 
 
+def party_block_dict(m: int, columns, coef, intercept: float) -> dict:
+    """Party ``m``'s block file (``columns``: its column indices in the model's order; owner-only for party ``m``).
+    """
+    return {"format": PARTY_FORMAT, "party": int(m), "columns": [int(j) for j in columns],
+            "coef": [float(c) for c in np.ravel(coef)], "intercept": float(intercept),
+            "owner_only": f"party {m}'s coefficient block, computed without noise from its own columns: it stays with "
+                          f"party {m}; not a release, not covered by the printed guarantee"}
+
+
 def party_block_dicts(est) -> list[dict]:
     """A vertical model's blocks, one JSON-ready dict per party (owner-only for that party; see the module doc)."""
-    out = []
-    for m, g in enumerate(est.feature_groups_):
-        out.append({"format": PARTY_FORMAT, "party": m, "columns": [int(j) for j in g],
-                    "coef": [float(c) for c in np.ravel(est.coef_)[g]],
-                    "intercept": float(est.intercept_) if m == 0 else 0.0,
-                    "owner_only": f"party {m}'s coefficient block, computed without noise from its own columns: it "
-                                  "stays with party {m}; not a release, not covered by the printed guarantee"
-                                  .replace("{m}", str(m))})
-    return out
+    return [party_block_dict(m, g, np.ravel(est.coef_)[g], float(est.intercept_) if m == 0 else 0.0)
+            for m, g in enumerate(est.feature_groups_)]
 
 
 def save_model(est, path, feature_names=None, meta: dict | None = None, classes=None,

@@ -36,7 +36,7 @@ from .trust import trust_report
 from ._base import (_validate_data, binary_classifier_tags, binary_labels, check_budget_and_counts, check_finite_fit,
                     check_number, noise_seed, summarise_privacy, warn_if_majority)
 
-__all__ = ["SharedFeatureLogisticRegression", "VERTICAL_SCOPE"]
+__all__ = ["SharedFeatureLogisticRegression", "VERTICAL_SCOPE", "vertical_report"]
 
 #: What the guarantee of a vertical fit does not cover (beside the label exposure the algorithm names).
 VERTICAL_SCOPE = ("shared_feature: the DP guarantee covers each party's shares Q_m (what the coordinator and the "
@@ -167,7 +167,7 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         from ..data.bounds import Preprocessor
         from ..data.parties import feature_blocks
         from ..network import complete
-        from ..privacy import PrivacyLedger, privacy_report
+        from ..privacy import PrivacyLedger
         from ..problems.vertical import VerticalProblem
         from ..runtime import run
         from .budget import total_budget_params
@@ -223,21 +223,11 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
                                  "private data; not a release)"}
         states = result.final_state if isinstance(result.final_state, list) else [result.final_state]
         self.ledger_, self.privacy_plan_ = result.ledger, plan  # the job's ledger: range releases, then the shares
-        report = privacy_report(result.ledger, float(self.delta))
-        rep = summarise_privacy(report, algo.mechanism_info(), self.preprocessor_.record, result.config.get("noise"),
-                                epsilon=self.epsilon, delta=self.delta, rounds=plan.rounds,
-                                algorithm="admm_sharing (clipped output)" if plan.private
-                                else "admm_sharing (no noise)", stacklevel=3)
-        rep["requested"]["scope"] = "total per party, whole run"
-        rep["label_holder"] = "coordinator (labels exposed to every party, see exposures)"
-        rep["scope"] = VERTICAL_SCOPE + (RANGE_SCOPE if plan.range is not None and plan.range.released else "")
         info = algo.run_info(states)  # the counts of clipped rounds are a noise-free function of the data
-        rep["clipping"] = {k: v for k, v in info.items() if k != "clipped_rounds_per_party"}
         self.clipping_ = info
-        rep["b1"] = float(self.b1) if plan.private else None
-        rep["promised"] = plan.promised()
-        rep["trust"] = trust_report(plan, algo)
-        self.privacy_report_ = rep
+        self.privacy_report_ = vertical_report(self, plan, algo, result.ledger, result.config.get("noise"),
+                                               {k: v for k, v in info.items() if k != "clipped_rounds_per_party"},
+                                               stacklevel=4)
         if plan.private:
             warn_if_majority(self, X, y_pm, "")
         return self
@@ -257,3 +247,25 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
     def predict(self, X):
         score = self.decision_function(X)  # checks fitted first
         return self.classes_[(score > 0).astype(int)]
+
+
+def vertical_report(est, plan, algo, ledger, noise, clipping: dict, *, stacklevel: int = 3) -> dict:
+    """The ``privacy_report_`` of a vertical fit with ``plan`` trained by ``algo`` (the estimator's and a vertical
+    job's, :mod:`privdist.learn.job_vertical`): the guarantee composed from ``ledger``, the label exposure, the
+    scope, the public clip bounds (``clipping``: the counts of clipped rounds stay with the parties) and the plan.
+    """
+    from ..privacy import privacy_report
+
+    report = privacy_report(ledger, float(est.delta))
+    rep = summarise_privacy(report, algo.mechanism_info(), est.preprocessor_.record, noise,
+                            epsilon=est.epsilon, delta=est.delta, rounds=plan.rounds,
+                            algorithm="admm_sharing (clipped output)" if plan.private else "admm_sharing (no noise)",
+                            stacklevel=stacklevel)
+    rep["requested"]["scope"] = "total per party, whole run"
+    rep["label_holder"] = "coordinator (labels exposed to every party, see exposures)"
+    rep["scope"] = VERTICAL_SCOPE + (RANGE_SCOPE if plan.range is not None and plan.range.released else "")
+    rep["clipping"] = dict(clipping)
+    rep["b1"] = float(est.b1) if plan.private else None
+    rep["promised"] = plan.promised()
+    rep["trust"] = trust_report(plan, algo)
+    return rep

@@ -81,7 +81,7 @@ class RemoteBackend(BackendBase):
                  for k in range(len(self.links))]
         if any(r is None for r in first):
             raise AgentFailedError(sorted(self._lost), 0, "agent", "a party was lost before the run started")
-        self._est = [np.asarray(r["estimate"]) for r in first]
+        self._est = [_estimate(r["estimate"]) for r in first]
         self._events = None
         names = {s.name for s in self._specs}
         self._silent = [{n: np.zeros(np.shape(v), dtype=np.uint64 if n in names else np.asarray(v).dtype)
@@ -106,7 +106,7 @@ class RemoteBackend(BackendBase):
                            lambda k: {"out": self._silent[k], "releases": [None], "estimate": self._est[k]})
         self.t = t
         self._events = (t, [r["releases"][0] for r in res])
-        self._est = [np.asarray(r["estimate"]) for r in res]
+        self._est = [_estimate(r["estimate"]) for r in res]
         return _join([r["out"] for r in res])
 
     def step_coordinator(self, t: int, inbox):
@@ -118,7 +118,10 @@ class RemoteBackend(BackendBase):
             return list(self._events[1])
         return [e for ev in self._gather("events", lambda k: {"t": t}, t, lambda k: [None]) for e in ev]
 
-    def estimate(self) -> np.ndarray:
+    def estimate(self) -> np.ndarray | None:
+        """The parties' released models, or None when a party keeps its own (e.g. a vertical party's block)."""
+        if any(e is None for e in self._est):
+            return None
         return np.concatenate(self._est)
 
     def coordinator_state(self):
@@ -179,6 +182,10 @@ class RemoteBackend(BackendBase):
                 except (LinkLostError, PrivdistError):
                     pass
         self._coord_key = None
+
+
+def _estimate(value):
+    return None if value is None else np.asarray(value)
 
 
 def _join(outs: list[dict]) -> dict:

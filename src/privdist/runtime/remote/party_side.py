@@ -8,6 +8,10 @@ key drawn here (:func:`~privdist.runtime.rng.party_keys`), never sent. Secure-ag
 (its :class:`~privdist.runtime.secure.secure_round.PartySide`). It reuses the actor body of the Ray backends
 (:class:`~privdist.runtime.ray_common.Worker`), so the same algorithm code runs as in the simulator and on Ray.
 
+A party whose model is not a release (a vertical party's coefficient block ``x_m``, computed without noise from its
+own columns) is built with ``share_estimate=False``: its estimate never leaves it (the replies carry None, an
+``estimate`` call is refused) and it keeps the latest one in :attr:`RemoteParty.estimate_` for its owner.
+
 Before a round's outbox leaves, the party hands the round's releases to ``on_release(t, releases)`` (its lifetime
 ledger records them first: a crash after recording over-counts, never under-counts).
 
@@ -44,20 +48,27 @@ class RemoteParty:
         network: the job's public network.
         party: this party's agent id.
         on_release: called as ``on_release(t, releases)`` before round ``t``'s outbox leaves.
+        share_estimate: send the party's estimate with every reply (a released model); False keeps it here
+            (:attr:`estimate_`, owner-only).
     """
 
-    def __init__(self, algorithm, problem, network, party: int, *, on_release=None):
+    def __init__(self, algorithm, problem, network, party: int, *, on_release=None, share_estimate: bool = True):
         K = network.n_agents
         if not 0 <= int(party) < K:
             raise ValidationError(f"party must be in [0, {K}), got {party}")
         self.algorithm, self.problem, self.network, self.party = algorithm, problem, network, int(party)
-        self.on_release = on_release
-        self.worker, self.closed = None, False
+        self.on_release, self.share_estimate = on_release, bool(share_estimate)
+        self.worker, self.closed, self.estimate_ = None, False, None
 
     def _block(self) -> AgentBlock:
         degrees = getattr(self.network, "degrees", None)
         deg = None if degrees is None else np.asarray(degrees)[[self.party]]
         return AgentBlock(np.array([self.party]), self.network.n_agents, deg)
+
+    def _shared(self, est):
+        """The estimate as it leaves the party: itself, or None when it stays here (kept in :attr:`estimate_`)."""
+        self.estimate_ = np.asarray(est)
+        return self.estimate_ if self.share_estimate else None
 
     def handle(self, method: str, args: dict):
         """Answer one call; the result is data only (arrays, numbers, release declarations)."""
@@ -70,7 +81,7 @@ class RemoteParty:
             self.worker = Worker()
             out, est = self.worker.start(self.algorithm, self.problem, self.network, self._block(),
                                          int(args["seed"]), int(args["trial"]), bool(args["secure"]))
-            return {"out": out, "estimate": est}
+            return {"out": out, "estimate": self._shared(est)}
         if self.worker is None:
             raise RemoteCallError(f"party {self.party}: {method!r} before init (or after close)")
         w = self.worker
@@ -79,10 +90,12 @@ class RemoteParty:
             out, releases, est = w.step(t, args["inbox"])
             if self.on_release is not None:
                 self.on_release(t, releases)
-            return {"out": out, "releases": releases, "estimate": est}
+            return {"out": out, "releases": releases, "estimate": self._shared(est)}
         if method == "events":
             return w.events(int(args["t"]))
         if method == "estimate":
+            if not self.share_estimate:
+                raise RemoteCallError(f"party {self.party}: its model is not a release; it stays with the party")
             return np.asarray(self.algorithm.estimate(w.state))
         if method == "secure_setup":
             from ..secure.secure_round import secure_specs
