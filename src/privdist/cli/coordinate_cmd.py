@@ -67,11 +67,9 @@ def coordinate_main(args) -> int:
 
     from .._io import write_json
     from ..errors import ValidationError
-    from ..learn.job import JobRequest, coordinate
+    from ..learn.deploy import run_coordinator
+    from ..learn.job import JobRequest
     from ..learn.model_io import save_model
-    from ..runtime.remote.grpc_link import GrpcLink
-    from ..runtime.remote.pki import Identity
-    from ..runtime.remote.transport import CoordinatorServer
 
     console = Console()
     names = [n.strip() for n in args.parties.split(",") if n.strip()]
@@ -113,21 +111,14 @@ def coordinate_main(args) -> int:
                              scale=args.scale, bounds=bounds, job_id=args.job_id, seed=args.seed)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    me = Identity.load(args.key, args.cert, args.ca, role="coordinator")
-    with CoordinatorServer(me, job=args.job_id, parties=names, host=args.host, port=args.port,
-                           timeout=args.timeout) as server:
-        port = server.port
-        console.print(f"{me.name}: job {args.job_id!r} listening on {args.host}:{port} for {names}")
+
+    def listening(port: int) -> None:
+        console.print(f"job {args.job_id!r} listening on {args.host}:{port} for {names}")
         if args.port_file:
             Path(args.port_file).write_text(str(port))
-        server.wait_for_parties(timeout=args.timeout)
-        links = [GrpcLink(server, n, args.timeout) for n in names]
-        if args.vertical:
-            from ..learn.job_vertical import coordinate_vertical
 
-            model = coordinate_vertical(request, links, labels)
-        else:
-            model = coordinate(request, links)
+    model = run_coordinator(request, names, key=args.key, cert=args.cert, ca=args.ca, host=args.host,
+                            port=args.port, timeout=args.timeout, labels=labels, on_listening=listening)
     files = save_model(model, out / "model.json", feature_names=list(model.feature_names_in_),
                        party_blocks=not args.vertical)
     notes = ["model.json and results.json are the release: covered by each party's guarantee"]
@@ -138,6 +129,6 @@ def coordinate_main(args) -> int:
                "settings": request.settings(), "noise": model.privacy_report_.get("noise"), "notes": notes}
     write_json(out / "results.json", results)
     eps = model.privacy_report_["epsilon"]
-    console.print(f"{me.name}: job finished with {len(names)} parties; guarantee epsilon = {eps:.4f} per party "
+    console.print(f"job finished with {len(names)} parties; guarantee epsilon = {eps:.4f} per party "
                   f"(delta {args.delta:g}); wrote {', '.join(str(f) for f in files)} and {out / 'results.json'}")
     return 0

@@ -147,12 +147,10 @@ def party_main(args) -> int:
     if args.vertical and (args.target or args.classes):
         raise ValidationError("a vertical party holds no labels: leave out --target and --classes (the coordinator "
                               "holds the labels)")
+    from ..learn.deploy import run_party
     from ..learn.job import LifetimeGate, PartyJob
     from ..learn.job_vertical import VerticalPartyJob
-    from ..runtime.remote.grpc_link import GrpcEnd
-    from ..runtime.remote.party_side import serve_link
     from ..runtime.remote.pki import Identity
-    from ..runtime.remote.transport import PartyClient
     from .fit_release import parse_categories
 
     if args.vertical:
@@ -168,16 +166,16 @@ def party_main(args) -> int:
     me = Identity.load(args.key, args.cert, args.ca, role="party")
     job = kind(me.name, load, facts, gate=LifetimeGate(ledger, policy, args.coordinator_name),
                **({"out": args.out} if args.vertical else {}))
-    with PartyClient(me, args.coordinator, coordinator=args.coordinator_name, timeout=args.timeout) as client:
-        console.print(f"{me.name}: joined job {client.job!r} of {args.coordinator_name} at {args.coordinator}")
-        serve_link(job, GrpcEnd(client, args.timeout))
-    if not job.closed:
-        job.abandon()
-        console.print(f"{me.name}: the coordinator went away; the job is aborted in the ledger (what was released "
-                      "stays charged)")
+    console.print(f"{me.name}: dialling {args.coordinator_name} at {args.coordinator}")
+    outcome = run_party(job, key=args.key, cert=args.cert, ca=args.ca, coordinator=args.coordinator,
+                        coordinator_name=args.coordinator_name, timeout=args.timeout)
+    if outcome.status == "abandoned":
+        console.print(f"{me.name}: the coordinator went away; job {outcome.job!r} is aborted in the ledger (what "
+                      "was released stays charged)")
         return 1
-    if job.decision is not None and not job.decision[0]:
-        console.print(f"{me.name}: refused the plan (no data read): " + "; ".join(job.decision[1]))
+    if outcome.status == "refused":
+        console.print(f"{me.name}: refused the plan of job {outcome.job!r} (no data read): "
+                      + "; ".join(outcome.reasons))
         return 3
     block = getattr(job, "block_file", None)
     console.print(f"{me.name}: the job finished; ledger: {ledger.path}"
