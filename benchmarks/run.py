@@ -20,7 +20,8 @@ BENCHMARKS = {"admm_round": "bench_admm", "accountant": "bench_accountant", "ray
               "laadmm_adult": "bench_laadmm", "dzoa_inner": "bench_dzoa_inner", "dzoa_full": "bench_dzoa_full",
               "startup": "bench_startup", "audit_throughput": "bench_audit_throughput",
               "serve_cli": "bench_serve_cli", "audit_tightness": "bench_audit_tightness",
-              "network_dp": "bench_network_dp", "correlated": "bench_correlated", "rgg_2000": "bench_rgg"}
+              "network_dp": "bench_network_dp", "correlated": "bench_correlated", "rgg_2000": "bench_rgg",
+              "remote": "bench_remote"}
 
 
 def _load(module: str):

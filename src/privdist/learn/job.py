@@ -318,5 +318,6 @@ def coordinate(request: JobRequest, links, *, classes=None):
     est.history_ = {"rounds": plan.rounds, "note": "no training objective: the coordinator holds no data"}
     est.privacy_report_ = est._report(plan, result.ledger, pre.record, est._noise)
     est.remote_ = {**result.config.get("remote", {}), "names": [f["name"] for f in facts], "rows": rows,
-                   "secure_aggregation": result.config.get("secure_aggregation"), "range_step": range_config}
+                   "secure_aggregation": result.config.get("secure_aggregation"), "range_step": range_config,
+                   "timings": dict(result.timings)}  # the coordinator's seconds: init, rounds, mean per round
     return est
