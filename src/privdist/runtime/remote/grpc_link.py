@@ -16,7 +16,7 @@ import numpy as np
 
 from .backend import LinkLostError
 from .codec import decode, encode
-from .links import _result
+from .links import unwrap_reply
 
 __all__ = ["GrpcLink", "GrpcEnd"]
 
@@ -40,7 +40,7 @@ class GrpcLink:
             env = self.server.recv(self.name, "reply", self.calls, timeout=self.timeout)
         except PeerUnavailableError as exc:
             raise LinkLostError(f"party {self.name!r}: {type(exc).__name__}: {exc}") from None
-        return _result(decode(np.asarray(env.payload["reply"], dtype=np.uint8).tobytes()))
+        return unwrap_reply(decode(np.asarray(env.payload["reply"], dtype=np.uint8).tobytes()))
 
 
 class GrpcEnd:

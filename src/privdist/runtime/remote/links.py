@@ -12,15 +12,17 @@ The gRPC link with mutual TLS (parties on other machines) speaks the same calls.
 from __future__ import annotations
 
 import multiprocessing
+import time
 
 from .backend import LinkLostError
 from .codec import decode, encode
 from .party_side import RemoteCallError, serve_link
 
-__all__ = ["LocalLink", "PipeLink", "PipeEnd", "spawn_party", "party_process"]
+__all__ = ["LocalLink", "PipeLink", "PipeEnd", "spawn_party", "party_process", "unwrap_reply"]
 
 
-def _result(reply):
+def unwrap_reply(reply):
+    """The result of a party's reply ``{"ok": ...}``, or its named error ``{"error": ...}`` raised."""
     if not isinstance(reply, dict) or set(reply) not in ({"ok"}, {"error"}):
         raise RemoteCallError(f"a party answered something that is not a reply: {type(reply).__name__}")
     if "error" in reply:
@@ -42,7 +44,7 @@ class LocalLink:
             reply = {"ok": self.party.handle(request["method"], request["args"])}
         except Exception as exc:  # noqa: BLE001 - the caller gets the named error through the wire
             reply = {"error": f"{type(exc).__name__}: {exc}"}
-        return _result(decode(encode(reply)))
+        return unwrap_reply(decode(encode(reply)))
 
 
 class PipeLink:
@@ -53,17 +55,15 @@ class PipeLink:
         self.conn, self.process, self.timeout = conn, process, timeout
 
     def call(self, method: str, args: dict):
+        deadline = None if self.timeout is None else time.monotonic() + self.timeout
         try:
             self.conn.send_bytes(encode({"method": method, "args": args}))
-            while not self.conn.poll(1.0 if self.timeout is None else min(1.0, self.timeout)):
+            while not self.conn.poll(1.0):  # wake up each second to see whether the party process still lives
                 if self.process is not None and not self.process.is_alive():
                     raise EOFError("the party process ended")
-                if self.timeout is not None:
-                    self.timeout_left = getattr(self, "timeout_left", self.timeout) - 1.0
-                    if self.timeout_left <= 0:
-                        raise TimeoutError(f"no answer to {method!r} within {self.timeout:g} s")
-            self.timeout_left = self.timeout
-            return _result(decode(self.conn.recv_bytes()))
+                if deadline is not None and time.monotonic() > deadline:
+                    raise TimeoutError(f"no answer to {method!r} within {self.timeout:g} s")
+            return unwrap_reply(decode(self.conn.recv_bytes()))
         except (EOFError, OSError, TimeoutError) as exc:
             raise LinkLostError(f"party link lost during {method!r}: {type(exc).__name__}: {exc}") from None
 
