@@ -194,7 +194,7 @@ def check_shares(n_parties: int, colluding: int, dropout: int) -> int:
 def check_prior(prior) -> tuple:
     """Releases made before a run, as the hashable tuple a calibration takes: a number is the noise multiplier
     ``z`` of a Gaussian release; a triple ``(variance, l2, l1)`` a Skellam release (a securely aggregated DP range
-    step, :mod:`privdist.learn.secure_ranges`).
+    step, :mod:`privdist.privacy.range_plan`).
 
     Raises:
         ValidationError: anything else (a non-positive or non-finite entry).
