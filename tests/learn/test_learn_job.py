@@ -98,6 +98,25 @@ def test_a_refused_plan_stops_the_job_before_any_data_is_read():
     assert parties[1].reads == [] and all(p.closed for p in parties)
 
 
+def test_a_job_called_off_releases_the_budget_the_other_parties_reserved(tmp_path):
+    """One party refuses: the job is called off, and the parties that had accepted (and reserved its budget in
+    their ledgers) end it aborted, having released nothing."""
+    from privdist.learn.job import LifetimeGate
+    from privdist.privacy.lifetime import LifetimeLedger
+    from privdist.privacy.policy import PartyPolicy
+
+    parties = [_party(k, refuse=(k == 1)) for k in range(K)]
+    ledgers = {k: LifetimeLedger(tmp_path / f"l{k}") for k in (0, 2)}
+    for k in (0, 2):
+        parties[k].gate = LifetimeGate(ledgers[k], PartyPolicy(seeded_allowed=True), "coord")
+    with pytest.raises(JobRefusedError):
+        coordinate(REQUEST, [LocalLink(p) for p in parties])
+    for k in (0, 2):
+        (job,) = ledgers[k].jobs()
+        assert job.status == "aborted" and not job.rounds and parties[k].called_off
+        assert ledgers[k].committed(1e-5).epsilon == 0
+
+
 def test_parties_that_disagree_on_columns_are_refused():
     odd = _party(2)
     odd.facts["columns"] = ["age", "income", "other"]

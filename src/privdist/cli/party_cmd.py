@@ -173,6 +173,9 @@ def party_main(args) -> int:
         console.print(f"{me.name}: the coordinator went away; job {outcome.job!r} is aborted in the ledger (what "
                       "was released stays charged)")
         return 1
+    if outcome.status == "called_off":
+        console.print(f"{me.name}: the coordinator called off job {outcome.job!r}; it is aborted in the ledger")
+        return 4
     if outcome.status == "refused":
         console.print(f"{me.name}: refused the plan of job {outcome.job!r} (no data read): "
                       + "; ".join(outcome.reasons))

@@ -51,8 +51,10 @@ def run_coordinator(request, parties, *, key, cert, ca, host: str = "127.0.0.1",
 
 @dataclass(frozen=True)
 class PartyOutcome:
-    """How a party's job ended: ``"finished"``, ``"refused"`` (``reasons``; no data read) or ``"abandoned"`` (the
-    coordinator went away; the job is aborted in the party's ledger, what was released stays charged)."""
+    """How a party's job ended: ``"finished"``, ``"refused"`` (``reasons``; no data read), ``"called_off"`` (the
+    coordinator stopped the job before its rounds ended, e.g. another party refused; aborted in the party's ledger)
+    or ``"abandoned"`` (the coordinator went away; aborted in the party's ledger). What was released stays
+    charged."""
 
     status: str
     job: str | None
@@ -77,4 +79,6 @@ def run_party(job, *, key, cert, ca, coordinator: str, coordinator_name: str, ti
         return PartyOutcome("abandoned", job_id)
     if job.decision is not None and not job.decision[0]:
         return PartyOutcome("refused", job_id, tuple(job.decision[1]))
+    if job.called_off:
+        return PartyOutcome("called_off", job_id)
     return PartyOutcome("finished", job_id)

@@ -79,6 +79,10 @@ def _handle(settings: dict, parties: int, columns: int, max_rows: int, sources):
                              n_features=P, public={"max_party_rows": int(max_rows)})
 
 
+_CALLED_OFF = ("the job was called off before its rounds ended (another party refused, or the coordinator stopped "
+               "it); what was released stays charged")
+
+
 class LifetimeGate:
     """A party's policy and lifetime ledger in a job (:mod:`privdist.privacy.admission`,
     :mod:`privdist.privacy.lifetime`): the plan is admitted (and announced in the ledger, under its lock) before any
@@ -101,13 +105,13 @@ class LifetimeGate:
         if released:
             self.ledger.record_round(self.job, int(t), released)
 
-    def end(self, finished: bool) -> None:
+    def end(self, finished: bool, reason: str = "the coordinator went away before the job ended") -> None:
         if self.job is None:
             return
         if finished:
             self.ledger.finish(self.job)
         else:
-            self.ledger.abort(self.job, "the coordinator went away before the job ended")
+            self.ledger.abort(self.job, reason)
 
 
 class PartyJob:
@@ -125,7 +129,7 @@ class PartyJob:
 
     def __init__(self, name: str, load, facts: dict, *, gate=None):
         self.name, self.load, self.facts, self.gate = name, load, dict(facts), gate
-        self.party, self.decision, self.phase = None, None, None
+        self.party, self.decision, self.phase, self.called_off, self.trained = None, None, None, False, False
         self.data_read = False
         self.closed = False
 
@@ -135,9 +139,9 @@ class PartyJob:
         if method == "offer":
             return self._offer(args)
         if method == "close" and self.party is None:  # a job called off before (or between) its rounds
-            if self.phase == "ranged" and self.gate is not None:
-                self.gate.end(False)  # the range step released: it stays charged
-            self.closed = True
+            if self.gate is not None and self.decision is not None and self.decision[0]:
+                self.gate.end(False, _CALLED_OFF)
+            self.closed, self.called_off = True, True
             return None
         if method == "train" and getattr(self, "phase", None) == "ranged":
             self._train(args)
@@ -147,11 +151,18 @@ class PartyJob:
 
             raise RemoteCallError(f"{self.name}: {method!r} before an accepted offer")
         out = self.party.handle(method, args)
+        if method == "init" and self.phase == "train":
+            self.trained = True
         if method == "close" and self.phase == "ranges":  # the range step's round is over; training follows
             self.party, self.phase = None, "ranged"
             return out
-        if method == "close" and self.gate is not None:
-            self.gate.end(True)
+        if method == "close":
+            if not self.trained:  # closed before the training started: the job was called off
+                self.called_off = True
+            if self.gate is not None and self.trained:
+                self.gate.end(True)
+            elif self.gate is not None:
+                self.gate.end(False, _CALLED_OFF)
         self.closed = self.party.closed
         return out
 
