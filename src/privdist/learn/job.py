@@ -151,7 +151,7 @@ class PartyJob:
 
             raise RemoteCallError(f"{self.name}: {method!r} before an accepted offer")
         out = self.party.handle(method, args)
-        if method == "init" and self.phase == "train":
+        if method == "init" and self.phase != "ranges":
             self.trained = True
         if method == "close" and self.phase == "ranges":  # the range step's round is over; training follows
             self.party, self.phase = None, "ranged"
