@@ -44,7 +44,7 @@ class JobRequest:
     alpha: float = 1e-4
     row_norm: float = 1.0
     fit_intercept: bool = True
-    scale: str = "bounds"
+    scale: str = "dp"
     bounds: object = None
     job_id: str = "job"
     seed: int | None = None
