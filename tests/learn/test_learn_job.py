@@ -41,7 +41,7 @@ def _party(k: int, refuse: bool = False):
     return job
 
 
-REQUEST = JobRequest(epsilon=1.0, delta=1e-5, bounds=BOUNDS, seed=11)
+REQUEST = JobRequest(epsilon=1.0, delta=1e-5, scale="bounds", bounds=BOUNDS, seed=11)
 
 
 def _pooled_fit():
