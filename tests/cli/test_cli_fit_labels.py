@@ -156,3 +156,44 @@ def test_run_tables_mark_the_skellam_rdp_bound(by):
         assert "1 / 1 (Skellam RDP)" in table
     else:
         assert "Skellam" not in text and "Skellam" not in table and "guarantee eps (PLD)" in table
+
+
+def test_an_unseeded_fit_splits_the_same_way_every_run(tmp_path):
+    """Issue 39: the parties and the train/test split come from --split-seed (default: --seed, else 0), the noise
+    from fresh OS entropy: two unseeded runs score every party alone on the same held-out rows (those scores are
+    noise-free), and another --split-seed gives another split."""
+    import json
+
+    import numpy as np
+    import pandas as pd
+
+    from privdist.cli.main import main
+
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame(rng.normal(size=(600, 3)), columns=["a", "b", "c"])
+    df["y"] = (df["a"] - df["b"] > 0).astype(int)
+    df.to_csv(tmp_path / "d.csv", index=False)
+
+    def local(out, *extra):
+        assert main(["fit", str(tmp_path / "d.csv"), "--target", "y", "--agents", "4", "--epsilon", "1",
+                     "--delta", "1e-5", "--evaluation", "--draws", "1", "--curve", "", "--out", str(tmp_path / out), *extra]) == 0
+        return json.loads((tmp_path / out / "evaluation.json").read_text())["local_only"]
+
+    first, second = local("r1"), local("r2")
+    assert first == second
+    assert local("r3", "--split-seed", "5") != first
+
+
+def test_tiny_natural_parties_get_no_agents_advice():
+    """Issue 39: with the data's own groups (a party column, one file each) the tiny-parties warning never suggests
+    --agents (it would throw the groups away); with a random split it still does."""
+    import numpy as np
+
+    from privdist.cli.fit_diagnose import data_warnings
+
+    X = np.random.default_rng(0).normal(size=(60, 8))
+    sizes = np.array([20, 20, 20])
+    natural = " ".join(data_warnings(X, "dp", 1.0, sizes, None, natural=True))
+    random = " ".join(data_warnings(X, "dp", 1.0, sizes, None))
+    assert "tiny parties" in natural and "--agents" not in natural and "own groups" in natural
+    assert "--agents" in random

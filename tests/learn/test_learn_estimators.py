@@ -104,3 +104,28 @@ def test_check_estimator(Est):
     assert not failed, [(r["check_name"], str(r["exception"])[:200]) for r in failed]
     # an expected failure that now passes would be a stale justification
     assert {r["check_name"] for r in results if r["status"] == "xfail"} == set(_EXPECTED_FAILURES.get(Est, {}))
+
+
+def test_a_dataframe_fit_raises_no_feature_name_warning():
+    """Issue 39: fitting on a pandas DataFrame scores the training rows as given, so scikit-learn's "X does not
+    have valid feature names" warning never comes from privdist's own checks (binary, 3 classes, regression,
+    vertical)."""
+    import warnings
+
+    import pandas as pd
+
+    from privdist.learn import DistributedRidge, SharedFeatureLogisticRegression
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.normal(size=(400, 3)), columns=["a", "b", "c"])
+    y2 = (df["a"] > 0).astype(int)
+    y3 = np.digitize(df["b"], [-0.5, 0.5])
+    fits = [(DistributedLogisticRegression(n_agents=4, random_state=0), y2),
+            (DistributedLogisticRegression(n_agents=4, random_state=0), y3),
+            (DistributedRidge(n_agents=4, random_state=0), df["a"] * 2),
+            (SharedFeatureLogisticRegression(n_parties=3, rounds=5, random_state=0), y2)]
+    for est, y in fits:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            est.fit(df, y)
+        assert not [w for w in caught if "feature names" in str(w.message)], type(est).__name__

@@ -106,6 +106,9 @@ def register(sub) -> None:
                    "std over N fits; the released model is the first (default 3 for a cheap fit, else 1; secure "
                    "mode without --evaluation: 1)")
     p.add_argument("--seed", type=int, help="research mode: seed the split and the noise (not for release)")
+    p.add_argument("--split-seed", type=int, help="seed of the random parties (--agents, --dirichlet) and of the "
+                                                   "train/test split (default: --seed, else 0): the same split on "
+                                                   "every run, the noise fresh (owner-only; never the noise)")
     p.add_argument("--out", help="directory for model.json, results.json and privacy_utility.png (locked while the "
                    "fit runs; a former fit's files there are replaced)")
     p.add_argument("--overwrite", action="store_true", help="replace another command's results in --out")
@@ -189,7 +192,11 @@ def _fit(args) -> int:
     X, y = ds.X, ds.y
     X = X.toarray() if hasattr(X, "toarray") else np.asarray(X)
     secure = args.seed is None
-    seed = args.seed if args.seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
+    # the parties and the split are reproducible (--split-seed); the noise is the estimators' (fresh OS entropy
+    # unless --seed): a rerun compares the same split
+    seed = args.split_seed if args.split_seed is not None else (args.seed if args.seed is not None else 0)
+    if seed < 0:
+        raise ValidationError(f"--split-seed must be >= 0, got {seed}")
     rng = np.random.default_rng(seed)
     task = ds.extras["task"]
     n_classes = len(ds.extras.get("classes") or []) if task == "classification" else 0
@@ -243,7 +250,7 @@ def _fit(args) -> int:
     _print_table(console, ds, what, args, fitted, draws)
     _print_privacy(console, report, args)
     data_notes = data_warnings(fitted.X_train, scale, None if vertical else args.row_norm,
-                               fitted.sizes, ds.feature_names)
+                               fitted.sizes, ds.feature_names, natural=groups is not None)
     data_notes += target_hints(ds, y, args.target_bounds)
     diagnosed = utility_warnings(rows, task, data_notes, epsilon=args.epsilon,
                                  rounds=args.rounds or private.history_.get("rounds"),

@@ -16,9 +16,12 @@ UNSCALED_LIMIT = 10.0
 ROWS_PER_FEATURE = 10
 
 
-def data_warnings(X_train, scale: str, row_norm: float | None, sizes, feature_names) -> list[str]:
-    """Unscaled features (``scale == "none"``; ``row_norm`` None: a vertical fit) and tiny parties (``sizes``: training rows per party, or None when
-    every party holds every row, as in a vertical fit)."""
+def data_warnings(X_train, scale: str, row_norm: float | None, sizes, feature_names,
+                  natural: bool = False) -> list[str]:
+    """Unscaled features (``scale == "none"``; ``row_norm`` None: a vertical fit) and tiny parties (``sizes``:
+    training rows per party, or None when every party holds every row, as in a vertical fit). ``natural``: the
+    parties are the data's own groups (a party column, one file each): the advice never suggests splitting the rows
+    into fewer parties (``--agents`` would throw the groups away)."""
     out = []
     X = np.asarray(X_train.toarray() if hasattr(X_train, "toarray") else X_train, dtype=float)
     d = X.shape[1]
@@ -41,7 +44,10 @@ def data_warnings(X_train, scale: str, row_norm: float | None, sizes, feature_na
         who = (f"{len(small)} of {len(rows)} parties hold" if sizes is not None else "the training split holds")
         out.append(f"tiny parties: {who} fewer than {ROWS_PER_FEATURE} training rows per feature (as few as "
                    f"{min(rows[k] for k in small)} rows for {d} features): the noise that protects a party is large "
-                   "beside what its rows say; use fewer parties (--agents), fewer features, or more rows")
+                   "beside what its rows say; "
+                   + ("fewer features (public --categories, --bounds), a larger budget or more rows help (the "
+                      "parties are the data's own groups)" if natural else
+                      "use fewer parties (--agents), fewer features, or more rows"))
     return out
 
 

@@ -128,15 +128,16 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
         (:mod:`privdist.learn.multiclass`)."""
         from .multiclass import fit_one_vs_rest, is_multiclass
 
+        X_in = X  # scored as given: a DataFrame keeps its column names (no scikit-learn feature-name warning)
         X, y = self._validate_xy(X, y, y_numeric=False)
         for name in ("estimators_",):  # a refit replaces a former one-vs-rest fit
             self.__dict__.pop(name, None)
         if is_multiclass(y):
-            return fit_one_vs_rest(self, X, y, groups)
+            return fit_one_vs_rest(self, X, y, groups, X_score=X_in)
         y_pm = binary_labels(self, y)
         self._fit(X, y_pm, groups)
         if self.privacy_plan_.private:
-            warn_if_majority(self, X, y_pm, ": the noise dominates; more rows per agent, fewer rounds or a larger "
+            warn_if_majority(self, X_in, y_pm, ": the noise dominates; more rows per agent, fewer rounds or a larger "
                              "budget would help")
         return self
 
@@ -180,11 +181,12 @@ class _DistributedRegressor(RegressorMixin, DistributedLinearModel):
     def fit(self, X, y, groups=None):
         """Fit on rows ``X``, responses ``y`` and ``groups`` (the agent holding each row, optional)."""
         _check_numeric_target(y)
+        X_in = X  # scored as given (column names kept)
         X, y = self._validate_xy(X, y, y_numeric=True)
         y = np.asarray(y, dtype=float)
         self._fit(X, y, groups)
         if self.privacy_plan_.private:
-            mse = float(np.mean((self.predict(X) - y) ** 2))
+            mse = float(np.mean((self.predict(X_in) - y) ** 2))
             var = float(np.var(y))
             self.train_score_ = {"mse": mse, "mean_predictor_mse": var}
             if mse >= var:

@@ -37,7 +37,7 @@ def is_multiclass(y) -> bool:
     return len(np.unique(np.asarray(y))) > 2
 
 
-def fit_one_vs_rest(est, X, y, groups=None):
+def fit_one_vs_rest(est, X, y, groups=None, X_score=None):
     """Fit ``est`` (a :class:`~privdist.learn.DistributedLogisticRegression`) one-vs-rest on ``C >= 3`` classes: one
     privacy plan for the job (its range step once, a training budget per class), the classes' runs continuing one
     ledger."""
@@ -114,7 +114,7 @@ def fit_one_vs_rest(est, X, y, groups=None):
     report["trust"] = trust_report(plan, subs[0]._algo)
     est.privacy_report_ = report
     if plan.private:
-        acc = float(np.mean(est.predict(X) == y))
+        acc = float(np.mean(est.predict(X if X_score is None else X_score) == y))
         majority = float(max(np.mean(y == c) for c in classes))
         est.train_score_ = {"accuracy": acc, "majority_class": majority}
         if acc <= majority + 1e-12:

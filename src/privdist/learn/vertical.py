@@ -174,6 +174,7 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         from .plan import vertical_plan
         from .ranges import fit_ranges_vertical
 
+        X_in = X  # scored as given (column names kept)
         X, y = _validate_data(self, X, y, accept_sparse="csr")
         y_pm = binary_labels(self, y)
         self._check_params()
@@ -229,7 +230,7 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
                                                {k: v for k, v in info.items() if k != "clipped_rounds_per_party"},
                                                stacklevel=4)
         if plan.private:
-            warn_if_majority(self, X, y_pm, "")
+            warn_if_majority(self, X_in, y_pm, "")
         return self
 
     def decision_function(self, X):
