@@ -197,3 +197,22 @@ def test_tiny_natural_parties_get_no_agents_advice():
     random = " ".join(data_warnings(X, "dp", 1.0, sizes, None))
     assert "tiny parties" in natural and "--agents" not in natural and "own groups" in natural
     assert "--agents" in random
+
+
+def test_a_voided_guarantee_names_the_flags_and_values_to_state(tmp_path, capsys):
+    """Issue 39: --onehot alone reads category lists (and class names) off the data, so the guarantee is void; the
+    console names the cure with the file's own values: the --categories and --classes flags to state them."""
+    import numpy as np
+    import pandas as pd
+
+    from privdist.cli.main import main
+
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({"x": rng.normal(size=300), "city": rng.choice(["Rome", "New York", "Oslo"], 300)})
+    df["label"] = np.where(df["x"] > 0, "yes", "no")
+    df.to_csv(tmp_path / "d.csv", index=False)
+    assert main(["fit", str(tmp_path / "d.csv"), "--target", "label", "--onehot", "--agents", "3", "--epsilon", "1",
+                 "--delta", "1e-5"]) == 0
+    out = capsys.readouterr().out.replace("\n", " ")
+    assert "guaranteed = False" in out
+    assert "--categories 'city=New York,Oslo,Rome'" in " ".join(out.split()) and "--classes no,yes" in out

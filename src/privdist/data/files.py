@@ -294,7 +294,8 @@ def _from_table(df, target, encode, drop, party_column, label, extras, categorie
                                             "private": False,
                                             "note": "NOT PRIVATE: category lists read from the data become feature "
                                                     "names (a value held by one record is published verbatim); "
-                                                    "state them as public (categories=..., CLI --categories)"})
+                                                    "state them as public (categories=..., CLI "
+                                                    + categories_hint({c: cats[c] for c in read}) + ")"})
     X = features.to_numpy(dtype=float)
     _check_finite(X, list(features.columns), label)
     return X, y.to_numpy(), tuple(str(c) for c in features.columns)
@@ -420,6 +421,21 @@ def _labels(y, task, label, extras, classes=None) -> np.ndarray:
     if len(values) > 2:  # several classes: the index of each row's class in extras["classes"]
         return _class_index(y.to_numpy(), values)
     return np.where(y.to_numpy() == values[1], 1.0, -1.0)
+
+
+def categories_hint(cats: dict, limit: int = 12) -> str:
+    """The ``--categories`` flags that state ``cats`` (``{column: [values]}``, read from the data) as public, shell
+    quoted; a column with more than ``limit`` values is shown by its first ones and pointed to a JSON file
+    (``--categories FILE`` holding ``{column: [values]}``). Owner-only advice: it prints the data's own values."""
+    import shlex
+
+    flags = []
+    for col, values in cats.items():
+        shown = [str(v) for v in values[:limit]]
+        more = f" ... {len(values) - limit} more: list them all in a JSON file for --categories FILE" \
+            if len(values) > limit else ""
+        flags.append(f"--categories {shlex.quote(f'{col}=' + ','.join(shown))}{more}")
+    return " ".join(flags)
 
 
 def classes_hint(values) -> str:
