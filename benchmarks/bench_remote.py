@@ -74,14 +74,9 @@ def _cli(*args) -> list[str]:
 
 
 def _pki(d: Path, K: int) -> None:
-    from privdist.runtime.remote.pki import init_ca, make_request, sign_request
+    from privdist.runtime.remote.pki import rehearsal_consortium
 
-    init_ca(d / "ca", "consortium")
-    make_request("coord", d / "coord", server_hosts=("127.0.0.1",))
-    sign_request(d / "coord" / "coord.csr", d / "ca", d / "coord" / "coord.crt", role="coordinator")
-    for k in range(K):
-        make_request(f"party{k}", d / f"party{k}")
-        sign_request(d / f"party{k}" / f"party{k}.csr", d / "ca", d / f"party{k}" / f"party{k}.crt")
+    rehearsal_consortium(d, [f"party{k}" for k in range(K)])
 
 
 def _write_parties(d: Path, names, Xtr, ytr, groups, K: int) -> list[int]:

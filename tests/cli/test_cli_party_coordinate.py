@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privdist.runtime.remote.pki import init_ca, make_request, sign_request
+from privdist.runtime.remote.pki import init_ca, make_request, rehearsal_consortium, sign_request
 
 K = 3
 COLUMNS = ["age", "income", "score"]
@@ -30,12 +30,7 @@ def _rows(k: int):
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory):
     d = tmp_path_factory.mktemp("pki")
-    init_ca(d / "ca", "consortium")
-    make_request("coord", d / "coord", server_hosts=("127.0.0.1",))
-    sign_request(d / "coord" / "coord.csr", d / "ca", d / "coord" / "coord.crt", role="coordinator")
-    for k in range(K):
-        make_request(f"party{k}", d / f"party{k}")
-        sign_request(d / f"party{k}" / f"party{k}.csr", d / "ca", d / f"party{k}" / f"party{k}.crt")
+    rehearsal_consortium(d, [f"party{k}" for k in range(K)])
     init_ca(d / "rogue", "rogue")  # a CA the consortium does not know
     make_request("party2", d / "rogue2")
     sign_request(d / "rogue2" / "party2.csr", d / "rogue", d / "rogue2" / "party2.crt")

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privdist.runtime.remote.pki import init_ca, make_request, sign_request
+from privdist.runtime.remote.pki import rehearsal_consortium
 
 K = 3
 N = 60
@@ -33,12 +33,7 @@ def _all():
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory):
     d = tmp_path_factory.mktemp("pki")
-    init_ca(d / "ca", "consortium")
-    make_request("coord", d / "coord", server_hosts=("127.0.0.1",))
-    sign_request(d / "coord" / "coord.csr", d / "ca", d / "coord" / "coord.crt", role="coordinator")
-    for k in range(K):
-        make_request(f"party{k}", d / f"party{k}")
-        sign_request(d / f"party{k}" / f"party{k}.csr", d / "ca", d / f"party{k}" / f"party{k}.crt")
+    rehearsal_consortium(d, [f"party{k}" for k in range(K)])
     X, y = _all()
     for k in range(K):
         X[COLUMNS[k]].to_csv(d / f"party{k}.csv", index=False)

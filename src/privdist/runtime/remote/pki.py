@@ -225,6 +225,19 @@ def sign_request(csr_path, ca_dir, out=None, role: str = "party", days: int = 36
     return _write(out, cert.public_bytes(serialization.Encoding.PEM))
 
 
+def rehearsal_consortium(directory, parties, coordinator: str = "coord", server_hosts=("127.0.0.1",),
+                         ca_name: str = "consortium") -> Path:
+    """Every certificate of a consortium made in one folder (a rehearsal, a test or a benchmark on one machine; a
+    deployment makes each member's key on its own machine): ``ca/`` (the CA), ``<coordinator>/`` (its key and
+    certificate, serving on ``server_hosts``) and ``<party>/`` for each party. Returns ``directory``."""
+    directory = Path(directory)
+    init_ca(directory / "ca", ca_name)
+    for name, role, hosts in [(coordinator, "coordinator", server_hosts)] + [(p, "party", ()) for p in parties]:
+        make_request(name, directory / name, server_hosts=hosts)
+        sign_request(directory / name / f"{name}.csr", directory / "ca", directory / name / f"{name}.crt", role=role)
+    return directory
+
+
 def _read(path, what: str) -> bytes:
     try:
         return Path(path).read_bytes()
