@@ -313,9 +313,9 @@ class DistributedLinearModel(BaseEstimator):
                                   f"got {shown(self.algorithm)}")
         check_budget_and_counts(self, ("n_agents",) if self.rounds is None else ("rounds", "n_agents"))
         check_number(self.alpha, "alpha")
-        share = self.range_share
-        if isinstance(share, bool) or not isinstance(share, (int, float, np.floating)) or not 0 < share < 1:
-            raise ValidationError(f"range_share must be in (0, 1), got {shown(share)}")
+        from ..privacy.dp_ranges import check_share
+
+        check_share(self.range_share)
         check_number(self.row_norm, "row_norm", strict=True, high=MAX_ROW_NORM)
         if not isinstance(self.network, (str, Network)):
             raise ParameterTypeError(f"network must be a network kind (e.g. 'complete', 'ring') or a Network, got "

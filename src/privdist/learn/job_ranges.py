@@ -135,11 +135,7 @@ class RangeHistograms(AlgorithmBase):
 def range_total(plan, total, n_rows: int, n_parties: int):
     """``(bounds, fallback, noise_std)`` from the summed noisy counts (post-processing, public noise std)."""
     from ..privacy.dp_ranges import ranges_from_counts
-    from ..privacy.range_plan import secure_noise_std
 
-    if plan.kind == "skellam":
-        noise_std = secure_noise_std(plan.noise_multipliers[0], plan.width, n_parties, plan.shares)
-    else:
-        noise_std = math.sqrt(sum(plan.mechanism(k).sigma ** 2 for k in range(n_parties)))
+    noise_std = plan.sum_noise_std(range(n_parties), n_parties)
     bounds, fallback = ranges_from_counts(total, n_rows, noise_std)
     return bounds, fallback, noise_std

@@ -79,7 +79,6 @@ def release_histograms(plan, blocks, seed: int, secure: bool, ledger):
     each release is recorded in ``ledger`` as it is made. Returns ``(total, bounds, fallback, noise_std)``:
     ``total`` the summed noisy counts (m, bins), what the aggregator (or, under local trust, anyone) learns."""
     from ..privacy.dp_ranges import GRID, bin_counts, ranges_from_counts
-    from ..privacy.range_plan import secure_noise_std
     from ..runtime.rng import step_generator
 
     parties = [k for k, b in enumerate(blocks) if b is not None]
@@ -97,11 +96,10 @@ def release_histograms(plan, blocks, seed: int, secure: bool, ledger):
 
         m = blocks[parties[0]].shape[1]
         total = secure_sum_once(np.stack(noisy), step="ranges", seed=seed, secure=secure).reshape(m, -1)
-        noise_std = secure_noise_std(mech.noise_multiplier, m, len(blocks), plan.shares)
         total = total.astype(float)
     else:
         total = sum(noisy)
-        noise_std = math.sqrt(sum(plan.mechanism(k).sigma ** 2 for k in parties))
+    noise_std = plan.sum_noise_std(parties, len(blocks))
     bounds, fallback = ranges_from_counts(total, n_rows, noise_std)
     return total, bounds, fallback, noise_std
 

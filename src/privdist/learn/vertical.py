@@ -149,9 +149,9 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
 
         secure_section(resolve_trust("admm_sharing", self.trust, self.epsilon), self.secure_aggregation,
                        self.epsilon is not None)  # the plan's checks, up front
-        share = self.range_share
-        if isinstance(share, bool) or not isinstance(share, (int, float, np.floating)) or not 0 < share < 1:
-            raise ValidationError(f"range_share must be in (0, 1), got {shown(share)}")
+        from ..privacy.dp_ranges import check_share
+
+        check_share(self.range_share)
         for name in ("rho", "b1"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not 0 < value < np.inf:

@@ -58,7 +58,8 @@ from .._checks import check_probability
 from ..errors import ValidationError
 
 __all__ = ["GRID", "FALLBACK_BOUNDS", "FALSE_BIN_RATE", "WIDTHS", "occupied_threshold", "GAUSSIAN_ALGORITHMS", "range_grid", "bin_counts",
-           "noisy_counts", "party_release", "ranges_from_counts", "RangeBudget", "range_budget", "RangeRelease", "dp_ranges"]
+           "noisy_counts", "party_release", "ranges_from_counts", "RangeBudget", "range_budget", "RangeRelease", "dp_ranges",
+           "check_share"]
 
 #: Bounds of a column whose range could not be estimated (assumed already in [-1, 1]; values outside clipped).
 FALLBACK_BOUNDS = (-1.0, 1.0)
@@ -231,6 +232,15 @@ class RangeBudget:
         return float(z[party]) if isinstance(z, tuple) else float(z)
 
 
+def check_share(share) -> float:
+    """The range step's budget share: a number in (0, 1) (NaN and booleans refused), else a named error."""
+    from .._checks import shown
+
+    if isinstance(share, bool) or not isinstance(share, (int, float, np.floating)) or not 0 < share < 1:
+        raise ValidationError(f"range_share must be in (0, 1), got {shown(share)}")
+    return float(share)
+
+
 def range_budget(epsilon, delta: float, share: float, exact: bool) -> RangeBudget:
     """Split ``(epsilon, delta)`` (a float, or one per party) between the range step (``share``) and training.
 
@@ -240,8 +250,7 @@ def range_budget(epsilon, delta: float, share: float, exact: bool) -> RangeBudge
     from .calibration import calibrate
     from .split import split_budget
 
-    if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share < 1:
-        raise ValidationError(f"range_share must be in (0, 1), got {share!r}")
+    check_share(share)
     delta = check_probability(delta, "delta")
     eps = tuple(float(e) for e in epsilon) if isinstance(epsilon, (list, tuple)) else (float(epsilon),)
     if any(not (e > 0 and math.isfinite(e)) for e in eps):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .dp_ranges import GRID, occupied_threshold, range_budget
+from .dp_ranges import GRID, noisy_counts, occupied_threshold, range_budget
 
 __all__ = ["RangePlan", "HistogramNoise", "plan_range", "plan_range_vertical", "training_budget", "SHARE_LADDER",
            "secure_noise_std", "swamped"]
@@ -57,7 +57,7 @@ class HistogramNoise:
     def privatize(self, counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The party's noisy counts: floats (Gaussian) or the int64 vector it puts into the secure sum."""
         if self.kind == "gaussian":
-            return np.asarray(counts, dtype=float) + self.sigma * rng.standard_normal(counts.shape)
+            return noisy_counts(counts, self.sigma, rng)
         counts = np.asarray(counts).astype(np.int64)
         lam = self.variance / self.shares / 2.0
         return counts + rng.poisson(lam, counts.shape) - rng.poisson(lam, counts.shape)
@@ -130,6 +130,13 @@ class RangePlan:
             return None
         width = self.width if self.party_columns is None else len(self.party_columns[party])
         return HistogramNoise("gaussian", z, width, self.delta)
+
+    def sum_noise_std(self, parties, n_parties: int) -> float:
+        """Public: the per-bin noise std of the summed counts of ``parties`` (the releasing ones) out of
+        ``n_parties``: the secure sum's central noise, or the Gaussian releases' added variances."""
+        if self.kind == "skellam":
+            return secure_noise_std(self.noise_multipliers[0], self.width, n_parties, self.shares)
+        return math.sqrt(sum(self.mechanism(k).sigma ** 2 for k in parties))
 
     def releasing_parties(self, n_parties: int) -> list[int]:
         return [k for k in range(n_parties) if self.mechanism(k) is not None]
