@@ -26,6 +26,7 @@ from ..ray_common import AgentFailedError
 from ..rng import COORDINATOR_DOMAIN, AgentStreams, party_keys
 from ..secure.secagg import session_id
 from ..secure.secure_round import active_names, secure_specs
+from ..simulator import join_outboxes
 
 __all__ = ["RemoteBackend", "LinkLostError"]
 
@@ -96,7 +97,7 @@ class RemoteBackend(BackendBase):
                                 lambda k: np.zeros((1, 32), dtype=np.uint8))
             self.secure_keys = np.vstack(keys)
             self._gather("secure_agree", lambda k: {"table": self.secure_keys}, 0, lambda k: None)
-        return _join([r["out"] for r in first]), cout
+        return join_outboxes([r["out"] for r in first]), cout
 
     def _coord_streams(self, t: int) -> AgentStreams:
         return AgentStreams(self.seed, self.trial, [0], t, domain=COORDINATOR_DOMAIN, keys=self._coord_key)
@@ -107,7 +108,7 @@ class RemoteBackend(BackendBase):
         self.t = t
         self._events = (t, [r["releases"][0] for r in res])
         self._est = [_estimate(r["estimate"]) for r in res]
-        return _join([r["out"] for r in res])
+        return join_outboxes([r["out"] for r in res])
 
     def step_coordinator(self, t: int, inbox):
         self.cstate, out = self.algorithm.step_coordinator(self.cstate, inbox, t, self._coord_streams(t))
@@ -138,8 +139,9 @@ class RemoteBackend(BackendBase):
 
     def secure_remask(self, t: int, attempt: int, present) -> dict:
         active = [s for s in self._specs if s.name in active_names(self.algorithm, self._specs, t)]
-        return _join(self._gather("secure_remask", lambda k: {"t": t, "attempt": attempt, "present": present}, t,
-                                  lambda k: {s.name: np.zeros((1, *s.shape), dtype=np.uint64) for s in active}))
+        silent = {s.name: np.zeros((1, *s.shape), dtype=np.uint64) for s in active}
+        return join_outboxes(self._gather("secure_remask", lambda k: {"t": t, "attempt": attempt, "present": present},
+                                          t, lambda k: silent))
 
     def secure_prepare(self, t: int):
         K = len(self.links)
@@ -186,7 +188,3 @@ class RemoteBackend(BackendBase):
 
 def _estimate(value):
     return None if value is None else np.asarray(value)
-
-
-def _join(outs: list[dict]) -> dict:
-    return {name: np.concatenate([np.asarray(o[name]) for o in outs]) for name in outs[0]}
