@@ -47,7 +47,7 @@ bench: $(DEV_STAMP)
 DPL_VENV ?= .venv-diffprivlib
 bench-utility:
 	test -x $(DPL_VENV)/bin/python || $(PYTHON) -m venv $(DPL_VENV)
-	$(DPL_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e . 'scikit-learn>=1.5,<1.8' 'diffprivlib==0.6.6'
+	$(DPL_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[bench]' 'scikit-learn>=1.5,<1.8' 'diffprivlib==0.6.6'
 	$(DPL_VENV)/bin/python benchmarks/bench_utility.py --page docs/benchmarks.md --readme README.md $(BENCH_ARGS)
 
 clean:
