@@ -51,6 +51,9 @@ ALPHA = 1e-4  # the estimators' default alpha; the pooled and local scikit-learn
 START, END = "<!-- utility-table:start -->", "<!-- utility-table:end -->"
 README_START, README_END = "<!-- utility-summary:start -->", "<!-- utility-summary:end -->"
 LOCAL_SAMPLE = 50  # parties scored alone when there are more than 100
+if str(HERE) not in sys.path:  # the sibling module of the natural-silo cases and per-party columns
+    sys.path.insert(0, str(HERE))
+from silo_cases import party_columns, silo_cases  # noqa: E402
 
 
 # ---------------------------------------------------------------------------------------------------- data cases
@@ -93,7 +96,10 @@ def adult_cases():
     g = np.argmax(Xtr[:, cols], axis=1)
     keep = np.bincount(g, minlength=len(cols)) > 0
     remap = np.cumsum(keep) - 1
+    gte = np.argmax(Xte[:, cols], axis=1)
+    test_keep = keep[gte]  # a race without training rows has no party: its test rows are not any party's own
     cases.append(dict(name="Adult, by race", Xtr=Xtr, ytr=ytr, groups=remap[g], Xte=Xte, yte=yte, bounds=bounds,
+                      gte=np.where(test_keep, remap[gte], -1),
                       party_names=[v for v, k in zip(values, keep) if k]))
     return cases
 
@@ -186,12 +192,11 @@ def run_case(case, draws=5, dpl=None, local_sample=LOCAL_SAMPLE):
                      if "random_state" not in str(w.message))  # the seeded-not-for-release warning is expected
         return m
 
-    private, first = [], None
+    private, models = [], []
     for d in range(draws):
-        m = fit(1.0, d)
-        if first is None:
-            first = m
-        private.append(_metric(task, m, Xte, yte))
+        models.append(fit(1.0, d))
+        private.append(_metric(task, models[-1], Xte, yte))
+    first = models[0]
     baseline_model = fit(None, 0)
     nonpriv = _metric(task, baseline_model, Xte, yte)
     # the non-private baselines see the features as the non-private model does (exact ranges where the private
@@ -230,8 +235,11 @@ def run_case(case, draws=5, dpl=None, local_sample=LOCAL_SAMPLE):
            "range_step": ({k: steps[0][k] for k in ("share", "epsilon", "fallback") if k in steps[0]}
                           if steps else None),
            "guarantee_epsilon": float(first.privacy_report_["epsilon"])}
-    if case.get("party_names"):
+    if case.get("party_names") and K <= 20:
         row["party_names"] = list(case["party_names"])
+    if case.get("source"):
+        row["source"] = case["source"]
+    row["per_party"] = party_columns(models, case)
     if dpl is not None:
         priv = first.preprocessor_  # diffprivlib gets the private model's preprocessing (its DP range step) free
         row["diffprivlib"] = _diffprivlib(dpl, task, np.asarray(priv.transform(Xtr)), ytr,
@@ -270,7 +278,8 @@ def markdown_table(rows, draws=None) -> str:
             "each party alone: mean (min-max)", "majority class / mean predictor"]
     if have_dpl:
         head.append("diffprivlib pooled (epsilon 1)")
-    head.append("seconds")
+    head += ["own test rows: personal >= alone (>= 20 rows)", "own test rows: mean gain, personal / global",
+             "seconds"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         t = r["task"]
@@ -282,9 +291,26 @@ def markdown_table(rows, draws=None) -> str:
         if have_dpl:
             d = r.get("diffprivlib")
             cells.append(f"{_fmt(np.mean(d), t)} +- {_fmt(np.std(d), t)}" if d else "n/a")
+        cells += party_cells(r)
         cells.append(f"{r['seconds']:.0f}")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def party_cells(r) -> list[str]:
+    """The per-party cells: parties whose personal model is at least their model alone on their own test rows (all
+    scored; parties with >= 20 test rows), and the mean gain over going alone of the personal and global models."""
+    pp = r.get("per_party")
+    if not pp:
+        return ["n/a", "n/a"]
+    a, big, t = pp["all"], pp["large"], r["task"]
+    count = f"{a['personal_gains']:g} of {a['parties']}"
+    count += f" ({big['personal_gains']:g} of {big['parties']})" if big["parties"] else " (none)"
+    if pp["parties_scored"] < r["parties"]:
+        count += ", sampled"
+    gain = (f"{a['mean_gain_personal']:+.3f} / {a['mean_gain_global']:+.3f}" if t == "classification" else
+            f"{a['mean_gain_personal']:+.2f} / {a['mean_gain_global']:+.2f}")
+    return [count, gain]
 
 
 def compact_table(rows) -> str:
@@ -348,6 +374,10 @@ def main(argv=None) -> int:
     else:
         cases.append(a9a)
     cases += sklearn_cases()
+    silos, silo_note = silo_cases()
+    cases += silos
+    if silo_note:
+        notes.append(silo_note)
     for n in notes:
         print(f"note: {n}")
     rows = []

