@@ -66,6 +66,11 @@ def pairwise_lines(results: dict) -> list[str]:
             lines.append(f"- {r['label']}: per-pair DP not modelled - {pw['reason']}")
             continue
         s = pw["summary"]
+        if not s["pairs"]:  # e.g. one agent: its only observer is itself (issue 40); no figure either
+            lines.append(f"- {r['label']}: per-pair epsilon: no observer x target pair ({len(pw['observers'])} "
+                         "observer(s), each target agent among them: a party's own data is not a pair); the "
+                         "local DP above is the only guarantee")
+            continue
         gap = pw.get("bound", {}).get("max_relative_gap")
         within = "" if gap is None else f", each within {100 * gap:.2g}% of exact in mu"
         lines.append(f"- {r['label']}: per-pair epsilon (observer x target, delta = {pw['delta']:g}, "
