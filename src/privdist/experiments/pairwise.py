@@ -53,6 +53,29 @@ def _triple(stats: dict) -> str:
     return " / ".join(_fmt(stats.get(k)) for k in ("min", "median", "max"))
 
 
+def _distance_items(by_distance: list[dict]) -> list[str]:
+    """One item per hop distance, except that consecutive distances whose every pair is at epsilon 0 (e.g. beyond
+    the run's reach: the target's messages do not reach the observer in the run's rounds) make one item (issue 40:
+    a ring of 1,000 agents over 6 rounds printed 494 items ``0 / 0 / 0``)."""
+    items, zeros = [], []
+
+    def flush():
+        if zeros:
+            span = f"{zeros[0]['distance']}" + (f"-{zeros[-1]['distance']}" if len(zeros) > 1 else "")
+            items.append(f"{span}: 0 ({sum(d['pairs'] for d in zeros)} pairs at epsilon 0)")
+            zeros.clear()
+
+    for d in by_distance:
+        if d["epsilon"]["max"] == 0:
+            zeros.append(d)
+            continue
+        flush()
+        items.append(f"{d['distance']}: {_triple(d['epsilon'])} ({d['pairs']} pairs, local / pair median "
+                     f"{_fmt(d['local_over_pair_epsilon']['median'])})")
+    flush()
+    return items
+
+
 def pairwise_lines(results: dict) -> list[str]:
     """Markdown lines per run with a pairwise section: min / median / max over pairs, local DP beside them, the
     distance profile, the profile by distance and number of common neighbours (where there are any), and the
@@ -77,9 +100,7 @@ def pairwise_lines(results: dict) -> list[str]:
                      f"{len(pw['observers'])} observers, trial {pw.get('trial', 0)}{within}) min / median / max "
                      f"{_triple(s['epsilon'])}; local DP {_triple(s['local_epsilon'])}; local / pair "
                      f"{_triple(s['local_over_pair_epsilon'])}")
-        lines.append("  - by hop distance: " + "; ".join(
-            f"{d['distance']}: {_triple(d['epsilon'])} ({d['pairs']} pairs, local / pair median "
-            f"{_fmt(d['local_over_pair_epsilon']['median'])})" for d in pw["by_distance"]))
+        lines.append("  - by hop distance: " + "; ".join(_distance_items(pw["by_distance"])))
         near = [d for d in pw.get("by_distance_common", []) if d["common_neighbours"] > 0]
         if near:  # common neighbours exist at distance <= 2 only; farther pairs are the rows above
             lines.append("  - by hop distance / common neighbours: " + "; ".join(

@@ -44,8 +44,8 @@ def _number(x) -> float:
 def _profile(bx, section: dict) -> None:
     """The right panel: epsilon by hop distance, median with min-max bars (each bar clamped at 0: the summaries are
     ordered by construction, :func:`~privdist.privacy.pairwise.network_report.pairwise_report`), on a log scale
-    that cannot show a distance whose median epsilon is 0 (beyond the run's reach: the target's messages do not reach
-    the observer in the run's rounds) or infinite distances: the axis label counts their pairs instead."""
+    that cannot show a distance whose median epsilon is 0 (e.g. beyond the run's reach: the target's messages do
+    not reach the observer in the run's rounds) or infinite distances: the axis label counts their pairs instead."""
     prof = [p for p in section["by_distance"] if np.isfinite(_number(p["distance"]))]
     d = np.array([p["distance"] for p in prof], dtype=float)
     lo, med, hi = (np.array([_number(p["epsilon"][k]) for p in prof]) for k in ("min", "median", "max"))
