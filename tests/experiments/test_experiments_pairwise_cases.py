@@ -134,3 +134,16 @@ def test_a_failing_figure_leaves_complete_results_and_is_named(tmp_path, monkeyp
     assert diverged_exit(results, out) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "figure(s) not drawn" in err and "are complete" in err
+
+
+def test_a_configuration_without_a_model_is_refused_before_the_run(tmp_path, monkeypatch):
+    import privdist.experiments.trials as trials
+    from privdist.errors import ValidationError
+
+    def never(*args, **kwargs):
+        raise AssertionError("the run started")
+
+    monkeypatch.setattr(trials, "run_algorithm", never)
+    correlated = {"label": "c", "algorithm": "dpsgd", "params": {"trust": "correlated", "epsilon": 1.0}}
+    with pytest.raises(ValidationError, match="trust='correlated' does not release those"):
+        run_experiment(parse_spec(_spec(n=6, runs=(correlated,))), tmp_path / "o", progress=False)

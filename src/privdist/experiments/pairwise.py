@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["pairwise_protocol", "unmodelled", "aggregate_pairwise", "pairwise_lines"]
+from ..privacy.pairwise.linear_protocol import observer_ids
+
+__all__ = ["pairwise_protocol", "check_pairwise_model", "unmodelled", "aggregate_pairwise", "pairwise_lines"]
 
 
 def pairwise_protocol(spec, algorithm, built):
@@ -23,6 +25,20 @@ def pairwise_protocol(spec, algorithm, built):
     algo = algorithm.for_rounds(spec.rounds) if hasattr(algorithm, "for_rounds") else algorithm
     observers = spec.privacy.pairwise_observers
     return algo.linear_protocol(built.problem, built.network, spec.rounds), observers
+
+
+def check_pairwise_model(spec, algorithm, built) -> None:
+    """Fail before a run, not after it (issue 40), when its per-pair report cannot be made: the algorithm refuses a
+    model of this configuration (e.g. DPSGD with ``trust="correlated"``), or an observer is not a party of the
+    protocol (spec validation checks the range when the spec tells the number of agents; this is the check on the
+    built network).
+
+    Raises:
+        ValidationError: naming the refusal, or the observer and the valid range.
+    """
+    protocol, observers = pairwise_protocol(spec, algorithm, built)
+    for observer in observers or ():
+        observer_ids(protocol, observer)
 
 
 def unmodelled(name: str) -> dict:
