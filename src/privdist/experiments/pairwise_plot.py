@@ -1,6 +1,7 @@
 """The per-pair (network) DP figure of a run (issue 29): observer x target heatmap and distance profile.
 
-Left: the per-pair epsilon matrix (rows: observers, columns: target agents) on a log colour scale. When every agent
+Left: the per-pair epsilon matrix (rows: observers, columns: target agents) on a log colour scale (epsilon 0 grey,
+inf red; blank: not a pair). When every agent
 is an observer, rows and columns follow one reverse Cuthill-McKee order of the graph (neighbours get nearby
 indices, so the loss concentrates in a band around the blank diagonal, an observer's own data); otherwise targets
 are ordered by hop distance from the first observer. Right: epsilon by hop distance (median and min-max range over
@@ -83,9 +84,17 @@ def pairwise_figure(section: dict, title: str):
     shown = eps[np.ix_(rows, cols)]
     finite = shown[np.isfinite(shown) & (shown > 0)]
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(11.5, 4.6), dpi=120, gridspec_kw={"width_ratios": [1.25, 1]})
-    norm = LogNorm(vmin=finite.min(), vmax=finite.max()) if finite.size else None
-    im = ax.imshow(np.ma.masked_invalid(shown), aspect="auto", interpolation="nearest", cmap="viridis", norm=norm)
-    fig.colorbar(im, ax=ax, label=f"per-pair epsilon (delta = {section['delta']:g})")
+    cmap, norm, extend, label = matplotlib.colormaps["viridis"], None, "neither", ""
+    if finite.size:  # epsilon 0 and inf have no place on a log scale: grey and red ends instead of blank cells
+        norm = LogNorm(vmin=finite.min(), vmax=finite.max())
+        zero, inf = shown == 0, np.isposinf(shown)
+        shown = np.where(zero, finite.min() / 2, np.where(inf, finite.max() * 2, shown))
+        cmap = cmap.with_extremes(under="0.75", over="C3")
+        extend = {(False, False): "neither", (True, False): "min", (False, True): "max", (True, True): "both"}[
+            (bool(zero.any()), bool(inf.any()))]
+        label = "".join(t for t, on in (("; grey: 0", zero.any()), ("; red: inf", inf.any())) if on)
+    im = ax.imshow(np.ma.masked_invalid(shown), aspect="auto", interpolation="nearest", cmap=cmap, norm=norm)
+    fig.colorbar(im, ax=ax, extend=extend, label=f"per-pair epsilon (delta = {section['delta']:g}{label})")
     square = rows.size == cols.size
     ax.set_xlabel("target agent (" + ("graph order" if square else "by hop distance from the first observer") + ")")
     ax.set_ylabel("observer" + (" (same order)" if square else ""))
@@ -106,8 +115,6 @@ def draw_pairwise(runs: list[dict], out_dir: Path) -> tuple[list[str], list[str]
         ``(files written, failures)``: a figure that cannot be drawn is not fatal (the runner has written the
         complete results before, issue 40); each failure is one line ``"pairwise_<label>: <error>"``.
     """
-    import matplotlib.pyplot as plt
-
     files, failed = [], []
     for r in runs:
         section = r.get("privacy", {}).get("pairwise")
@@ -122,5 +129,7 @@ def draw_pairwise(runs: list[dict], out_dir: Path) -> tuple[list[str], list[str]
             failed.append(f"{stem}: {type(exc).__name__}: {exc}")
         finally:
             if fig is not None:
+                import matplotlib.pyplot as plt
+
                 plt.close(fig)
     return files, failed
