@@ -76,7 +76,7 @@ def _epsilons(stats: dict, delta: float) -> dict:
     Epsilon is non-decreasing in ``mu``, but ``get_epsilon_gaussian`` finds each value by a root search to an
     absolute 1e-12: two ``mu`` a rounding apart (the pairs of a ring at one distance) can come back in the wrong
     order, about 1e-15 apart. Each statistic is raised to the one below it (a running maximum), which moves a
-    value by at most that tolerance and never lowers one, so ``min <= median <= max`` by construction.
+    value only within the search's own error and never lowers one, so ``min <= median <= max`` by construction.
     """
     if stats["min"] is None:
         return dict.fromkeys(_ORDER)
