@@ -2,7 +2,9 @@
 
 Any outcome other than success or a named privdist error (a subclass of :class:`PrivdistError`; for the
 Python API also a TypeError/ValueError whose message names the parameter) fails. The fast suite runs
-150 + 100 + 60 = 310 generated cases; the slow-marked twins run 5,000 + 3,000 + 2,000 = 10,000.
+150 + 100 + 60 = 310 generated cases; the slow-marked twins run 5,000 + 3,000 + 2,000 = 10,000. The
+``[privacy] pairwise*`` keys are among the mutated ones here; ``test_experiments_pairwise_fuzz.py`` runs them end
+to end, figures included (issue 40).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ KEY_PATHS = [
     ("problem", "loss"), ("problem", "regularizer"), ("problem", "reg_weight"), ("problem", "reference"),
     ("problem", "kind"), ("privacy", "delta"), ("privacy", "accountants"), ("privacy", "secure"),
     ("quick", "rounds"), ("plots",), ("claims",), ("runs",), ("runs", 0, "label"), ("runs", 0, "sweep"),
+    ("privacy", "pairwise"), ("privacy", "pairwise_observers"), ("privacy", "pairwise_rtol"),  # issue 40
 ]
 
 

@@ -82,13 +82,20 @@ def quick_variant(spec):
 
 
 def diverged_exit(results: dict, out) -> int:
-    """0, or 2 after one ``error:`` line if a run diverged (non-finite estimate or metric; see results.json)."""
+    """0, or 2 after one ``error:`` line if a run diverged (non-finite estimate or metric; see results.json), and
+    one more if a figure could not be drawn (``figure_errors``, issue 40: the results themselves are complete)."""
+    status = 0
     errors = results.get("errors", [])
-    if not errors:
-        return 0
-    print(f"error: {len(errors)} diverged run(s) recorded in {out}/results.json; first: {errors[0]}",
-          file=sys.stderr)
-    return 2
+    if errors:
+        print(f"error: {len(errors)} diverged run(s) recorded in {out}/results.json; first: {errors[0]}",
+              file=sys.stderr)
+        status = 2
+    figure_errors = results.get("figure_errors", [])
+    if figure_errors:
+        print(f"error: {len(figure_errors)} figure(s) not drawn (the results in {out}/results.json and summary.md "
+              f"are complete); first: {figure_errors[0]}", file=sys.stderr)
+        status = 2
+    return status
 
 
 def _main(args) -> int:

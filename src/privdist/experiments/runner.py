@@ -289,10 +289,19 @@ def _run_into(store, spec, done, jobs, progress, data_dir, backend, parallel) ->
     claims = check_claims(spec.claims, runs, spec.metrics[0], spec.skipped_claims)
     if not private_data(spec):  # public data: the layout of the paper reproductions, unchanged
         store.save_traces(traces)
-        figures = draw_plots(spec, runs, traces, Path(store.path)) + draw_pairwise(runs, Path(store.path))
+        figures = draw_plots(spec, runs, traces, Path(store.path))
         results = _release_only(spec, _results(spec, done, runs, claims, True, figures), [], figures)
         write_json(store.path / "results.json", results)
         write_summary(spec, results, store.path)
+        # the per-pair figures after the complete results (issue 40): one that fails is named in the results, and
+        # the computation stays written (``privdist run`` exits 2 with an error: line)
+        pairwise, failed = draw_pairwise(runs, Path(store.path))
+        if pairwise or failed:
+            figures = figures + pairwise
+            results = _release_only(spec, _results(spec, done, runs, claims, True, figures), [], figures)
+            results = {**results, **({"figure_errors": failed} if failed else {})}
+            write_json(store.path / "results.json", results)
+            write_summary(spec, results, store.path)
         return results
     figures, exposures = [], []
     if owner_outputs(spec):  # a user's data: owner-only evaluation apart, named as exposures

@@ -51,6 +51,8 @@ class _Model(BaseModel):
 
 
 _Int = Annotated[int, Field(ge=1, le=INT64)]
+#: a party id: agents are numbered from 0 everywhere (``agent 0``, ``party 0``); ``N`` is a coordinator
+_PartyId = Annotated[int, Field(ge=0, le=INT64)]
 _NonEmpty = Annotated[list[Any], Field(min_length=1)]
 _Sweep = dict[str, _NonEmpty]  # parameter -> the values it takes
 
@@ -89,9 +91,11 @@ class PrivacySpec(_Model):
     # papers'), "total" = each agent's budget for the whole run (PLD-calibrated; ``delta`` above is then its delta)
     budget: Optional[Literal["round", "total"]] = None
     # per-pair (network) DP of every run with a linear-Gaussian model (issue 29): observer x target matrix; the
-    # observers (agent ids) default to every agent up to 200 agents, else 20 evenly spaced ones
+    # observers (party ids: agents 0..N-1, and N for the coordinator of a protocol with one) default to every agent
+    # up to 200 agents, else 20 evenly spaced ones; an empty list is refused (leave the key out for the default).
+    # The range is checked against the spec's agents (validate.check_pairwise) and each run's protocol
     pairwise: bool = False
-    pairwise_observers: Optional[list[_Int]] = None
+    pairwise_observers: Optional[Annotated[list[_PartyId], Field(min_length=1)]] = None
     # each per-pair mu is a certified upper bound within this relative gap (in mu^2) of an attained value; 2e-2 is
     # about 3x faster than the default on a 1,000-agent matrix (benchmarks/bench_network_dp.py)
     pairwise_rtol: Annotated[float, Field(gt=0, le=0.5)] = 1e-3

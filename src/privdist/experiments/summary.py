@@ -215,5 +215,7 @@ def write_summary(spec, results: dict, out_dir: Path) -> None:
         lines += ["## Assumptions of the privacy analyses", ""] + [f"- {a}" for a in assumptions] + [""]
     if results["figures"]:
         lines += ["## Figures", ""] + [f"![{f}]({f})" for f in results["figures"] if f.endswith(".png")] + [""]
+    if results.get("figure_errors"):  # the results above are complete; only these figures are missing (issue 40)
+        lines += ["## Figures not drawn", ""] + [f"- {e}" for e in results["figure_errors"]] + [""]
     lines += ["## Versions", "", ", ".join(f"{k} {v}" for k, v in results["versions"].items()), ""]
     atomic_write_bytes(out_dir / "summary.md", "\n".join(lines).encode())

@@ -20,7 +20,7 @@ from ..privacy import privacy_report
 from ..runtime import run as run_algorithm
 from .boundary import without_guarantee
 from .build import build_trial
-from .pairwise import pairwise_protocol, unmodelled
+from .pairwise import check_pairwise_model, pairwise_protocol, unmodelled
 from .spec import ExperimentSpec
 
 __all__ = ["run_trial", "run_trials", "TRIAL_BATCH", "PARTY_CHECKPOINT_EVERY"]
@@ -80,6 +80,7 @@ def run_trial(spec: ExperimentSpec, trial: int, data_dir=None, backend="simulate
     runs = {}
     for rs in spec.runs:
         algorithm = make_algorithm(rs.algorithm, **rs.params)
+        check_pairwise_model(spec, algorithm, built)  # a per-pair report that cannot be made fails before the run
         metrics = {m: _guarded(m, fn, rs.label) for m, fn in built.metrics.items()}
         ckpt = _checkpoint_file(checkpoint_dir, built.problem, trial, rs.label)
         t0 = time.perf_counter()
@@ -123,6 +124,8 @@ def run_trials(spec: ExperimentSpec, trials, data_dir=None, backend="simulate") 
     out = [{"trial": t, "runs": {}} for t in trials]
     for rs in spec.runs:
         algorithm = make_algorithm(rs.algorithm, **rs.params)
+        for b in built:
+            check_pairwise_model(spec, algorithm, b)
         metrics = [{m: _guarded(m, fn, rs.label) for m, fn in b.metrics.items()} for b in built]
         t0 = time.perf_counter()
         results = run_many(algorithm, [b.problem for b in built], [b.network for b in built], spec.rounds,

@@ -26,8 +26,8 @@ from pydantic import ValidationError as PydanticError
 
 from .schema import DELTA_RANGE, SAFE_NAME, raise_problems, short
 
-__all__ = ["check_semantics", "algorithm_fields", "data_kinds", "network_kinds", "n_agents_of_network", "SAFE_NAME",
-           "EPSILON_RANGE", "DELTA_RANGE", "MAX_INT_PARAM"]
+__all__ = ["check_semantics", "check_pairwise", "algorithm_fields", "data_kinds", "network_kinds",
+           "n_agents_of_network", "SAFE_NAME", "EPSILON_RANGE", "DELTA_RANGE", "MAX_INT_PARAM"]
 
 #: Accepted per-release epsilon (an algorithm's ``epsilon``; ``inf``/``false`` mean no noise where supported).
 EPSILON_RANGE = (1e-6, 1e3)
@@ -264,4 +264,36 @@ def check_semantics(spec, entries: list, source: str) -> None:
         if n_net is not None and n_data is not None and n_data != n_net:
             problems.append(f"{where}: {n_data} agents, but [network] {net_kind!r} has {n_net} agents; make them "
                             "equal (the data would otherwise be split over the network's agents)")
+        problems += check_pairwise(spec, n_net if n_net is not None else n_data)
     raise_problems(problems, source)
+
+
+def check_pairwise(spec, n_agents: int | None) -> list[str]:
+    """Problems of ``[privacy] pairwise_observers`` against the spec's ``n_agents`` (when it can be told): each
+    observer a party of every run with a per-pair model (issue 40). Parties are numbered from 0 as everywhere in
+    privdist: agents ``0..N-1``, and ``N`` the coordinator of a protocol that has one (``has_coordinator``). A run
+    without a model ignores the observers (its section says "not modelled"). The per-pair options without
+    ``pairwise = true`` are problems too (they would be ignored)."""
+    from ..algorithms.registry import make_algorithm
+
+    observers = spec.privacy.pairwise_observers
+    if not spec.privacy.pairwise:  # options of a report that is off would be silently ignored
+        return [f"[privacy].{key} is set but [privacy].pairwise is false: set pairwise = true or remove {key}"
+                for key in ("pairwise_observers", "pairwise_rtol") if key in spec.privacy.model_fields_set]
+    if not observers or n_agents is None:
+        return []
+    problems = []
+    for rs in spec.runs:
+        algorithm = make_algorithm(rs.algorithm, **rs.params)
+        if not hasattr(algorithm, "linear_protocol"):
+            continue
+        coordinator = bool(getattr(algorithm, "has_coordinator", False))
+        top = n_agents if coordinator else n_agents - 1
+        bad = [(i, o) for i, o in enumerate(observers) if o > top]
+        if bad:
+            i, o = bad[0]
+            valid = (f"agents 0..{n_agents - 1} and the coordinator {n_agents}" if coordinator
+                     else f"agents 0..{n_agents - 1}")
+            problems.append(f"[privacy].pairwise_observers[{i}] = {o} is not a party of run {rs.label!r} "
+                            f"({rs.algorithm}, {n_agents} agents): valid observers are {valid}")
+    return problems

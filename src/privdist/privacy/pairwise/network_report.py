@@ -58,19 +58,38 @@ def epsilon_of_mu(mu: float, delta: float) -> float:
     return 0.0 if mu <= 0 else float(_gaussian.get_epsilon_gaussian(1.0 / mu, delta))
 
 
+_ORDER = ("min", "median", "max")
+
+
 def _stats(values: np.ndarray) -> dict:
-    v = np.sort(values[np.isfinite(values) | np.isinf(values)])
+    """Min, lower median and max of the non-NaN ``values``, all read from one sorted copy (so ordered); ``None``
+    each when there is none."""
+    v = np.sort(values[~np.isnan(values)])
     if v.size == 0:
-        return {"min": None, "median": None, "max": None}
+        return dict.fromkeys(_ORDER)
     return {"min": float(v[0]), "median": float(v[(v.size - 1) // 2]), "max": float(v[-1])}
 
 
+def _epsilons(stats: dict, delta: float) -> dict:
+    """dp-accounting's epsilon of each ``mu`` statistic, made non-decreasing in order (issue 40).
+
+    Epsilon is non-decreasing in ``mu``, but ``get_epsilon_gaussian`` finds each value by a root search to an
+    absolute 1e-12: two ``mu`` a rounding apart (the pairs of a ring at one distance) can come back in the wrong
+    order, about 1e-15 apart. Each statistic is raised to the one below it (a running maximum), which moves a
+    value only within the search's own error and never lowers one, so ``min <= median <= max`` by construction.
+    """
+    if stats["min"] is None:
+        return dict.fromkeys(_ORDER)
+    eps = np.maximum.accumulate([epsilon_of_mu(stats[k], delta) for k in _ORDER])
+    return {k: float(e) for k, e in zip(_ORDER, eps)}
+
+
 def _summary(mu: np.ndarray, local_mu: np.ndarray, ratio: np.ndarray, delta: float) -> dict:
+    """``pairs`` and min / median / max of ``mu``, its epsilon, the local epsilon and the ratio local / pair (the
+    summaries of a report with no pair are ``None``)."""
     m = _stats(mu)
-    return {"pairs": int(mu.size), "mu": m,
-            "epsilon": {k: None if v is None else epsilon_of_mu(v, delta) for k, v in m.items()},
-            "local_epsilon": {k: None if v is None else epsilon_of_mu(v, delta) for k, v in _stats(local_mu).items()},
-            "local_over_pair_epsilon": _stats(ratio)}
+    return {"pairs": int(mu.size), "mu": m, "epsilon": _epsilons(m, delta),
+            "local_epsilon": _epsilons(_stats(local_mu), delta), "local_over_pair_epsilon": _stats(ratio)}
 
 
 def common_neighbours(protocol: LinearProtocol, sets: list) -> np.ndarray:
