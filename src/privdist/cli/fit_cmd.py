@@ -193,6 +193,7 @@ def fit_main(args) -> int:
 
 def _fit(args) -> int:
     from rich.console import Console
+    from rich.markup import escape
 
     from ..learn._base import with_preprocessing
     from .fit_check import check_fit_data, curve_epsilons
@@ -270,7 +271,7 @@ def _fit(args) -> int:
                                  n_classes=max(n_classes, 2))
     notes = [n for n in fitted.notes if not (diagnosed and "no better than" in n)]  # the diagnosis replaces it
     for text in notes + data_notes + diagnosed:
-        console.print(f"[yellow]warning:[/yellow] {text}")
+        console.print(f"[yellow]warning:[/yellow] {escape(text)}")  # names in [brackets] are not markup
     if args.draws and args.draws > 1 and not evaluate:
         console.print("note: --draws applies to the owner-only evaluation (--evaluation or --seed): one draw fitted")
 
@@ -324,6 +325,7 @@ def _cell(m: dict, key: str) -> str:
 
 
 def _print_table(console, ds, what, args, fitted, draws: int) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     from ..data.names import party_label
@@ -341,25 +343,23 @@ def _print_table(console, ds, what, args, fitted, draws: int) -> None:
     if len(local) > PARTY_ROWS:  # one row for many parties: each alone is in evaluation.json
         rows_held = [m["rows"] for m in local if "rows" in m]
         held = f", {min(rows_held)} to {max(rows_held)} rows" if rows_held else ""
-        table.add_row(f"each party alone (mean ± std over {len(local)} parties{held})",
-                      *[_cell(_spread_finite(local, keys), k) for k in keys])
+        table.add_row(f"each party alone: median (min to max) over {len(local)} parties{held}",
+                      *[_range_cell(local, k) for k in keys])
     for m in local if len(local) <= PARTY_ROWS else ():
         held = f"{m['rows']} rows" if "rows" in m else f"its {m['columns']} columns, with the labels"
         who = party_label(ds.extras.get("party_names") if "rows" in m else None, m["party"])
-        table.add_row(f"{who} alone ({held})", *[_cell(m, k) for k in keys])
+        table.add_row(escape(f"{who} alone ({held})"), *[_cell(m, k) for k in keys])
     console.print(table)
 
 
-def _spread_finite(metrics: list[dict], keys) -> dict:
-    """Mean and standard deviation of each metric over the parties where it is a finite number (a one-class
-    party's log loss is not)."""
-    out = {}
-    for key in keys:
-        values = np.array([m[key] for m in metrics if isinstance(m.get(key), (int, float))], dtype=float)
-        values = values[np.isfinite(values)]
-        out[key] = float(np.mean(values)) if values.size else float("nan")
-        out[f"{key}_std"] = float(np.std(values, ddof=1)) if values.size > 1 else 0.0
-    return out
+def _range_cell(metrics: list[dict], key: str) -> str:
+    """``median (min to max)`` of a metric over the parties where it is a finite number (a one-class party's log loss
+    is not), or ``n/a``."""
+    values = np.array([m[key] for m in metrics if isinstance(m.get(key), (int, float))], dtype=float)
+    values = values[np.isfinite(values)]
+    if not values.size:
+        return "n/a"
+    return f"{np.median(values):.3f} ({values.min():.3f} to {values.max():.3f})"
 
 
 def _party_rows(per_agent: list[dict], party_names) -> list[tuple[str, list[str]]]:
@@ -395,6 +395,7 @@ _ACCOUNTANT_LABEL = {"pld": "PLD", "skellam_rdp": "Skellam RDP", "mixed": "PLD o
 
 
 def _print_privacy(console, report, args, party_names=None) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     by = report.get("guarantee_accountant", "pld")  # what computed the guarantee, read from the ledger's events
@@ -403,7 +404,7 @@ def _print_privacy(console, report, args, party_names=None) -> None:
     for col in ("party", *_GUARANTEE_COLUMNS[by], "paper's claim"):
         t.add_column(col, justify="right")
     for label, cells in _party_rows(report["per_agent"], party_names):
-        t.add_row(label, *cells)
+        t.add_row(escape(label), *cells)
     console.print(t)
     accountant = _ACCOUNTANT_LABEL[by]
     console.print(f"guarantee epsilon = {_eps(report['epsilon'])} ({accountant}, delta {report['delta']}); noise: "
