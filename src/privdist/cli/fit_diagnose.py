@@ -45,7 +45,7 @@ def data_warnings(X_train, scale: str, row_norm: float | None, sizes, feature_na
         if big.size:
             big = big[np.argsort(-peak[big], kind="stable")]  # the largest first
             shown = name_list(column_labels(feature_names, big))
-            out.append(f"features unscaled: column(s) {shown} reach |value| {peak[big].max():.3g} (> "
+            out.append(f"features unscaled: {shown} reach |value| {peak[big].max():.3g} (> "
                        f"{UNSCALED_LIMIT:g}) with --scale none; "
                        + (f"every row is clipped to norm {row_norm:g}, so these columns swamp the others and the "
                           "private model learns little from the rest" if row_norm is not None else
