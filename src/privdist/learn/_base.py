@@ -357,7 +357,7 @@ class DistributedLinearModel(BaseEstimator):
         from ..data.bounds import Preprocessor
         from ..privacy import PrivacyLedger
         from .plan import horizontal_plan
-        from .ranges import check_target_bounds, fit_ranges, warn_fallback
+        from .ranges import check_target_bounds, fallback_message, fit_ranges
 
         n_parties = int(groups.max()) + 1
         pre = Preprocessor(scale=self.scale, bounds=self.bounds, row_norm=self._clip_norm())
@@ -374,7 +374,9 @@ class DistributedLinearModel(BaseEstimator):
         ranges = fit_ranges(pre, X, [np.flatnonzero(groups == k) for k in range(n_parties)], plan.range,
                             seed=seed, secure=secure, ledger=ledger, delta=float(self.delta), feature_names=names,
                             y=y, target_bounds=target_bounds, dp_target=dp_target)
-        warn_fallback(pre.record, X.shape[0], self.epsilon, feature_names=names)
+        message = fallback_message(pre.record, X.shape[0], self.epsilon, names)
+        if message:  # the cause and the cure, the columns by name (issue 39)
+            warnings.warn(message, UtilityWarning, stacklevel=4)
         return plan, pre, ranges, ledger
 
     def _fit(self, X, y_pm, groups):

@@ -18,7 +18,6 @@ fresh OS-entropy key in secure mode (never recorded), a seeded stream of its own
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,7 +25,7 @@ import numpy as np
 from ..errors import ValidationError
 
 __all__ = ["RangeStep", "fit_ranges", "fit_ranges_vertical", "check_target_bounds", "release_histograms",
-           "apply_range_release", "warn_fallback", "MECHANISM", "SECURE_MECHANISM"]
+           "apply_range_release", "fallback_message", "MECHANISM", "SECURE_MECHANISM"]
 
 MECHANISM = ("Gaussian noisy per-column histograms on a public signed log2 grid (bins of ratio sqrt(2), "
              "|x| in 2^-20..2^40), L2 sensitivity sqrt(2 d) under replace-one; summed over parties, thresholded, "
@@ -308,18 +307,17 @@ def fit_ranges_vertical(pre, X, groups: list[np.ndarray], plan, *, seed: int, se
     return RangeStep(None, record)
 
 
-def warn_fallback(record, n_rows: int, epsilon, stacklevel: int = 5, feature_names=None) -> None:
-    """Warn (:class:`UtilityWarning`) when the DP range step left columns (or the target) without an estimated
-    range: they are assumed already in [-1, 1] (features clipped there, the target's gradients clipped as if it
-    were), which wrecks a column in the hundreds. The cause and the cure are named; the columns by their names
+def fallback_message(record, n_rows: int, epsilon, feature_names=None) -> str | None:
+    """What to warn when the DP range step left columns (or the target) without an estimated range, or None: they
+    are assumed already in [-1, 1] (features clipped there, the target's gradients clipped as if it were), which
+    wrecks a column in the hundreds. The cause and the cure are named; the columns by their names
     (``feature_names`` None: the data had none, so ``column 10``), a few of them and how many more
     (:mod:`privdist.data.names`)."""
     from ..data.names import name_list, unnamed_label
-    from ._base import UtilityWarning
 
     step = next((r for r in record if r.get("step") == "scale_by_dp_ranges" and r.get("fallback")), None)
     if step is None:
-        return
+        return None
     names = step["fallback"]
     shown = name_list([unnamed_label(n, feature_names) for n in names])
     if step.get("share") == 0.0:
@@ -329,7 +327,6 @@ def warn_fallback(record, n_rows: int, epsilon, stacklevel: int = 5, feature_nam
                "the target alone" + ("" if "<target>" not in names else " and found no bin above its noise"))
     else:
         why = "no bin rose above the step's noise for them"
-    warnings.warn(f"no private range for {len(names)} column(s) ({shown}): {why}; they are assumed in [-1, 1] "
-                  "(values outside clipped). State public bounds for them (bounds=, target_bounds=; "
-                  "--bounds/--target-bounds), raise range_share, or give more rows", UtilityWarning,
-                  stacklevel=stacklevel)
+    return (f"no private range for {len(names)} column(s) ({shown}): {why}; they are assumed in [-1, 1] (values "
+            "outside clipped). State public bounds for them (bounds=, target_bounds=; --bounds/--target-bounds), "
+            "raise range_share, or give more rows")
