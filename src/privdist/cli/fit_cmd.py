@@ -260,9 +260,9 @@ def _fit(args) -> int:
     report["release_boundary"] = boundary
     private.privacy_report_ = report  # the model file carries the report of what it is
 
+    party_names = None if vertical else ds.extras.get("party_names")  # vertical parties hold columns, not groups
     _print_table(console, ds, what, args, fitted, draws)
-    _print_privacy(console, report, args, None if vertical else ds.extras.get("party_names"))
-    party_names = None if vertical else ds.extras.get("party_names")
+    _print_privacy(console, report, args, party_names)
     data_notes = data_warnings(fitted.X_train, scale, None if vertical else args.row_norm,
                                fitted.sizes, ds.feature_names, natural=groups is not None, party_names=party_names)
     data_notes += target_hints(ds, y, args.target_bounds)
