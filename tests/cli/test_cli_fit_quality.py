@@ -101,7 +101,7 @@ def test_secure_mode_fits_no_extra_draws_and_warnings_name_the_cause(tmp_path, c
     assert main(["fit", str(tmp_path / "d.csv"), "--target", "y", "--agents", "12", "--epsilon", "1",
                  "--delta", "1e-5", "--rounds", "10", "--draws", "3", "--scale", "none", "--out", str(out)]) == 0
     text = " ".join(capsys.readouterr().out.split())
-    assert "features unscaled: column(s) big" in text and "--bounds" in text
+    assert "features unscaled: big reach" in text and "--bounds" in text
     assert "tiny parties: 12 of 12 parties" in text
     assert "±" not in text and "one draw fitted" in text
     results = json.loads((out / "results.json").read_text())

@@ -129,14 +129,14 @@ def test_cli_fit_default_is_dp_and_writes_the_bounds(tmp_path, capsys):
     assert main(base + ["--out", str(tmp_path / "o1")]) == 0
     model = json.loads((tmp_path / "o1" / "model.json").read_text())
     step = next(s for s in model["preprocessing"]["steps"] if s["step"] == "scale_by_dp_ranges")
-    assert step["share"] == 0.1 and step["columns"] == ["x0", "x1"]
-    assert model["preprocessing"]["bounds"][0][0] == step["bounds"]["x0"][0]
+    assert step["share"] == 0.1 and step["columns"] == ["a", "b"]  # the file's names (issue 39), not x0, x1
+    assert model["preprocessing"]["bounds"][0][0] == step["bounds"]["a"][0]
     assert model["privacy"]["epsilon"] == pytest.approx(1.0, rel=1e-3)
     assert main(base + ["--scale", "dp", "--range-share", "0.05", "--bounds", "b=-4:4", "--out",
                         str(tmp_path / "o2")]) == 0
     model = json.loads((tmp_path / "o2" / "model.json").read_text())
     step = next(s for s in model["preprocessing"]["steps"] if s["step"] == "scale_by_dp_ranges")
-    assert step["share"] == 0.05 and step["columns"] == ["x0"] and model["preprocessing"]["bounds"][1][1] == 4.0
+    assert step["share"] == 0.05 and step["columns"] == ["a"] and model["preprocessing"]["bounds"][1][1] == 4.0
     assert "DP release, share 0.05" in capsys.readouterr().out
 
 

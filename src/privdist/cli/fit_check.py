@@ -223,9 +223,12 @@ def check_fit_data(args, ds, X, groups, n_classes: int) -> None:
     else:
         parties, sizes = _parties(args, n, groups)
         if sizes is not None and sizes.min() < 2:
-            small = [int(k) for k in np.flatnonzero(sizes < 2)][:10]
-            raise EmptyPartyError(f"party(ies) {small} hold fewer than 2 rows: each party needs a training and a test "
-                                  "row; merge small parties or leave them out of the file")
+            from ..data.names import name_list, party_labels
+
+            small = party_labels(ds.extras.get("party_names"), np.flatnonzero(sizes < 2))
+            raise EmptyPartyError(f"{len(small)} part{'y holds' if len(small) == 1 else 'ies hold'} fewer than 2 "
+                                  f"rows ({name_list(small)}): each party needs a training and a test row; merge "
+                                  "small parties or leave them out of the file")
         if 2 * parties > n:
             raise EmptyPartyError(f"{parties} parties but {n} rows: each party needs at least 2 (a training and a "
                                   "test row); use fewer parties (--agents)")

@@ -25,7 +25,10 @@ from ..errors import ValidationError
 from .fit_release import (draws_spend, parse_bounds, parse_categories, parse_classes, release_boundary,
                           same_epsilon, write_fit)
 
-__all__ = ["register", "fit_main"]
+__all__ = ["register", "fit_main", "PARTY_ROWS"]
+
+#: The console's per-party tables list each party up to this many parties, and summarise beyond (issue 39).
+PARTY_ROWS = 10
 
 
 def register(sub) -> None:
@@ -118,6 +121,9 @@ def register(sub) -> None:
 
 
 def _load(args):
+    """``(dataset, groups)``: ``groups`` None for a generated split (made later); parties from the data (a party
+    column, one file each) are named in ``extras["party_names"]`` (party k = name k) for the messages
+    (:mod:`privdist.data.names`) and the owner-only per-party rows."""
     from ..data import column_groups, load_file, load_files
 
     if args.data == ["adult"] and not os.path.exists("adult"):  # the UCI Adult files shipped in the package
@@ -134,10 +140,16 @@ def _load(args):
                                        args.feature_groups)):
             raise ValidationError("several DATA files are one party each: do not combine them with --agents, "
                                   "--party-column, --dirichlet, --vertical or --feature-groups")
-        return load_files(args.data, args.target, **kwargs)
+        ds, groups = load_files(args.data, args.target, **kwargs)
+        # one file per party: named by its file name, or by its path when two files share a name
+        names = [os.path.basename(str(f)) for f in args.data]
+        ds.extras["party_names"] = names if len(set(names)) == len(names) else [str(f) for f in args.data]
+        return ds, groups
     ds = load_file(args.data[0], args.target, party_column=args.party_column, **kwargs)
     if args.party_column:
-        return ds, column_groups(ds.extras["party"])[0]
+        groups, names = column_groups(ds.extras["party"])
+        ds.extras["party_names"] = [str(n) for n in names]  # party k = the k-th sorted value of the party column
+        return ds, groups
     return ds, None
 
 
@@ -181,11 +193,12 @@ def fit_main(args) -> int:
 
 def _fit(args) -> int:
     from rich.console import Console
+    from rich.markup import escape
 
     from ..learn._base import with_preprocessing
     from .fit_check import check_fit_data, curve_epsilons
     from .fit_common import FitProgress, default_draws
-    from .fit_diagnose import data_warnings, target_hints, utility_warnings
+    from .fit_diagnose import data_warnings, target_hints, tiny_parties, utility_warnings
 
     console = Console()
     ds, groups = _load(args)
@@ -247,17 +260,18 @@ def _fit(args) -> int:
     report["release_boundary"] = boundary
     private.privacy_report_ = report  # the model file carries the report of what it is
 
+    party_names = None if vertical else ds.extras.get("party_names")  # vertical parties hold columns, not groups
     _print_table(console, ds, what, args, fitted, draws)
-    _print_privacy(console, report, args)
+    _print_privacy(console, report, args, party_names)
     data_notes = data_warnings(fitted.X_train, scale, None if vertical else args.row_norm,
-                               fitted.sizes, ds.feature_names, natural=groups is not None)
+                               fitted.sizes, ds.feature_names, natural=groups is not None, party_names=party_names)
     data_notes += target_hints(ds, y, args.target_bounds)
     diagnosed = utility_warnings(rows, task, data_notes, epsilon=args.epsilon,
                                  rounds=args.rounds or private.history_.get("rounds"),
                                  n_classes=max(n_classes, 2))
     notes = [n for n in fitted.notes if not (diagnosed and "no better than" in n)]  # the diagnosis replaces it
     for text in notes + data_notes + diagnosed:
-        console.print(f"[yellow]warning:[/yellow] {text}")
+        console.print(f"[yellow]warning:[/yellow] {escape(text)}")  # names in [brackets] are not markup
     if args.draws and args.draws > 1 and not evaluate:
         console.print("note: --draws applies to the owner-only evaluation (--evaluation or --seed): one draw fitted")
 
@@ -278,6 +292,9 @@ def _fit(args) -> int:
                       "draws": {"n": draws, "released": 0, "metrics": draw_metrics,
                                 "note": "the released model is draw 0; the others are owner-only refits at the "
                                         "same budget (see privacy.exposures)"},
+                      "warnings": notes + data_notes + diagnosed,
+                      "tiny_parties": tiny_parties(fitted.sizes, X.shape[1], party_names) if fitted.sizes is not None
+                      else [],
                       "train_score": getattr(private, "train_score_", None),
                       "clipping": getattr(private, "clipping_", None)}
     if args.out:
@@ -308,7 +325,10 @@ def _cell(m: dict, key: str) -> str:
 
 
 def _print_table(console, ds, what, args, fitted, draws: int) -> None:
+    from rich.markup import escape
     from rich.table import Table
+
+    from ..data.names import party_label
 
     rows, local = fitted.rows, fitted.local
     keys = [k for k in next(iter(rows.values())) if not k.endswith("_std") and k != "draws"]
@@ -320,10 +340,45 @@ def _print_table(console, ds, what, args, fitted, draws: int) -> None:
         table.add_column(key, justify="right")
     for name, m in rows.items():
         table.add_row(name, *[_cell(m, k) for k in keys])
-    for m in local:
+    if len(local) > PARTY_ROWS:  # one row for many parties: each alone is in evaluation.json
+        rows_held = [m["rows"] for m in local if "rows" in m]
+        held = f", {min(rows_held)} to {max(rows_held)} rows" if rows_held else ""
+        table.add_row(f"each party alone: median (min to max) over {len(local)} parties{held}",
+                      *[_range_cell(local, k) for k in keys])
+    for m in local if len(local) <= PARTY_ROWS else ():
         held = f"{m['rows']} rows" if "rows" in m else f"its {m['columns']} columns, with the labels"
-        table.add_row(f"party {m['party']} alone ({held})", *[_cell(m, k) for k in keys])
+        who = party_label(ds.extras.get("party_names") if "rows" in m else None, m["party"])
+        table.add_row(escape(f"{who} alone ({held})"), *[_cell(m, k) for k in keys])
     console.print(table)
+
+
+def _range_cell(metrics: list[dict], key: str) -> str:
+    """``median (min to max)`` of a metric over the parties where it is a finite number (a one-class party's log loss
+    is not), or ``n/a``."""
+    values = np.array([m[key] for m in metrics if isinstance(m.get(key), (int, float))], dtype=float)
+    values = values[np.isfinite(values)]
+    if not values.size:
+        return "n/a"
+    return f"{np.median(values):.3f} ({values.min():.3f} to {values.max():.3f})"
+
+
+def _party_rows(per_agent: list[dict], party_names) -> list[tuple[str, list[str]]]:
+    """The per-party privacy table's rows: one per party up to ``PARTY_ROWS`` parties (named by
+    :func:`privdist.data.names.party_label`), else one per distinct guarantee (``all 65 parties`` when they share
+    it; a few names and how many more otherwise)."""
+    from ..data.names import name_list, party_labels
+
+    cells = [[_eps(v) if v is not None else "n/a" for v in (a["guarantee_pld"], a["guarantee_rdp"], a["paper_claim"])]
+             for a in per_agent]
+    labels = party_labels(party_names, [a["agent"] for a in per_agent])
+    if len(per_agent) <= PARTY_ROWS:
+        return list(zip(labels, cells))
+    groups: dict[tuple, list[str]] = {}
+    for label, row in zip(labels, cells):
+        groups.setdefault(tuple(row), []).append(label)
+    if len(groups) == 1:
+        return [(f"all {len(per_agent)} parties", cells[0])]
+    return [(f"{len(who)} parties: {name_list(who)}", list(row)) for row, who in groups.items()]
 
 
 def _eps(value: float) -> str:
@@ -339,7 +394,8 @@ _GUARANTEE_COLUMNS = {"pld": ("guarantee (PLD)", "RDP cross-check"),
 _ACCOUNTANT_LABEL = {"pld": "PLD", "skellam_rdp": "Skellam RDP", "mixed": "PLD or Skellam RDP per party"}
 
 
-def _print_privacy(console, report, args) -> None:
+def _print_privacy(console, report, args, party_names=None) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     by = report.get("guarantee_accountant", "pld")  # what computed the guarantee, read from the ledger's events
@@ -347,9 +403,8 @@ def _print_privacy(console, report, args) -> None:
                     f"guaranteed = {report['guaranteed']}")
     for col in ("party", *_GUARANTEE_COLUMNS[by], "paper's claim"):
         t.add_column(col, justify="right")
-    for a in report["per_agent"]:
-        t.add_row(str(a["agent"]), *[_eps(v) if v is not None else "n/a"
-                                      for v in (a["guarantee_pld"], a["guarantee_rdp"], a["paper_claim"])])
+    for label, cells in _party_rows(report["per_agent"], party_names):
+        t.add_row(escape(label), *cells)
     console.print(t)
     accountant = _ACCOUNTANT_LABEL[by]
     console.print(f"guarantee epsilon = {_eps(report['epsilon'])} ({accountant}, delta {report['delta']}); noise: "

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["data_warnings", "utility_warnings", "target_hints", "UNSCALED_LIMIT", "ROWS_PER_FEATURE"]
+__all__ = ["data_warnings", "tiny_parties", "utility_warnings", "target_hints", "UNSCALED_LIMIT", "ROWS_PER_FEATURE"]
 
 #: A column with |values| above this, fitted with --scale none, is "unscaled".
 UNSCALED_LIMIT = 10.0
@@ -16,12 +16,26 @@ UNSCALED_LIMIT = 10.0
 ROWS_PER_FEATURE = 10
 
 
+def tiny_parties(sizes, n_features: int, party_names=None) -> list[dict]:
+    """The parties holding fewer than ``ROWS_PER_FEATURE`` training rows per feature, smallest first:
+    ``[{"party": name, "train_rows": n}, ...]`` (names: :func:`privdist.data.names.party_label`)."""
+    from ..data.names import party_label
+
+    rows = [int(s) for s in sizes]
+    small = sorted((k for k, n in enumerate(rows) if n < ROWS_PER_FEATURE * n_features), key=lambda k: (rows[k], k))
+    return [{"party": party_label(party_names, k), "train_rows": rows[k]} for k in small]
+
+
 def data_warnings(X_train, scale: str, row_norm: float | None, sizes, feature_names,
-                  natural: bool = False) -> list[str]:
+                  natural: bool = False, party_names=None) -> list[str]:
     """Unscaled features (``scale == "none"``; ``row_norm`` None: a vertical fit) and tiny parties (``sizes``:
     training rows per party, or None when every party holds every row, as in a vertical fit). ``natural``: the
     parties are the data's own groups (a party column, one file each): the advice never suggests splitting the rows
-    into fewer parties (``--agents`` would throw the groups away)."""
+    into fewer parties (``--agents`` would throw the groups away). Columns and parties are named by their names
+    (``feature_names``; ``party_names``, party k = name k) and each warning is one line however many columns or
+    parties it concerns: a few names, then how many more (issue 39, :mod:`privdist.data.names`)."""
+    from ..data.names import column_labels, name_list
+
     out = []
     X = np.asarray(X_train.toarray() if hasattr(X_train, "toarray") else X_train, dtype=float)
     d = X.shape[1]
@@ -29,22 +43,25 @@ def data_warnings(X_train, scale: str, row_norm: float | None, sizes, feature_na
         peak = np.max(np.abs(X), axis=0)
         big = np.flatnonzero(peak > UNSCALED_LIMIT)
         if big.size:
-            names = [str(feature_names[j]) if feature_names is not None else str(j) for j in big]
-            shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-            out.append(f"features unscaled: column(s) {shown} reach |value| {peak[big].max():.3g} (> "
+            big = big[np.argsort(-peak[big], kind="stable")]  # the largest first
+            shown = name_list(column_labels(feature_names, big))
+            out.append(f"features unscaled: {shown} reach |value| {peak[big].max():.3g} (> "
                        f"{UNSCALED_LIMIT:g}) with --scale none; "
                        + (f"every row is clipped to norm {row_norm:g}, so these columns swamp the others and the "
                           "private model learns little from the rest" if row_norm is not None else
                           "the parties' shares are clipped to the public b1, so these columns saturate the clipping")
                        + ": state public "
                        "bounds (--bounds COL=LO:HI, or a file) or use --scale dp")
-    rows = [int(s) for s in sizes] if sizes is not None else [X.shape[0]]
-    small = [k for k, n in enumerate(rows) if n < ROWS_PER_FEATURE * d]
+    small = tiny_parties(sizes if sizes is not None else [X.shape[0]], d, party_names if sizes is not None else None)
     if small:
-        who = (f"{len(small)} of {len(rows)} parties hold" if sizes is not None else "the training split holds")
-        out.append(f"tiny parties: {who} fewer than {ROWS_PER_FEATURE} training rows per feature (as few as "
-                   f"{min(rows[k] for k in small)} rows for {d} features): the noise that protects a party is large "
-                   "beside what its rows say; "
+        if sizes is not None:
+            listed = name_list([f"{p['party']} ({p['train_rows']})" for p in small])
+            who = (f"{len(small)} of {len(sizes)} parties hold fewer than {ROWS_PER_FEATURE} training rows per feature "
+                   f"(< {ROWS_PER_FEATURE * d} rows for {d} features): {listed}")
+        else:
+            who = (f"the training split holds fewer than {ROWS_PER_FEATURE} training rows per feature "
+                   f"({small[0]['train_rows']} rows for {d} features)")
+        out.append(f"tiny parties: {who}; the noise that protects a party is large beside what its rows say; "
                    + ("fewer features (public --categories, --bounds), a larger budget or more rows help (the "
                       "parties are the data's own groups)" if natural else
                       "use fewer parties (--agents), fewer features, or more rows"))

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..errors import EmptyPartyError, ValidationError
-from .fit_common import NO_PROGRESS, fit_with_notes, held_out_metrics, majority_score, model_score
+from .fit_common import NO_PROGRESS, fit_with_notes, held_out_metrics, majority_score, model_score, named
 from .fit_trust import trust_options
 
 __all__ = ["fit_horizontal", "sk_model", "parse_target_bounds"]
@@ -66,6 +66,7 @@ def fit_horizontal(args, ds, X, y, groups, seed, rng, scale, bounds, progress=NO
     idx_tr, idx_te = train_test_split(np.arange(X.shape[0]), test_size=args.test_size, random_state=seed % 2**32,
                                       stratify=groups)
     Xtr, ytr, gtr, Xte, yte = X[idx_tr], y[idx_tr], groups[idx_tr], X[idx_te], y[idx_te]
+    Ftr, Fte = named(Xtr, ds.feature_names), named(Xte, ds.feature_names)  # the estimators see the column names
     K = int(groups.max()) + 1
     Est = DistributedLogisticRegression if task == "classification" else DistributedRidge
     common = dict(algorithm=args.algorithm, delta=args.delta, network=args.network, rounds=args.rounds,
@@ -81,10 +82,10 @@ def fit_horizontal(args, ds, X, y, groups, seed, rng, scale, bounds, progress=NO
         if label is None:
             label = f"refit at epsilon {eps:g}, draw {draw}" if eps is not None else "refit without noise"
         with progress.step(label):
-            return fit_with_notes(Est(epsilon=eps, random_state=state, **common), Xtr, ytr, groups=gtr)
+            return fit_with_notes(Est(epsilon=eps, random_state=state, **common), Ftr, ytr, groups=gtr)
 
     def metrics(est) -> dict:
-        return held_out_metrics(task, yte, model_score(est, Xte, n_classes))
+        return held_out_metrics(task, yte, model_score(est, Fte, n_classes))
 
     private, notes = fit(args.epsilon, label=f"private model (epsilon {args.epsilon:g})")
     nonpriv, _ = fit(None, label="same algorithm without noise")

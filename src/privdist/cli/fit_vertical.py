@@ -43,6 +43,7 @@ def fit_vertical(args, ds, X, y, seed: int, scale: str = "dp", bounds=None, prog
 
     from ..data import feature_blocks
     from ..learn import SharedFeatureLogisticRegression
+    from .fit_common import named  # the estimators see the column names (issue 39)
 
     if ds.extras["task"] != "classification":
         raise ValidationError("--vertical/--feature-groups fit a logistic regression (ADMM sharing, S2): the "
@@ -61,6 +62,7 @@ def fit_vertical(args, ds, X, y, seed: int, scale: str = "dp", bounds=None, prog
         groups = feature_blocks(None, X.shape[1], args.vertical)
     idx_tr, idx_te = train_test_split(np.arange(X.shape[0]), test_size=args.test_size, random_state=seed % 2**32)
     Xtr, ytr, Xte, yte = X[idx_tr], y[idx_tr], X[idx_te], y[idx_te]
+    Ftr, Fte = named(Xtr, ds.feature_names), named(Xte, ds.feature_names)
     if len(np.unique(ytr)) < 2:
         raise ValidationError("the training split holds one class only")
     common = dict(delta=args.delta, feature_groups=[g.tolist() for g in groups], rounds=args.rounds,
@@ -71,7 +73,7 @@ def fit_vertical(args, ds, X, y, seed: int, scale: str = "dp", bounds=None, prog
         if label is None:
             label = f"refit at epsilon {eps:g}, draw {draw}" if eps is not None else "refit without noise"
         with progress.step(label):
-            return fit_with_notes(SharedFeatureLogisticRegression(epsilon=eps, random_state=state, **common), Xtr,
+            return fit_with_notes(SharedFeatureLogisticRegression(epsilon=eps, random_state=state, **common), Ftr,
                                   ytr)
 
     private, notes = fit(args.epsilon, label=f"private shared model (epsilon {args.epsilon:g})")
@@ -82,8 +84,8 @@ def fit_vertical(args, ds, X, y, seed: int, scale: str = "dp", bounds=None, prog
     def scores(score) -> dict:
         return held_out_metrics("classification", yte, score)
 
-    rows = {"private shared (vertical)": scores(private.decision_function(Xte)),
-            "non-private shared (vertical)": scores(nonpriv.decision_function(Xte))}
+    rows = {"private shared (vertical)": scores(private.decision_function(Fte)),
+            "non-private shared (vertical)": scores(nonpriv.decision_function(Fte))}
     sk = LogisticRegression(C=1.0 / (2 * lam), max_iter=2000)  # the same objective: sum loss + lambda ||w||^2
     rows["centralized (all columns, non-private)"] = scores(sk.fit(Ztr, ytr).decision_function(Zte))
     rows["majority class"] = scores(majority_score(ytr, yte.shape[0]))
@@ -92,6 +94,6 @@ def fit_vertical(args, ds, X, y, seed: int, scale: str = "dp", bounds=None, prog
         model = LogisticRegression(C=1.0 / (2 * lam), max_iter=2000).fit(Ztr[:, g], ytr)
         local.append({"party": m, "columns": int(g.size), **scores(model.decision_function(Zte[:, g]))})
     return SimpleNamespace(private=private, rows=rows, local=local, fit=lambda eps, draw=0: fit(eps, draw)[0],
-                           metrics=lambda est: scores(est.decision_function(Xte)), notes=notes,
+                           metrics=lambda est: scores(est.decision_function(Fte)), notes=notes,
                            n_parties=len(groups), n_test=len(idx_te), n_train=len(idx_tr), sizes=None, X_train=Xtr,
                            n_models=1)

@@ -166,28 +166,6 @@ def warn_if_majority(est, X, y_pm, advice: str) -> None:
                       f"class ({majority:.3f}) at epsilon={est.epsilon}{advice}", UtilityWarning, stacklevel=3)
 
 
-def warn_fallback(record, n_rows: int, epsilon, stacklevel: int = 5) -> None:
-    """Warn (:class:`UtilityWarning`) when the DP range step left columns (or the target) without an estimated
-    range: they are assumed already in [-1, 1] (features clipped there, the target's gradients clipped as if it
-    were), which wrecks a column in the hundreds. The cause and the cure are named."""
-    step = next((r for r in record if r.get("step") == "scale_by_dp_ranges" and r.get("fallback")), None)
-    if step is None:
-        return
-    names = step["fallback"]
-    shown = ", ".join(map(str, names[:5])) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-    if step.get("share") == 0.0:
-        why = f"the step was not run: {n_rows} rows are too few for its noise at epsilon={epsilon}"
-    elif step.get("target_only"):
-        why = (f"{n_rows} rows are too few for the step's noise on every column at epsilon={epsilon}, so it ran on "
-               "the target alone" + ("" if "<target>" not in names else " and found no bin above its noise"))
-    else:
-        why = "no bin rose above the step's noise for them"
-    warnings.warn(f"no private range for {len(names)} column(s) ({shown}): {why}; they are assumed in [-1, 1] "
-                  "(values outside clipped). State public bounds for them (bounds=, target_bounds=; "
-                  "--bounds/--target-bounds), raise range_share, or give more rows", UtilityWarning,
-                  stacklevel=stacklevel)
-
-
 #: The ``privacy_report_["accountant"]`` text for each ``guarantee_accountant`` (what computed the guarantee).
 ACCOUNTANT_TEXT = {
     "pld": "pld (dp-accounting's PLD accountant); rdp as a cross-check; paper = the source paper's own formula",
@@ -379,7 +357,7 @@ class DistributedLinearModel(BaseEstimator):
         from ..data.bounds import Preprocessor
         from ..privacy import PrivacyLedger
         from .plan import horizontal_plan
-        from .ranges import check_target_bounds, fit_ranges
+        from .ranges import check_target_bounds, fallback_message, fit_ranges
 
         n_parties = int(groups.max()) + 1
         pre = Preprocessor(scale=self.scale, bounds=self.bounds, row_norm=self._clip_norm())
@@ -396,7 +374,9 @@ class DistributedLinearModel(BaseEstimator):
         ranges = fit_ranges(pre, X, [np.flatnonzero(groups == k) for k in range(n_parties)], plan.range,
                             seed=seed, secure=secure, ledger=ledger, delta=float(self.delta), feature_names=names,
                             y=y, target_bounds=target_bounds, dp_target=dp_target)
-        warn_fallback(pre.record, X.shape[0], self.epsilon)
+        message = fallback_message(pre.record, X.shape[0], self.epsilon, names)
+        if message:  # the cause and the cure, the columns by name (issue 39)
+            warnings.warn(message, UtilityWarning, stacklevel=4)
         return plan, pre, ranges, ledger
 
     def _fit(self, X, y_pm, groups):

@@ -25,7 +25,7 @@ import numpy as np
 from ..errors import ValidationError
 
 __all__ = ["RangeStep", "fit_ranges", "fit_ranges_vertical", "check_target_bounds", "release_histograms",
-           "apply_range_release", "MECHANISM", "SECURE_MECHANISM"]
+           "apply_range_release", "fallback_message", "MECHANISM", "SECURE_MECHANISM"]
 
 MECHANISM = ("Gaussian noisy per-column histograms on a public signed log2 grid (bins of ratio sqrt(2), "
              "|x| in 2^-20..2^40), L2 sensitivity sqrt(2 d) under replace-one; summed over parties, thresholded, "
@@ -305,3 +305,28 @@ def fit_ranges_vertical(pre, X, groups: list[np.ndarray], plan, *, seed: int, se
                            f"{plan.share:g} of its budget on its own columns; fallback columns get (-1, 1)")
     pre.fit(X, names, dp_bounds=bounds, dp_record=record)
     return RangeStep(None, record)
+
+
+def fallback_message(record, n_rows: int, epsilon, feature_names=None) -> str | None:
+    """What to warn when the DP range step left columns (or the target) without an estimated range, or None: they
+    are assumed already in [-1, 1] (features clipped there, the target's gradients clipped as if it were), which
+    wrecks a column in the hundreds. The cause and the cure are named; the columns by their names
+    (``feature_names`` None: the data had none, so ``column 10``), a few of them and how many more
+    (:mod:`privdist.data.names`)."""
+    from ..data.names import name_list, unnamed_label
+
+    step = next((r for r in record if r.get("step") == "scale_by_dp_ranges" and r.get("fallback")), None)
+    if step is None:
+        return None
+    names = step["fallback"]
+    shown = name_list([unnamed_label(n, feature_names) for n in names])
+    if step.get("share") == 0.0:
+        why = f"the step was not run: {n_rows} rows are too few for its noise at epsilon={epsilon}"
+    elif step.get("target_only"):
+        why = (f"{n_rows} rows are too few for the step's noise on every column at epsilon={epsilon}, so it ran on "
+               "the target alone" + ("" if "<target>" not in names else " and found no bin above its noise"))
+    else:
+        why = "no bin rose above the step's noise for them"
+    return (f"no private range for {len(names)} column(s) ({shown}): {why}; they are assumed in [-1, 1] (values "
+            "outside clipped). State public bounds for them (bounds=, target_bounds=; --bounds/--target-bounds), "
+            "raise range_share, or give more rows")
