@@ -76,6 +76,13 @@ HORIZONTAL = [
     (DistributedRidge, dict(), "yr"),  # the target as one more column of the secure range step
     (DistributedRidge, dict(trust="local"), "yr"),
     (DistributedLasso, dict(algorithm="dpsgd", target_bounds=(-10, 10)), "yr"),
+    (DistributedLogisticRegression, dict(algorithm="ssp"), "y"),  # issue 39: one-shot statistics, secure (auto)
+    (DistributedLogisticRegression, dict(algorithm="ssp", trust="local"), "y"),
+    (DistributedLogisticRegression, dict(algorithm="ssp"), "y3"),
+    (DistributedLogisticRegression, dict(algorithm="ssp", trust="local"), "y3"),
+    (DistributedRidge, dict(algorithm="ssp"), "yr"),
+    (DistributedRidge, dict(algorithm="ssp", trust="local"), "yr"),
+    (DistributedRidge, dict(algorithm="ssp", epsilon=None), "yr"),
 ]
 
 
@@ -123,6 +130,7 @@ def test_plan_is_decided_from_public_facts_and_read_back():
 
 def test_trust_is_resolved_in_one_place():
     assert resolve_trust("dpmm", "auto", 1.0) == "secure_aggregation"
+    assert resolve_trust("ssp", "auto", 1.0) == "secure_aggregation"
     assert resolve_trust("dpsgd", "auto", 1.0) == "local"
     assert resolve_trust("admm_sharing", "auto", 1.0) == "local"
     assert resolve_trust("dpmm", "secure_aggregation", None) == "local"  # no noise: nothing to aggregate securely

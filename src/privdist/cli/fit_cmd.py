@@ -51,11 +51,12 @@ def register(sub) -> None:
                      "(';' separates parties; an attribute name takes its one-hot columns 'name=...'; integers are "
                      "column indices); every column in exactly one group")
     p.add_argument("--agents-count", type=int, default=10, help="parties of --dirichlet (default 10)")
-    p.add_argument("--algorithm", default="dpmm", help="dpmm (default; a coordinator, no network), dpsgd, dpadmm, "
-                   "pvp, laadmm (horizontal; vertical runs always use admm_sharing)")
+    p.add_argument("--algorithm", default="dpmm", help="dpmm (default; a coordinator, no network), ssp (one-shot "
+                   "sufficient statistics, a coordinator), dpsgd, dpadmm, pvp, laadmm (horizontal; vertical runs "
+                   "always use admm_sharing)")
     p.add_argument("--trust", choices=("auto", "local", "secure_aggregation"), default="auto",
-                   help="auto (default): secure_aggregation for dpmm, local otherwise; secure_aggregation: the sums go "
-                        "through secure aggregation with distributed Skellam noise (central-DP noise; assumes an "
+                   help="auto (default): secure_aggregation for dpmm and ssp, local otherwise; secure_aggregation: the "
+                        "sums go through secure aggregation with distributed Skellam noise (central-DP noise; assumes an "
                         "honest-but-curious aggregator, --colluding parties at most); local: each party's release "
                         "carries all its noise, no one trusted (docs/secure_aggregation.md)")
     p.add_argument("--colluding", type=int, default=0, help="with --trust secure_aggregation: parties assumed to "
