@@ -26,7 +26,9 @@ as ``privdist fit adult`` does (nothing to estimate: the range step spends nothi
 
 Metric: test accuracy (RMSE, in the target's units, for regression). Run:
 ``python benchmarks/bench_utility.py [--quick] [--draws N] [--data-dir DIR] [--page docs/benchmarks.md]
-[--readme README.md] [--from-results]``; writes ``benchmarks/results/utility.json`` and
+[--readme README.md] [--from-results] [--cases breast,diabetes] [--algorithms ssp,ssp:lambda_rule=floor]``
+(``--cases``: only the cases whose names contain one of the substrings; ``--algorithms``: each case also fitted with
+only ``algorithm=`` (and its ``algorithm_params``) changed, same draws, a second table); writes ``benchmarks/results/utility.json`` and
 ``benchmarks/results/utility.md`` (``--out`` changes the stem); ``--page`` also replaces the utility-table block of
 that page (``make docs`` copies ``utility.md`` there too), ``--readme`` the short table of the README's own-data
 section, and ``--from-results`` rewrites those pages from the saved results without running anything.
@@ -166,9 +168,25 @@ def _metric(task, model, X, y):
     return float(np.sqrt(np.mean((pred - y) ** 2)))
 
 
-def run_case(case, draws=5, dpl=None, local_sample=LOCAL_SAMPLE):
+def parse_algorithm(spec: str) -> tuple[str, dict]:
+    """``"name"`` or ``"name:key=value,..."`` (``--algorithms``; values read as numbers where they are) ->
+    ``(name, algorithm_params)`` (``rounds`` among them is given to the estimator)."""
+    name, _, rest = spec.partition(":")
+    params = {}
+    for item in filter(None, rest.split(",")):
+        key, _, value = item.partition("=")
+        try:
+            params[key] = int(value) if value.lstrip("-").isdigit() else float(value)
+        except ValueError:
+            params[key] = value
+    return name, params
+
+
+def run_case(case, draws=5, dpl=None, local_sample=LOCAL_SAMPLE, algorithms=()):
     """Fit and score every column on one case (a dict: ``name, Xtr, ytr, groups, Xte, yte`` and optionally
-    ``task``, ``bounds``, ``party_names``); returns the JSON row."""
+    ``task``, ``bounds``, ``party_names``); returns the JSON row. ``algorithms``: further private fits from the
+    defaults with only ``algorithm=`` (and its ``algorithm_params``) changed (:func:`parse_algorithm` specs), the
+    same draws, in ``row["by_algorithm"]``."""
     from privdist.learn import DistributedLogisticRegression, DistributedRidge
 
     t0 = time.perf_counter()
@@ -178,10 +196,10 @@ def run_case(case, draws=5, dpl=None, local_sample=LOCAL_SAMPLE):
     kw = {"bounds": case["bounds"]} if case.get("bounds") is not None else {}
     notes = set()
 
-    def fit(eps, seed):
+    def fit(eps, seed, **extra):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            m = Est(epsilon=eps, delta=1e-5, random_state=seed, **kw).fit(Xtr, ytr, groups=g)
+            m = Est(epsilon=eps, delta=1e-5, random_state=seed, **kw, **extra).fit(Xtr, ytr, groups=g)
         notes.update(f"{w.category.__name__}: {str(w.message).splitlines()[0][:160]}" for w in caught
                      if "random_state" not in str(w.message))  # the seeded-not-for-release warning is expected
         return m
@@ -232,6 +250,14 @@ def run_case(case, draws=5, dpl=None, local_sample=LOCAL_SAMPLE):
            "guarantee_epsilon": float(first.privacy_report_["epsilon"])}
     if case.get("party_names"):
         row["party_names"] = list(case["party_names"])
+    if algorithms:
+        row["by_algorithm"] = {}
+        for spec in algorithms:
+            name, params = parse_algorithm(spec)
+            est_kw = {"rounds": params.pop("rounds")} if "rounds" in params else {}  # the estimator's, not the plan's
+            vals = [_metric(task, fit(1.0, d, algorithm=name, algorithm_params=params or None, **est_kw), Xte, yte)
+                    for d in range(draws)]
+            row["by_algorithm"][spec] = {"values": vals, "mean": float(np.mean(vals)), "std": float(np.std(vals))}
     if dpl is not None:
         priv = first.preprocessor_  # diffprivlib gets the private model's preprocessing (its DP range step) free
         row["diffprivlib"] = _diffprivlib(dpl, task, np.asarray(priv.transform(Xtr)), ytr,
@@ -287,6 +313,29 @@ def markdown_table(rows, draws=None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def algorithm_table(rows, algorithms) -> str:
+    """The comparison of ``--algorithms`` (mean +- sd over the draws) beside the baselines, one row per case."""
+    head = ["data, parties", "majority class / mean predictor", "each party alone: mean", "default private"]
+    head += [f"{a} private" for a in algorithms]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        t = r["task"]
+        cells = [r["dataset"], _fmt(r["baseline"], t), _fmt(r["local_mean"], t),
+                 f"{_fmt(r['private_mean'], t)} +- {_fmt(r['private_std'], t)}"]
+        for a in algorithms:
+            b = r.get("by_algorithm", {}).get(a)
+            cells.append(f"{_fmt(b['mean'], t)} +- {_fmt(b['std'], t)}" if b else "n/a")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def select_cases(cases, selectors):
+    """The cases whose name contains one of ``selectors`` (case-insensitive substrings; none: every case)."""
+    if not selectors:
+        return list(cases)
+    return [c for c in cases if any(s.lower() in c["name"].lower() for s in selectors)]
+
+
 def compact_table(rows) -> str:
     """The README's short table: private, non-private, pooled, best party alone and diffprivlib per case."""
     head = ["data", "private (epsilon 1)", "non-private distributed", "pooled", "best party alone", "diffprivlib"]
@@ -330,6 +379,10 @@ def main(argv=None) -> int:
     p.add_argument("--page", help="replace the utility-table block of this markdown page (docs/benchmarks.md) with "
                                   "the table")
     p.add_argument("--readme", help="replace the utility-summary block of this page (README.md) with the short table")
+    p.add_argument("--cases", help="comma-separated substrings of the case names to run (e.g. 'breast,diabetes'); "
+                                   "default: every case")
+    p.add_argument("--algorithms", help="comma-separated further algorithms fitted beside the default, each "
+                                        "'name' or 'name:key=value;key=value' (algorithm_params), e.g. 'dpmm,ssp'")
     p.add_argument("--from-results", action="store_true",
                    help="write the tables of the pages from STEM.json without running the benchmark")
     args = p.parse_args(argv)
@@ -341,23 +394,28 @@ def main(argv=None) -> int:
     t_all = time.perf_counter()
     dpl, dpl_note = import_diffprivlib()
     notes = [dpl_note] if dpl_note else []
-    cases = adult_cases()
-    a9a, a9a_note = a9a_case(args.data_dir)
-    if a9a is None:
-        notes.append(a9a_note)
-    else:
-        cases.append(a9a)
-    cases += sklearn_cases()
+    selectors = [c.strip() for c in (args.cases or "").split(",") if c.strip()]
+    algorithms = [a.strip().replace(";", ",") for a in (args.algorithms or "").split(",") if a.strip()]
+    wanted = lambda *words: not selectors or any(w in s.lower() for s in selectors for w in words)  # noqa: E731
+    cases = adult_cases() if wanted("adult") else []
+    if wanted("a9a"):
+        a9a, a9a_note = a9a_case(args.data_dir)
+        if a9a is None:
+            notes.append(a9a_note)
+        else:
+            cases.append(a9a)
+    cases = select_cases(cases + sklearn_cases(), selectors)
     for n in notes:
         print(f"note: {n}")
     rows = []
     for case in cases:
-        rows.append(run_case(case, draws, dpl))
+        rows.append(run_case(case, draws, dpl, algorithms=algorithms))
         r = rows[-1]
         print(f"{r['dataset']:52s} private {r['private_mean']:.4f} +- {r['private_std']:.4f}  non-private "
               f"{r['non_private']:.4f}  pooled {r['pooled']:.4f}  alone {r['local_mean']:.4f} "
               f"({r['local_min']:.4f}-{r['local_max']:.4f})  {r['baseline_kind']} {r['baseline']:.4f}"
               + (f"  diffprivlib {np.mean(r['diffprivlib']):.4f}" if r.get("diffprivlib") else "")
+              + "".join(f"  {a} {b['mean']:.4f} +- {b['std']:.4f}" for a, b in r.get("by_algorithm", {}).items())
               + f"  [{r['seconds']:.1f} s]", flush=True)
     table = markdown_table(rows)
     flags = below(rows)
@@ -370,6 +428,9 @@ def main(argv=None) -> int:
                                                          zip(by_race["party_names"], by_race["party_sizes"])) + ".")
     foot += notes
     md = table + "\n" + "\n".join(foot) + "\n"
+    if algorithms:
+        md += "\nBy algorithm (the defaults with only algorithm= changed, the same draws):\n\n" + algorithm_table(
+            rows, algorithms)
     print()
     print(md)
     print("private below the baseline or diffprivlib: " + ("; ".join(flags) if flags else "none"))
@@ -377,7 +438,8 @@ def main(argv=None) -> int:
     stem = Path(args.out)
     stem.parent.mkdir(parents=True, exist_ok=True)
     out = {"benchmark": "utility", "settings": {"draws": draws, "quick": bool(args.quick), "epsilon": 1.0,
-                                                "delta": 1e-5, "alpha": ALPHA},
+                                                "delta": 1e-5, "alpha": ALPHA, "cases": selectors,
+                                                "algorithms": algorithms},
            "machine": {"python": sys.version.split()[0], "platform": platform.platform()},
            "versions": _versions(), "notes": notes, "below": flags, "wall_seconds": wall, "cases": rows}
     stem.with_suffix(".json").write_text(json.dumps(out, indent=1) + "\n")
