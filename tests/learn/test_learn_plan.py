@@ -98,6 +98,20 @@ def test_declared_events_equal_the_ledger_horizontal(Est, kw, target):
         assert plan.range.released == any(m.ledger_.entries(k) for k in range(plan.parties))
 
 
+@pytest.mark.parametrize("kw", [dict(n_agents=5), dict(n_agents=2, trust="local"), dict(n_agents=5, algorithm="ssp")])
+def test_declared_events_equal_the_ledger_with_a_weighted_target(kw):
+    """Issue 39: a small regression (diabetes' 442 rows; under local trust 2 parties, whose summed noise is smaller
+    than 5's) whose range step climbs the share ladder with the target's counts weighted: the plan declares exactly
+    what the fit records."""
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True, scaled=False)
+    m = _fit(DistributedRidge(random_state=0, **kw), X, y)
+    assert m.privacy_plan_.range.target_weight == 2 and m.privacy_plan_.range.share > 0.1
+    _assert_equal_ledgers(_declared(m), m.ledger_)
+    assert PrivacyPlan.from_json(m.privacy_plan_.to_json()) == m.privacy_plan_
+
+
 @pytest.mark.parametrize("kw", [dict(), dict(trust="secure_aggregation"), dict(epsilon=None),
                                 dict(bounds={"x0": (0, 200)}), dict(scale="none")])
 def test_declared_events_equal_the_ledger_vertical(kw):
