@@ -104,8 +104,15 @@ class SSP(DPMM):
             target into [-1, 1]); logistic labels are ``+-1``.
         gram_uses: the Gram release costs this many uses of the ``X^T y`` release's noise (its budget share).
         pass_radius: logistic loss: the interval ``[-R, R]`` of PASS's Chebyshev approximation.
-        adaptive: AdaSSP's private choice of the regularisation (True) or none (False: ``lam`` alone, the Gram's
-            eigenvalues floored at ``1e-9`` of the largest only).
+        lambda_rule: how the coordinator guards the noisy Gram: ``"adassp"`` (default: Wang's shift ``lambda``,
+            module docstring), ``"floor"`` (dpmm's rule: eigenvalues floored at ``floor * sigma_S sqrt(P)``, the
+            inherited ``floor`` field) or ``"none"`` (``lam`` alone; eigenvalues floored at ``1e-9`` of the largest).
+            All three are post-processing of the released sums.
+
+    The inherited ``average_from`` is not used (one release, no iterates to average).
+
+    Measured (issue 39, ``benchmarks/bench_utility.py --cases breast,diabetes --algorithms ...``, total epsilon 1,
+    5 draws): SSP lost to dpmm on both small cases, see ``docs/algorithms/ssp.md``; dpmm stays the default.
     """
 
     y_bound: float = 1.0

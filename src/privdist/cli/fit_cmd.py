@@ -92,8 +92,8 @@ def register(sub) -> None:
                    "read from the training data (NOT private: the report says guaranteed: false)")
     p.add_argument("--range-share", type=float, default=0.1,
                    help="share of each party's total budget spent by the DP range step of --scale dp (default 0.1; "
-                        "a classifier whose step would be swamped at it takes the smallest larger share of 0.2 .. "
-                        "0.5 that is not, decided from public sizes and recorded)")
+                        "a step that would be swamped at it takes the smallest larger share of 0.2 .. 0.5 that is "
+                        "not, a regression target weighted by 2 there, decided from public sizes and recorded)")
     p.add_argument("--row-norm", type=float, default=1.0, help="public bound: rows clipped to this norm")
     p.add_argument("--test-size", type=float, default=0.2, help="held-out fraction (default 0.2)")
     p.add_argument("--curve", default="0.25,0.5,1,2,4",

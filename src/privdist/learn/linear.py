@@ -45,8 +45,9 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
             ``scale="bounds"``; with ``scale="dp"`` the columns they name (or non-NaN columns of a (2, d) array)
             spend no budget.
         range_share: Share of each agent's total budget spent by the DP range step (``scale="dp"``), in (0, 1);
-            a classifier whose step would be swamped at it takes the smallest larger share of 0.2 .. 0.5 that is
-            not (:func:`privdist.privacy.range_plan.plan_range`, public; recorded).
+            a step that would be swamped at it takes the smallest larger share of 0.2 .. 0.5 that is not (a
+            regressor's target weighted by 2 there, else its target alone;
+            :func:`privdist.privacy.range_plan.plan_range`, public; recorded).
         algorithm_params: Overrides of the algorithm's hyperparameters (e.g. ``{"alpha0": 32}``); never the
             budget or the trust model (``epsilon``, ``delta``, ``rounds``, ``trust``, the secure-aggregation
             parameters: a ``ValidationError``), which the fit's privacy plan decides from the parameters above.
@@ -258,8 +259,9 @@ class DistributedRidge(_DistributedRegressor):
             ``scale="bounds"``; with ``scale="dp"`` the columns they name (or non-NaN columns of a (2, d) array)
             spend no budget.
         range_share: Share of each agent's total budget spent by the DP range step (``scale="dp"``), in (0, 1);
-            a classifier whose step would be swamped at it takes the smallest larger share of 0.2 .. 0.5 that is
-            not (:func:`privdist.privacy.range_plan.plan_range`, public; recorded).
+            a step that would be swamped at it takes the smallest larger share of 0.2 .. 0.5 that is not (a
+            regressor's target weighted by 2 there, else its target alone;
+            :func:`privdist.privacy.range_plan.plan_range`, public; recorded).
         target_bounds: Public ``(lo, hi)`` of the target: it is mapped into [-1, 1] (clipped) for training
             and the model mapped back, so ``predict``, ``coef_`` and ``intercept_`` are in the target's units. Without
             it, ``scale="dp"`` adds the target as one more column of the DP range step (``target_bounds_`` holds
@@ -365,8 +367,9 @@ class DistributedLasso(_DistributedRegressor):
             ``scale="bounds"``; with ``scale="dp"`` the columns they name (or non-NaN columns of a (2, d) array)
             spend no budget.
         range_share: Share of each agent's total budget spent by the DP range step (``scale="dp"``), in (0, 1);
-            a classifier whose step would be swamped at it takes the smallest larger share of 0.2 .. 0.5 that is
-            not (:func:`privdist.privacy.range_plan.plan_range`, public; recorded).
+            a step that would be swamped at it takes the smallest larger share of 0.2 .. 0.5 that is not (a
+            regressor's target weighted by 2 there, else its target alone;
+            :func:`privdist.privacy.range_plan.plan_range`, public; recorded).
         target_bounds: Public ``(lo, hi)`` of the target: it is mapped into [-1, 1] (clipped) for training
             and the model mapped back, so ``predict``, ``coef_`` and ``intercept_`` are in the target's units. Without
             it, ``scale="dp"`` adds the target as one more column of the DP range step (``target_bounds_`` holds
