@@ -157,9 +157,17 @@ def test_the_estimators_spend_exactly_the_total_and_report_it():
     assert m.score(X, y) > 0.4 and c.score(X, (y > 0).astype(int)) > 0.7
 
 
+def test_one_round_releases_nothing_and_more_rounds_nothing_more():
+    X, y = _data()
+    problem, net = _problem(X, y, 2), make_network("complete", n=2)
+    one = run(make_algorithm("ssp", epsilon=1.0), problem, net, 1)
+    assert not any(one.ledger.entries(k) for k in range(2)) and not np.asarray(one.estimates).any()
+    two, five = (run(make_algorithm("ssp", epsilon=1.0), problem, net, T, seed=3) for T in (2, 5))
+    assert two.ledger.entries(0) == five.ledger.entries(0) and len(two.ledger.entries(0)) == 1
+    np.testing.assert_array_equal(np.asarray(two.estimates), np.asarray(five.estimates))
+
+
 def test_bad_parameters_are_named_errors():
-    with pytest.raises(ValidationError, match="rounds must be >= 2"):
-        make_algorithm("ssp", epsilon=1.0, rounds=1)
     with pytest.raises(ValidationError, match="y_bound"):
         make_algorithm("ssp", y_bound=-1.0)
     with pytest.raises(ValidationError, match="pass_radius"):

@@ -96,7 +96,7 @@ def adassp_lambda(S: np.ndarray, sigma: float, rho: float = RHO) -> float:
 @dataclass(frozen=True)
 class SSP(DPMM):
     """Factory: ``SSP(epsilon=1.0, delta=1e-5)`` (module docstring). Runs 2 rounds: round 1 releases the statistics,
-    round 2 delivers the model.
+    round 2 delivers the model (further rounds release nothing; a single round releases nothing, as dpmm's).
 
     Args (beyond dpmm's secure-aggregation and budget fields, which mean the same here):
         row_bound: public bound on a row's norm (rows clipped to it), intercept column included.
@@ -129,27 +129,26 @@ class SSP(DPMM):
         if self.c1 is not None:
             raise ValidationError("ssp: c1 is not a parameter of ssp (the X^T y sensitivity is 2 y_bound row_bound, "
                                   "from the enforced clipping); set row_bound / y_bound instead")
-        if self.rounds is not None and self.rounds < 2:
-            raise ValidationError(f"ssp: releases in round 1 and delivers the model in round 2: rounds must be >= 2, "
-                                  f"got {self.rounds}")
         super().__post_init__()
 
     # ------------------------------------------------------------------ privacy
     def release_count(self, rounds: int) -> int:
-        return 1 + self.gram_uses  # one X^T y release, one Gram release of gram_uses uses, whatever the rounds
+        return 1 + self.gram_uses if rounds > 1 else 1  # one X^T y and one Gram release; one round releases nothing
 
     def _build_mechanism(self):
         from ..privacy import gaussian_mechanism
 
         if self.trust == "secure_aggregation":
             return self._skellam([(self.runs, 1), (self.runs, self.gram_uses)], self.prior)
-        return gaussian_mechanism(self.epsilon, self.delta, budget="total", releases=1 + self.gram_uses,
+        return gaussian_mechanism(self.epsilon, self.delta, budget="total",
+                                  releases=self.release_count(self.rounds or 2),
                                   clear="ssp: statistics sent without noise (not private)")
 
     @property
     def _last(self) -> float:
-        """Round 2 delivers the model; nothing is released from it on."""
-        return 2
+        """Round 2 delivers the model; nothing is released from it on. A run of one round (as dpmm's) releases
+        nothing: its model could not be delivered."""
+        return 1 if self.rounds == 1 else 2
 
     def _clip(self, loss) -> float:
         """The bound on ``||y x||`` (so ``2 *`` it is the ``X^T y`` sensitivity): ``y_bound row_bound`` for a
