@@ -20,7 +20,8 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
     Args:
         algorithm: A privdist algorithm for horizontal data: ``"dpmm"`` (default: federated majorize-minimize
             with one noisy Gram release and noisy clipped gradient sums, rows weighted by 1/n, a complete network;
-            :mod:`privdist.algorithms.dpmm`), ``"dpsgd"`` (per-sample gradients clipped), ``"dpadmm"``,
+            :mod:`privdist.algorithms.dpmm`), ``"ssp"`` (one-shot sufficient statistics: AdaSSP ridge, PASS logistic;
+            :mod:`privdist.algorithms.ssp`), ``"dpsgd"`` (per-sample gradients clipped), ``"dpadmm"``,
             ``"pvp"``, ``"dvp"``, ``"laadmm"``, or ``"consensus_admm"`` (no noise). Every one enforces its
             guarantee's assumptions (clipping) except where its report says otherwise.
         epsilon: TOTAL epsilon per agent for the whole run, the DP range step included (``None``: no noise, a
@@ -56,12 +57,12 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
             warns (a seeded model is not for release).
         trust: Whom the parties trust (:mod:`privdist.learn.trust`), one of
 
-            * ``"auto"`` (default): ``"secure_aggregation"`` when ``algorithm="dpmm"`` and ``epsilon`` is set,
-              ``"local"`` otherwise;
+            * ``"auto"`` (default): ``"secure_aggregation"`` when ``algorithm`` is ``"dpmm"`` or ``"ssp"`` and
+              ``epsilon`` is set, ``"local"`` otherwise;
             * ``"local"``: no one is trusted; every agent's release carries all the noise its own sensitivity
               needs, so a sum of ``K`` agents' releases carries ``sqrt(K)`` times a central curator's noise;
-            * ``"secure_aggregation"`` (``algorithm="dpmm"`` only; another algorithm is a ``ValidationError``):
-              the agents' gradient and Gram sums, and the DP range step's histograms, go through secure
+            * ``"secure_aggregation"`` (``algorithm="dpmm"`` or ``"ssp"``; another algorithm is a
+              ``ValidationError``): the agents' gradient and Gram sums, and the DP range step's histograms, go through secure
               aggregation with distributed Skellam noise, so the coordinator sees only sums carrying noise of a
               central curator's scale, calibrated (RDP) on the whole budget. Assumes an honest-but-curious
               aggregator and at most ``colluding`` agents colluding with it (``secure_aggregation``, default 0;
@@ -234,7 +235,8 @@ class DistributedRidge(_DistributedRegressor):
     Args:
         algorithm: A privdist algorithm for horizontal data: ``"dpmm"`` (default: federated majorize-minimize
             with one noisy Gram release and noisy clipped gradient sums, rows weighted by 1/n, a complete network;
-            :mod:`privdist.algorithms.dpmm`), ``"dpsgd"`` (per-sample gradients clipped), ``"dpadmm"``,
+            :mod:`privdist.algorithms.dpmm`), ``"ssp"`` (one-shot sufficient statistics: AdaSSP ridge, PASS logistic;
+            :mod:`privdist.algorithms.ssp`), ``"dpsgd"`` (per-sample gradients clipped), ``"dpadmm"``,
             ``"pvp"``, ``"dvp"``, ``"laadmm"``, or ``"consensus_admm"`` (no noise). Every one enforces its
             guarantee's assumptions (clipping) except where its report says otherwise.
         epsilon: TOTAL epsilon per agent for the whole run, the DP range step included (``None``: no noise, a
@@ -274,12 +276,12 @@ class DistributedRidge(_DistributedRegressor):
             warns (a seeded model is not for release).
         trust: Whom the parties trust (:mod:`privdist.learn.trust`), one of
 
-            * ``"auto"`` (default): ``"secure_aggregation"`` when ``algorithm="dpmm"`` and ``epsilon`` is set,
-              ``"local"`` otherwise;
+            * ``"auto"`` (default): ``"secure_aggregation"`` when ``algorithm`` is ``"dpmm"`` or ``"ssp"`` and
+              ``epsilon`` is set, ``"local"`` otherwise;
             * ``"local"``: no one is trusted; every agent's release carries all the noise its own sensitivity
               needs, so a sum of ``K`` agents' releases carries ``sqrt(K)`` times a central curator's noise;
-            * ``"secure_aggregation"`` (``algorithm="dpmm"`` only; another algorithm is a ``ValidationError``):
-              the agents' gradient and Gram sums, and the DP range step's histograms, go through secure
+            * ``"secure_aggregation"`` (``algorithm="dpmm"`` or ``"ssp"``; another algorithm is a
+              ``ValidationError``): the agents' gradient and Gram sums, and the DP range step's histograms, go through secure
               aggregation with distributed Skellam noise, so the coordinator sees only sums carrying noise of a
               central curator's scale, calibrated (RDP) on the whole budget. Assumes an honest-but-curious
               aggregator and at most ``colluding`` agents colluding with it (``secure_aggregation``, default 0;
@@ -342,7 +344,8 @@ class DistributedLasso(_DistributedRegressor):
     Args:
         algorithm: A privdist algorithm for horizontal data: ``"dpmm"`` (default: federated majorize-minimize
             with one noisy Gram release and noisy clipped gradient sums, rows weighted by 1/n, a complete network;
-            :mod:`privdist.algorithms.dpmm`), ``"dpsgd"`` (per-sample gradients clipped), ``"dpadmm"``,
+            :mod:`privdist.algorithms.dpmm`), ``"ssp"`` (one-shot sufficient statistics: AdaSSP ridge, PASS logistic;
+            :mod:`privdist.algorithms.ssp`), ``"dpsgd"`` (per-sample gradients clipped), ``"dpadmm"``,
             ``"pvp"``, ``"dvp"``, ``"laadmm"``, or ``"consensus_admm"`` (no noise). Every one enforces its
             guarantee's assumptions (clipping) except where its report says otherwise.
         epsilon: TOTAL epsilon per agent for the whole run, the DP range step included (``None``: no noise, a
@@ -382,12 +385,12 @@ class DistributedLasso(_DistributedRegressor):
             warns (a seeded model is not for release).
         trust: Whom the parties trust (:mod:`privdist.learn.trust`), one of
 
-            * ``"auto"`` (default): ``"secure_aggregation"`` when ``algorithm="dpmm"`` and ``epsilon`` is set,
-              ``"local"`` otherwise;
+            * ``"auto"`` (default): ``"secure_aggregation"`` when ``algorithm`` is ``"dpmm"`` or ``"ssp"`` and
+              ``epsilon`` is set, ``"local"`` otherwise;
             * ``"local"``: no one is trusted; every agent's release carries all the noise its own sensitivity
               needs, so a sum of ``K`` agents' releases carries ``sqrt(K)`` times a central curator's noise;
-            * ``"secure_aggregation"`` (``algorithm="dpmm"`` only; another algorithm is a ``ValidationError``):
-              the agents' gradient and Gram sums, and the DP range step's histograms, go through secure
+            * ``"secure_aggregation"`` (``algorithm="dpmm"`` or ``"ssp"``; another algorithm is a
+              ``ValidationError``): the agents' gradient and Gram sums, and the DP range step's histograms, go through secure
               aggregation with distributed Skellam noise, so the coordinator sees only sums carrying noise of a
               central curator's scale, calibrated (RDP) on the whole budget. Assumes an honest-but-curious
               aggregator and at most ``colluding`` agents colluding with it (``secure_aggregation``, default 0;
