@@ -28,12 +28,12 @@ Metric: test accuracy (RMSE, in the target's units, for regression). Run:
 ``python benchmarks/bench_utility.py [--quick] [--draws N] [--data-dir DIR] [--page docs/benchmarks.md]
 [--readme README.md] [--from-results] [--cases breast,diabetes] [--algorithms ssp,ssp:lambda_rule=floor]``
 (``--cases``: only the cases whose names contain one of the substrings; ``--algorithms``: each case also fitted with
-only ``algorithm=`` (and its ``algorithm_params``) changed, same draws, a second table); writes ``benchmarks/results/utility.json`` and
-``benchmarks/results/utility.md`` (``--out`` changes the stem); ``--page`` also replaces the utility-table block of
-that page (``make docs`` copies ``utility.md`` there too), ``--readme`` the short table of the README's own-data
-section, and ``--from-results`` rewrites those pages from the saved results without running anything.
-``--data-dir`` is where the LIBSVM ``a9a`` files are (default: privdist's data directory); a9a is skipped with a
-note when they are not there.
+only ``algorithm=`` (and its ``algorithm_params``) changed, same draws, a second table); writes
+``benchmarks/results/utility.json`` and ``benchmarks/results/utility.md`` (``--out`` changes the stem); ``--page``
+also replaces the utility-table block of that page (``make docs`` copies ``utility.md`` there too), ``--readme`` the
+short table of the README's own-data section, and ``--from-results`` rewrites those pages from the saved results
+without running anything. ``--data-dir`` is where the LIBSVM ``a9a`` files are (default: privdist's data directory);
+a9a is skipped with a note when they are not there.
 """
 
 from __future__ import annotations

@@ -100,8 +100,8 @@ def _check_algorithm(args) -> None:
     vertical = args.vertical is not None or args.feature_groups is not None
     if args.algorithm in ("dpmm", "ssp") and args.network != "complete" and not vertical:
         raise ValidationError(f"{args.algorithm} gathers the parties' noisy sums at a coordinator and uses no "
-                              f"network, so --network {args.network} would have no effect; drop it, or choose a decentralized "
-                              "algorithm (--algorithm dpsgd, dpadmm, pvp or laadmm)")
+                              f"network, so --network {args.network} would have no effect; drop it, or choose a "
+                              "decentralized algorithm (--algorithm dpsgd, dpadmm, pvp or laadmm)")
 
 
 def _takes_n_only(func) -> bool:

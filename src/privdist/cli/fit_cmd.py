@@ -56,7 +56,8 @@ def register(sub) -> None:
                    "always use admm_sharing)")
     p.add_argument("--trust", choices=("auto", "local", "secure_aggregation"), default="auto",
                    help="auto (default): secure_aggregation for dpmm and ssp, local otherwise; secure_aggregation: the "
-                        "sums go through secure aggregation with distributed Skellam noise (central-DP noise; assumes an "
+                        "sums go through secure aggregation with distributed Skellam noise (central-DP noise; "
+                        "assumes an "
                         "honest-but-curious aggregator, --colluding parties at most); local: each party's release "
                         "carries all its noise, no one trusted (docs/secure_aggregation.md)")
     p.add_argument("--colluding", type=int, default=0, help="with --trust secure_aggregation: parties assumed to "
@@ -66,8 +67,8 @@ def register(sub) -> None:
     p.add_argument("--epsilon", type=float, required=True, help="total epsilon per party for the whole run")
     p.add_argument("--delta", type=float, required=True, help="total delta per party")
     p.add_argument("--network", default="complete", help="complete (default), ring, star, ...")
-    p.add_argument("--rounds", type=int, help="communication rounds (default: dpmm 20 for classification and 2 for regression, "
-                   "other algorithms 100; 50 with --vertical/--feature-groups)")
+    p.add_argument("--rounds", type=int, help="communication rounds (default: dpmm 20 for classification and 2 for "
+                   "regression, ssp 2, other algorithms 100; 50 with --vertical/--feature-groups)")
     p.add_argument("--task", choices=("auto", "classification", "regression"), default="auto")
     p.add_argument("--onehot", action="store_true", help="one-hot encode non-numeric feature columns (their "
                    "category lists from --categories are public; lists read from the data make the report "

@@ -62,9 +62,9 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
             * ``"local"``: no one is trusted; every agent's release carries all the noise its own sensitivity
               needs, so a sum of ``K`` agents' releases carries ``sqrt(K)`` times a central curator's noise;
             * ``"secure_aggregation"`` (``algorithm="dpmm"`` or ``"ssp"``; another algorithm is a
-              ``ValidationError``): the agents' gradient and Gram sums, and the DP range step's histograms, go through secure
-              aggregation with distributed Skellam noise, so the coordinator sees only sums carrying noise of a
-              central curator's scale, calibrated (RDP) on the whole budget. Assumes an honest-but-curious
+              ``ValidationError``): the agents' gradient and Gram sums, and the DP range step's histograms, go
+              through secure aggregation with distributed Skellam noise, so the coordinator sees only sums carrying
+              noise of a central curator's scale, calibrated (RDP) on the whole budget. Assumes an honest-but-curious
               aggregator and at most ``colluding`` agents colluding with it (``secure_aggregation``, default 0;
               stated in ``privacy_report_["trust"]``). Without noise (``epsilon=None``) the sums are gathered in
               the clear.
@@ -281,9 +281,9 @@ class DistributedRidge(_DistributedRegressor):
             * ``"local"``: no one is trusted; every agent's release carries all the noise its own sensitivity
               needs, so a sum of ``K`` agents' releases carries ``sqrt(K)`` times a central curator's noise;
             * ``"secure_aggregation"`` (``algorithm="dpmm"`` or ``"ssp"``; another algorithm is a
-              ``ValidationError``): the agents' gradient and Gram sums, and the DP range step's histograms, go through secure
-              aggregation with distributed Skellam noise, so the coordinator sees only sums carrying noise of a
-              central curator's scale, calibrated (RDP) on the whole budget. Assumes an honest-but-curious
+              ``ValidationError``): the agents' gradient and Gram sums, and the DP range step's histograms, go
+              through secure aggregation with distributed Skellam noise, so the coordinator sees only sums carrying
+              noise of a central curator's scale, calibrated (RDP) on the whole budget. Assumes an honest-but-curious
               aggregator and at most ``colluding`` agents colluding with it (``secure_aggregation``, default 0;
               stated in ``privacy_report_["trust"]``). Without noise (``epsilon=None``) the sums are gathered in
               the clear.
@@ -390,9 +390,9 @@ class DistributedLasso(_DistributedRegressor):
             * ``"local"``: no one is trusted; every agent's release carries all the noise its own sensitivity
               needs, so a sum of ``K`` agents' releases carries ``sqrt(K)`` times a central curator's noise;
             * ``"secure_aggregation"`` (``algorithm="dpmm"`` or ``"ssp"``; another algorithm is a
-              ``ValidationError``): the agents' gradient and Gram sums, and the DP range step's histograms, go through secure
-              aggregation with distributed Skellam noise, so the coordinator sees only sums carrying noise of a
-              central curator's scale, calibrated (RDP) on the whole budget. Assumes an honest-but-curious
+              ``ValidationError``): the agents' gradient and Gram sums, and the DP range step's histograms, go
+              through secure aggregation with distributed Skellam noise, so the coordinator sees only sums carrying
+              noise of a central curator's scale, calibrated (RDP) on the whole budget. Assumes an honest-but-curious
               aggregator and at most ``colluding`` agents colluding with it (``secure_aggregation``, default 0;
               stated in ``privacy_report_["trust"]``). Without noise (``epsilon=None``) the sums are gathered in
               the clear.

@@ -47,8 +47,8 @@ PLAN_KEYS = ("epsilon", "delta", "budget", "rounds", "iterations", "trust", "pri
 
 def resolve_trust(algorithm: str, trust, epsilon) -> str:
     """The trust model of a fit: ``trust`` checked (named errors) and ``"auto"`` resolved: secure aggregation for
-    ``dpmm`` and ``ssp`` with noise, local otherwise. A non-private fit (``epsilon=None``) runs locally whatever was asked: its
-    vectors are in the clear anyway.
+    ``dpmm`` and ``ssp`` with noise, local otherwise. A non-private fit (``epsilon=None``) runs locally whatever
+    was asked: its vectors are in the clear anyway.
 
     Raises:
         UnknownNameError: ``trust`` not one of :data:`TRUST_CHOICES`. ValidationError: secure aggregation asked of
