@@ -26,12 +26,14 @@ as ``privdist fit adult`` does (nothing to estimate: the range step spends nothi
 
 Metric: test accuracy (RMSE, in the target's units, for regression). Run:
 ``python benchmarks/bench_utility.py [--quick] [--draws N] [--data-dir DIR] [--page docs/benchmarks.md]
-[--readme README.md] [--from-results]``; writes ``benchmarks/results/utility.json`` and
-``benchmarks/results/utility.md`` (``--out`` changes the stem); ``--page`` also replaces the utility-table block of
-that page (``make docs`` copies ``utility.md`` there too), ``--readme`` the short table of the README's own-data
-section, and ``--from-results`` rewrites those pages from the saved results without running anything.
-``--data-dir`` is where the LIBSVM ``a9a`` files are (default: privdist's data directory); a9a is skipped with a
-note when they are not there.
+[--readme README.md] [--from-results] [--cases breast,diabetes] [--algorithms ssp,ssp:lambda_rule=floor]``
+(``--cases``: only the cases whose names contain one of the substrings; ``--algorithms``: each case also fitted with
+only ``algorithm=`` (and its ``algorithm_params``) changed, same draws, a second table); writes
+``benchmarks/results/utility.json`` and ``benchmarks/results/utility.md`` (``--out`` changes the stem); ``--page``
+also replaces the utility-table block of that page (``make docs`` copies ``utility.md`` there too), ``--readme`` the
+short table of the README's own-data section, and ``--from-results`` rewrites those pages from the saved results
+without running anything. ``--data-dir`` is where the LIBSVM ``a9a`` files are (default: privdist's data directory);
+a9a is skipped with a note when they are not there.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ README_START, README_END = "<!-- utility-summary:start -->", "<!-- utility-summa
 LOCAL_SAMPLE = 50  # parties scored alone when there are more than 100
 if str(HERE) not in sys.path:  # the sibling module of the natural-silo cases and per-party columns
     sys.path.insert(0, str(HERE))
-from silo_cases import party_columns, silo_cases  # noqa: E402
+from silo_cases import party_cells, party_columns, silo_cases  # noqa: E402
 
 
 # ---------------------------------------------------------------------------------------------------- data cases
@@ -172,9 +174,25 @@ def _metric(task, model, X, y):
     return float(np.sqrt(np.mean((pred - y) ** 2)))
 
 
-def run_case(case, draws=5, dpl=None, local_sample=LOCAL_SAMPLE):
+def parse_algorithm(spec: str) -> tuple[str, dict]:
+    """``"name"`` or ``"name:key=value,..."`` (``--algorithms``; values read as numbers where they are) ->
+    ``(name, algorithm_params)`` (``rounds`` among them is given to the estimator)."""
+    name, _, rest = spec.partition(":")
+    params = {}
+    for item in filter(None, rest.split(",")):
+        key, _, value = item.partition("=")
+        try:
+            params[key] = int(value) if value.lstrip("-").isdigit() else float(value)
+        except ValueError:
+            params[key] = value
+    return name, params
+
+
+def run_case(case, draws=5, dpl=None, local_sample=LOCAL_SAMPLE, algorithms=()):
     """Fit and score every column on one case (a dict: ``name, Xtr, ytr, groups, Xte, yte`` and optionally
-    ``task``, ``bounds``, ``party_names``); returns the JSON row."""
+    ``task``, ``bounds``, ``party_names``); returns the JSON row. ``algorithms``: further private fits from the
+    defaults with only ``algorithm=`` (and its ``algorithm_params``) changed (:func:`parse_algorithm` specs), the
+    same draws, in ``row["by_algorithm"]``."""
     from privdist.learn import DistributedLogisticRegression, DistributedRidge
 
     t0 = time.perf_counter()
@@ -184,10 +202,10 @@ def run_case(case, draws=5, dpl=None, local_sample=LOCAL_SAMPLE):
     kw = {"bounds": case["bounds"]} if case.get("bounds") is not None else {}
     notes = set()
 
-    def fit(eps, seed):
+    def fit(eps, seed, **extra):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            m = Est(epsilon=eps, delta=1e-5, random_state=seed, **kw).fit(Xtr, ytr, groups=g)
+            m = Est(epsilon=eps, delta=1e-5, random_state=seed, **kw, **extra).fit(Xtr, ytr, groups=g)
         notes.update(f"{w.category.__name__}: {str(w.message).splitlines()[0][:160]}" for w in caught
                      if "random_state" not in str(w.message))  # the seeded-not-for-release warning is expected
         return m
@@ -240,6 +258,14 @@ def run_case(case, draws=5, dpl=None, local_sample=LOCAL_SAMPLE):
     if case.get("source"):
         row["source"] = case["source"]
     row["per_party"] = party_columns(models, case)
+    if algorithms:
+        row["by_algorithm"] = {}
+        for spec in algorithms:
+            name, params = parse_algorithm(spec)
+            est_kw = {"rounds": params.pop("rounds")} if "rounds" in params else {}  # the estimator's, not the plan's
+            vals = [_metric(task, fit(1.0, d, algorithm=name, algorithm_params=params or None, **est_kw), Xte, yte)
+                    for d in range(draws)]
+            row["by_algorithm"][spec] = {"values": vals, "mean": float(np.mean(vals)), "std": float(np.std(vals))}
     if dpl is not None:
         priv = first.preprocessor_  # diffprivlib gets the private model's preprocessing (its DP range step) free
         row["diffprivlib"] = _diffprivlib(dpl, task, np.asarray(priv.transform(Xtr)), ytr,
@@ -297,20 +323,27 @@ def markdown_table(rows, draws=None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def party_cells(r) -> list[str]:
-    """The per-party cells: parties whose personal model is at least their model alone on their own test rows (all
-    scored; parties with >= 20 test rows), and the mean gain over going alone of the personal and global models."""
-    pp = r.get("per_party")
-    if not pp:
-        return ["n/a", "n/a"]
-    a, big, t = pp["all"], pp["large"], r["task"]
-    count = f"{a['personal_gains']:g} of {a['parties']}"
-    count += f" ({big['personal_gains']:g} of {big['parties']})" if big["parties"] else " (none)"
-    if pp["parties_scored"] < r["parties"]:
-        count += ", sampled"
-    gain = (f"{a['mean_gain_personal']:+.3f} / {a['mean_gain_global']:+.3f}" if t == "classification" else
-            f"{a['mean_gain_personal']:+.2f} / {a['mean_gain_global']:+.2f}")
-    return [count, gain]
+def algorithm_table(rows, algorithms) -> str:
+    """The comparison of ``--algorithms`` (mean +- sd over the draws) beside the baselines, one row per case."""
+    head = ["data, parties", "majority class / mean predictor", "each party alone: mean", "default private"]
+    head += [f"{a} private" for a in algorithms]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        t = r["task"]
+        cells = [r["dataset"], _fmt(r["baseline"], t), _fmt(r["local_mean"], t),
+                 f"{_fmt(r['private_mean'], t)} +- {_fmt(r['private_std'], t)}"]
+        for a in algorithms:
+            b = r.get("by_algorithm", {}).get(a)
+            cells.append(f"{_fmt(b['mean'], t)} +- {_fmt(b['std'], t)}" if b else "n/a")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def select_cases(cases, selectors):
+    """The cases whose name contains one of ``selectors`` (case-insensitive substrings; none: every case)."""
+    if not selectors:
+        return list(cases)
+    return [c for c in cases if any(s.lower() in c["name"].lower() for s in selectors)]
 
 
 def compact_table(rows) -> str:
@@ -356,6 +389,10 @@ def main(argv=None) -> int:
     p.add_argument("--page", help="replace the utility-table block of this markdown page (docs/benchmarks.md) with "
                                   "the table")
     p.add_argument("--readme", help="replace the utility-summary block of this page (README.md) with the short table")
+    p.add_argument("--cases", help="comma-separated substrings of the case names to run (e.g. 'breast,diabetes'); "
+                                   "default: every case")
+    p.add_argument("--algorithms", help="comma-separated further algorithms fitted beside the default, each "
+                                        "'name' or 'name:key=value;key=value' (algorithm_params), e.g. 'dpmm,ssp'")
     p.add_argument("--from-results", action="store_true",
                    help="write the tables of the pages from STEM.json without running the benchmark")
     args = p.parse_args(argv)
@@ -367,27 +404,31 @@ def main(argv=None) -> int:
     t_all = time.perf_counter()
     dpl, dpl_note = import_diffprivlib()
     notes = [dpl_note] if dpl_note else []
-    cases = adult_cases()
-    a9a, a9a_note = a9a_case(args.data_dir)
-    if a9a is None:
-        notes.append(a9a_note)
-    else:
-        cases.append(a9a)
-    cases += sklearn_cases()
+    selectors = [c.strip() for c in (args.cases or "").split(",") if c.strip()]
+    algorithms = [a.strip().replace(";", ",") for a in (args.algorithms or "").split(",") if a.strip()]
+    wanted = lambda *words: not selectors or any(w in s.lower() for s in selectors for w in words)  # noqa: E731
+    cases = adult_cases() if wanted("adult") else []
+    if wanted("a9a"):
+        a9a, a9a_note = a9a_case(args.data_dir)
+        if a9a is None:
+            notes.append(a9a_note)
+        else:
+            cases.append(a9a)
+    cases = select_cases(cases + sklearn_cases(), selectors)
     silos, silo_note = silo_cases()
-    cases += silos
-    if silo_note:
-        notes.append(silo_note)
+    cases += silos if wanted("silo") else select_cases(silos, selectors)
+    notes += [silo_note] if silo_note else []
     for n in notes:
         print(f"note: {n}")
     rows = []
     for case in cases:
-        rows.append(run_case(case, draws, dpl))
+        rows.append(run_case(case, draws, dpl, algorithms=algorithms))
         r = rows[-1]
         print(f"{r['dataset']:52s} private {r['private_mean']:.4f} +- {r['private_std']:.4f}  non-private "
               f"{r['non_private']:.4f}  pooled {r['pooled']:.4f}  alone {r['local_mean']:.4f} "
               f"({r['local_min']:.4f}-{r['local_max']:.4f})  {r['baseline_kind']} {r['baseline']:.4f}"
               + (f"  diffprivlib {np.mean(r['diffprivlib']):.4f}" if r.get("diffprivlib") else "")
+              + "".join(f"  {a} {b['mean']:.4f} +- {b['std']:.4f}" for a, b in r.get("by_algorithm", {}).items())
               + f"  [{r['seconds']:.1f} s]", flush=True)
     table = markdown_table(rows)
     flags = below(rows)
@@ -400,6 +441,9 @@ def main(argv=None) -> int:
                                                          zip(by_race["party_names"], by_race["party_sizes"])) + ".")
     foot += notes
     md = table + "\n" + "\n".join(foot) + "\n"
+    if algorithms:
+        md += "\nBy algorithm (the defaults with only algorithm= changed, the same draws):\n\n" + algorithm_table(
+            rows, algorithms)
     print()
     print(md)
     print("private below the baseline or diffprivlib: " + ("; ".join(flags) if flags else "none"))
@@ -407,7 +451,8 @@ def main(argv=None) -> int:
     stem = Path(args.out)
     stem.parent.mkdir(parents=True, exist_ok=True)
     out = {"benchmark": "utility", "settings": {"draws": draws, "quick": bool(args.quick), "epsilon": 1.0,
-                                                "delta": 1e-5, "alpha": ALPHA},
+                                                "delta": 1e-5, "alpha": ALPHA, "cases": selectors,
+                                                "algorithms": algorithms},
            "machine": {"python": sys.version.split()[0], "platform": platform.platform()},
            "versions": _versions(), "notes": notes, "below": flags, "wall_seconds": wall, "cases": rows}
     stem.with_suffix(".json").write_text(json.dumps(out, indent=1) + "\n")

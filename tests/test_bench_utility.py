@@ -75,3 +75,23 @@ def test_readme_summary(bench, rows):
     assert lines[3].split(" | ")[4] == f"{r['local_min']:.1f}" and lines[3].endswith("| n/a |")  # RMSE: lowest
     readme = f"x\n{bench.README_START}\nold\n{bench.README_END}\n"
     assert "old" not in bench.replace_block(readme, lines[0], bench.README_START, bench.README_END)
+
+
+def test_case_selection_and_algorithm_comparison(bench):
+    """Issue 39: ``--cases`` keeps the cases whose names contain a substring; ``--algorithms`` specs parse into a
+    name and its parameters (``rounds`` goes to the estimator) and fill a second table."""
+    cases = [{"name": "Adult, 10 parties"}, {"name": "diabetes, 5 parties"}]
+    assert [c["name"] for c in bench.select_cases(cases, ["DIAB"])] == ["diabetes, 5 parties"]
+    assert len(bench.select_cases([{"name": "a"}, {"name": "b"}], [])) == 2
+    assert bench.parse_algorithm("ssp:lambda_rule=floor,gram_uses=4") == ("ssp", {"lambda_rule": "floor",
+                                                                                  "gram_uses": 4})
+    assert bench.parse_algorithm("dpmm") == ("dpmm", {})
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 3))
+    t = X @ np.array([1.0, 2.0, -1.0]) + 10
+    case = dict(name="tiny", Xtr=X[:240], ytr=t[:240], groups=np.arange(240) % 2, Xte=X[240:], yte=t[240:],
+                task="regression")
+    row = bench.run_case(case, draws=1, algorithms=["ssp", "dpmm:rounds=3"])
+    assert set(row["by_algorithm"]) == {"ssp", "dpmm:rounds=3"} and len(row["by_algorithm"]["ssp"]["values"]) == 1
+    lines = bench.algorithm_table([row], ["ssp", "dpmm:rounds=3"]).strip().splitlines()
+    assert lines[0].endswith("| ssp private | dpmm:rounds=3 private |") and lines[2].startswith("| tiny | ")

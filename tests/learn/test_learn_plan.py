@@ -76,6 +76,13 @@ HORIZONTAL = [
     (DistributedRidge, dict(), "yr"),  # the target as one more column of the secure range step
     (DistributedRidge, dict(trust="local"), "yr"),
     (DistributedLasso, dict(algorithm="dpsgd", target_bounds=(-10, 10)), "yr"),
+    (DistributedLogisticRegression, dict(algorithm="ssp"), "y"),  # issue 39: one-shot statistics, secure (auto)
+    (DistributedLogisticRegression, dict(algorithm="ssp", trust="local"), "y"),
+    (DistributedLogisticRegression, dict(algorithm="ssp"), "y3"),
+    (DistributedLogisticRegression, dict(algorithm="ssp", trust="local"), "y3"),
+    (DistributedRidge, dict(algorithm="ssp"), "yr"),
+    (DistributedRidge, dict(algorithm="ssp", trust="local"), "yr"),
+    (DistributedRidge, dict(algorithm="ssp", epsilon=None), "yr"),
 ]
 
 
@@ -89,6 +96,20 @@ def test_declared_events_equal_the_ledger_horizontal(Est, kw, target):
     assert PrivacyPlan.from_json(plan.to_json()) == plan
     if plan.private and plan.range is not None:
         assert plan.range.released == any(m.ledger_.entries(k) for k in range(plan.parties))
+
+
+@pytest.mark.parametrize("kw", [dict(n_agents=5), dict(n_agents=2, trust="local"), dict(n_agents=5, algorithm="ssp")])
+def test_declared_events_equal_the_ledger_with_a_weighted_target(kw):
+    """Issue 39: a small regression (diabetes' 442 rows; under local trust 2 parties, whose summed noise is smaller
+    than 5's) whose range step climbs the share ladder with the target's counts weighted: the plan declares exactly
+    what the fit records."""
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True, scaled=False)
+    m = _fit(DistributedRidge(random_state=0, **kw), X, y)
+    assert m.privacy_plan_.range.target_weight == 2 and m.privacy_plan_.range.share > 0.1
+    _assert_equal_ledgers(_declared(m), m.ledger_)
+    assert PrivacyPlan.from_json(m.privacy_plan_.to_json()) == m.privacy_plan_
 
 
 @pytest.mark.parametrize("kw", [dict(), dict(trust="secure_aggregation"), dict(epsilon=None),
@@ -123,6 +144,7 @@ def test_plan_is_decided_from_public_facts_and_read_back():
 
 def test_trust_is_resolved_in_one_place():
     assert resolve_trust("dpmm", "auto", 1.0) == "secure_aggregation"
+    assert resolve_trust("ssp", "auto", 1.0) == "secure_aggregation"
     assert resolve_trust("dpsgd", "auto", 1.0) == "local"
     assert resolve_trust("admm_sharing", "auto", 1.0) == "local"
     assert resolve_trust("dpmm", "secure_aggregation", None) == "local"  # no noise: nothing to aggregate securely

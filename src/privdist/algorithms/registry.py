@@ -24,6 +24,7 @@ from .orzo import ORZO
 from .pvp import PVP
 from .radmm import RADMM
 from .sharing import ADMMSharing
+from .ssp import SSP
 from .zooadmm import ZOOADMM
 
 __all__ = ["ALGORITHMS", "make_algorithm"]
@@ -35,7 +36,7 @@ ALGORITHMS: dict[str, type] = {
     "admm_sharing": ADMMSharing, "fdml_sgd": FDMLSGD,
     "laadmm": LAADMM, "radmm": RADMM,
     "dpdonc": DPDONC,
-    "dpmm": DPMM,
+    "dpmm": DPMM, "ssp": SSP,
 }
 
 def make_algorithm(name: str, **params):

@@ -32,7 +32,7 @@ from ..errors import EmptyPartyError, FeatureGroupError, UnknownNameError, Valid
 __all__ = ["FIT_ALGORITHMS", "check_fit_args", "check_fit_data", "curve_epsilons", "fit_estimate", "fit_output"]
 
 #: Algorithms ``privdist fit`` offers: every one gives a guarantee at ``--epsilon``.
-FIT_ALGORITHMS = ("dpmm", "dpsgd", "dpadmm", "pvp", "laadmm")
+FIT_ALGORITHMS = ("dpmm", "ssp", "dpsgd", "dpadmm", "pvp", "laadmm")
 #: Algorithms of the estimators that ``fit`` does not offer, and why.
 NOT_OFFERED = {
     "dvp": "its Gaussian variant (the one a total budget calibrates) is a heuristic without a formal guarantee "
@@ -98,10 +98,10 @@ def _check_algorithm(args) -> None:
                               f"{' (it needs ' + ', '.join(needs) + ')' if needs else ''}; privdist fit takes "
                               f"{', '.join(usable)}")
     vertical = args.vertical is not None or args.feature_groups is not None
-    if args.algorithm == "dpmm" and args.network != "complete" and not vertical:
-        raise ValidationError(f"dpmm gathers the parties' noisy sums at a coordinator and uses no network, so "
-                              f"--network {args.network} would have no effect; drop it, or choose a decentralized "
-                              "algorithm (--algorithm dpsgd, dpadmm, pvp or laadmm)")
+    if args.algorithm in ("dpmm", "ssp") and args.network != "complete" and not vertical:
+        raise ValidationError(f"{args.algorithm} gathers the parties' noisy sums at a coordinator and uses no "
+                              f"network, so --network {args.network} would have no effect; drop it, or choose a "
+                              "decentralized algorithm (--algorithm dpsgd, dpadmm, pvp or laadmm)")
 
 
 def _takes_n_only(func) -> bool:
@@ -255,6 +255,8 @@ def _rounds(args, task: str | None, vertical: bool) -> int:
         return args.rounds
     if vertical:
         return 50
+    if args.algorithm == "ssp":
+        return 2
     if args.algorithm == "dpmm":
         return 20 if task == "classification" else 2
     return 100

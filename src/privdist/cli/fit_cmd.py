@@ -54,11 +54,13 @@ def register(sub) -> None:
                      "(';' separates parties; an attribute name takes its one-hot columns 'name=...'; integers are "
                      "column indices); every column in exactly one group")
     p.add_argument("--agents-count", type=int, default=10, help="parties of --dirichlet (default 10)")
-    p.add_argument("--algorithm", default="dpmm", help="dpmm (default; a coordinator, no network), dpsgd, dpadmm, "
-                   "pvp, laadmm (horizontal; vertical runs always use admm_sharing)")
+    p.add_argument("--algorithm", default="dpmm", help="dpmm (default; a coordinator, no network), ssp (one-shot "
+                   "sufficient statistics, a coordinator), dpsgd, dpadmm, pvp, laadmm (horizontal; vertical runs "
+                   "always use admm_sharing)")
     p.add_argument("--trust", choices=("auto", "local", "secure_aggregation"), default="auto",
-                   help="auto (default): secure_aggregation for dpmm, local otherwise; secure_aggregation: the sums go "
-                        "through secure aggregation with distributed Skellam noise (central-DP noise; assumes an "
+                   help="auto (default): secure_aggregation for dpmm and ssp, local otherwise; secure_aggregation: the "
+                        "sums go through secure aggregation with distributed Skellam noise (central-DP noise; "
+                        "assumes an "
                         "honest-but-curious aggregator, --colluding parties at most); local: each party's release "
                         "carries all its noise, no one trusted (docs/secure_aggregation.md)")
     p.add_argument("--colluding", type=int, default=0, help="with --trust secure_aggregation: parties assumed to "
@@ -68,8 +70,8 @@ def register(sub) -> None:
     p.add_argument("--epsilon", type=float, required=True, help="total epsilon per party for the whole run")
     p.add_argument("--delta", type=float, required=True, help="total delta per party")
     p.add_argument("--network", default="complete", help="complete (default), ring, star, ...")
-    p.add_argument("--rounds", type=int, help="communication rounds (default: dpmm 20 for classification and 2 for regression, "
-                   "other algorithms 100; 50 with --vertical/--feature-groups)")
+    p.add_argument("--rounds", type=int, help="communication rounds (default: dpmm 20 for classification and 2 for "
+                   "regression, ssp 2, other algorithms 100; 50 with --vertical/--feature-groups)")
     p.add_argument("--task", choices=("auto", "classification", "regression"), default="auto")
     p.add_argument("--onehot", action="store_true", help="one-hot encode non-numeric feature columns (their "
                    "category lists from --categories are public; lists read from the data make the report "
@@ -94,8 +96,8 @@ def register(sub) -> None:
                    "read from the training data (NOT private: the report says guaranteed: false)")
     p.add_argument("--range-share", type=float, default=0.1,
                    help="share of each party's total budget spent by the DP range step of --scale dp (default 0.1; "
-                        "a classifier whose step would be swamped at it takes the smallest larger share of 0.2 .. "
-                        "0.5 that is not, decided from public sizes and recorded)")
+                        "a step that would be swamped at it takes the smallest larger share of 0.2 .. 0.5 that is "
+                        "not, a regression target weighted by 2 there, decided from public sizes and recorded)")
     p.add_argument("--row-norm", type=float, default=1.0, help="public bound: rows clipped to this norm")
     p.add_argument("--test-size", type=float, default=0.2, help="held-out fraction (default 0.2)")
     p.add_argument("--curve", default="0.25,0.5,1,2,4",

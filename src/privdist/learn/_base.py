@@ -270,6 +270,8 @@ class DistributedLinearModel(BaseEstimator):
         lipschitz = math.sqrt(r2) * (1.0 if self._loss == "logistic" else 1.0)
         if algorithm == "dpmm":  # c1: |l'| <= 1 logistic; |2 (z - y)| <= 2 at w = 0 with |y| <= 1 (target scaled)
             return {"row_bound": math.sqrt(r2), "c1": row_norm * (1.0 if self._loss == "logistic" else 2.0)}
+        if algorithm == "ssp":  # rows clipped to sqrt(R2) with the intercept; the target scaled into [-1, 1]
+            return {"row_bound": math.sqrt(r2), "y_bound": 1.0}
         if algorithm == "dpsgd":
             return {"alpha0": _DPSGD_STEP_LOGISTIC * 0.25 * 2.0 / (curvature * r2), "c1": 1.0, "clip": True}
         if algorithm == "dpadmm":
@@ -320,6 +322,8 @@ class DistributedLinearModel(BaseEstimator):
         step from 0 = sufficient-statistics ridge), 100 for the others."""
         if self.rounds is not None:
             return int(self.rounds)
+        if self.algorithm == "ssp":  # round 1 releases the statistics, round 2 delivers the model
+            return 2
         if self.algorithm == "dpmm":
             return 2 if self._loss != "logistic" else 20 if self.epsilon is not None else 100
         return 100

@@ -17,7 +17,7 @@ from ..errors import UnknownNameError, ValidationError
 __all__ = ["TOTAL_BUDGET_ALGORITHMS", "NON_PRIVATE_ALGORITHMS", "VERTICAL_BUDGET_ALGORITHMS", "total_budget_params"]
 
 #: Horizontal algorithms an estimator can fit at a total budget.
-TOTAL_BUDGET_ALGORITHMS = ("dpmm", "dpsgd", "dpadmm", "pvp", "dvp", "laadmm")
+TOTAL_BUDGET_ALGORITHMS = ("dpmm", "ssp", "dpsgd", "dpadmm", "pvp", "dvp", "laadmm")
 #: Horizontal algorithms without noise (no budget; their report is epsilon = inf).
 NON_PRIVATE_ALGORITHMS = ("consensus_admm",)
 #: Vertical algorithms an estimator can fit at a total budget (clipped output mode only).

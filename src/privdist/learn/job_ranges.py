@@ -134,8 +134,6 @@ class RangeHistograms(AlgorithmBase):
 
 def range_total(plan, total, n_rows: int, n_parties: int):
     """``(bounds, fallback, noise_std)`` from the summed noisy counts (post-processing, public noise std)."""
-    from ..privacy.dp_ranges import ranges_from_counts
-
     noise_std = plan.sum_noise_std(range(n_parties), n_parties)
-    bounds, fallback = ranges_from_counts(total, n_rows, noise_std)
+    bounds, fallback = plan.bounds_from(total, n_rows, noise_std)
     return bounds, fallback, noise_std

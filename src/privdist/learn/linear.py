@@ -20,7 +20,8 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
     Args:
         algorithm: A privdist algorithm for horizontal data: ``"dpmm"`` (default: federated majorize-minimize
             with one noisy Gram release and noisy clipped gradient sums, rows weighted by 1/n, a complete network;
-            :mod:`privdist.algorithms.dpmm`), ``"dpsgd"`` (per-sample gradients clipped), ``"dpadmm"``,
+            :mod:`privdist.algorithms.dpmm`), ``"ssp"`` (one-shot sufficient statistics: AdaSSP ridge, PASS logistic;
+            :mod:`privdist.algorithms.ssp`), ``"dpsgd"`` (per-sample gradients clipped), ``"dpadmm"``,
             ``"pvp"``, ``"dvp"``, ``"laadmm"``, or ``"consensus_admm"`` (no noise). Every one enforces its
             guarantee's assumptions (clipping) except where its report says otherwise.
         epsilon: TOTAL epsilon per agent for the whole run, the DP range step included (``None``: no noise, a
@@ -45,8 +46,9 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
             ``scale="bounds"``; with ``scale="dp"`` the columns they name (or non-NaN columns of a (2, d) array)
             spend no budget.
         range_share: Share of each agent's total budget spent by the DP range step (``scale="dp"``), in (0, 1);
-            a classifier whose step would be swamped at it takes the smallest larger share of 0.2 .. 0.5 that is
-            not (:func:`privdist.privacy.range_plan.plan_range`, public; recorded).
+            a step that would be swamped at it takes the smallest larger share of 0.2 .. 0.5 that is not (a
+            regressor's target weighted by 2 there, else its target alone;
+            :func:`privdist.privacy.range_plan.plan_range`, public; recorded).
         algorithm_params: Overrides of the algorithm's hyperparameters (e.g. ``{"alpha0": 32}``); never the
             budget or the trust model (``epsilon``, ``delta``, ``rounds``, ``trust``, the secure-aggregation
             parameters: a ``ValidationError``), which the fit's privacy plan decides from the parameters above.
@@ -55,14 +57,14 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
             warns (a seeded model is not for release).
         trust: Whom the parties trust (:mod:`privdist.learn.trust`), one of
 
-            * ``"auto"`` (default): ``"secure_aggregation"`` when ``algorithm="dpmm"`` and ``epsilon`` is set,
-              ``"local"`` otherwise;
+            * ``"auto"`` (default): ``"secure_aggregation"`` when ``algorithm`` is ``"dpmm"`` or ``"ssp"`` and
+              ``epsilon`` is set, ``"local"`` otherwise;
             * ``"local"``: no one is trusted; every agent's release carries all the noise its own sensitivity
               needs, so a sum of ``K`` agents' releases carries ``sqrt(K)`` times a central curator's noise;
-            * ``"secure_aggregation"`` (``algorithm="dpmm"`` only; another algorithm is a ``ValidationError``):
-              the agents' gradient and Gram sums, and the DP range step's histograms, go through secure
-              aggregation with distributed Skellam noise, so the coordinator sees only sums carrying noise of a
-              central curator's scale, calibrated (RDP) on the whole budget. Assumes an honest-but-curious
+            * ``"secure_aggregation"`` (``algorithm="dpmm"`` or ``"ssp"``; another algorithm is a
+              ``ValidationError``): the agents' gradient and Gram sums, and the DP range step's histograms, go
+              through secure aggregation with distributed Skellam noise, so the coordinator sees only sums carrying
+              noise of a central curator's scale, calibrated (RDP) on the whole budget. Assumes an honest-but-curious
               aggregator and at most ``colluding`` agents colluding with it (``secure_aggregation``, default 0;
               stated in ``privacy_report_["trust"]``). Without noise (``epsilon=None``) the sums are gathered in
               the clear.
@@ -233,7 +235,8 @@ class DistributedRidge(_DistributedRegressor):
     Args:
         algorithm: A privdist algorithm for horizontal data: ``"dpmm"`` (default: federated majorize-minimize
             with one noisy Gram release and noisy clipped gradient sums, rows weighted by 1/n, a complete network;
-            :mod:`privdist.algorithms.dpmm`), ``"dpsgd"`` (per-sample gradients clipped), ``"dpadmm"``,
+            :mod:`privdist.algorithms.dpmm`), ``"ssp"`` (one-shot sufficient statistics: AdaSSP ridge, PASS logistic;
+            :mod:`privdist.algorithms.ssp`), ``"dpsgd"`` (per-sample gradients clipped), ``"dpadmm"``,
             ``"pvp"``, ``"dvp"``, ``"laadmm"``, or ``"consensus_admm"`` (no noise). Every one enforces its
             guarantee's assumptions (clipping) except where its report says otherwise.
         epsilon: TOTAL epsilon per agent for the whole run, the DP range step included (``None``: no noise, a
@@ -258,8 +261,9 @@ class DistributedRidge(_DistributedRegressor):
             ``scale="bounds"``; with ``scale="dp"`` the columns they name (or non-NaN columns of a (2, d) array)
             spend no budget.
         range_share: Share of each agent's total budget spent by the DP range step (``scale="dp"``), in (0, 1);
-            a classifier whose step would be swamped at it takes the smallest larger share of 0.2 .. 0.5 that is
-            not (:func:`privdist.privacy.range_plan.plan_range`, public; recorded).
+            a step that would be swamped at it takes the smallest larger share of 0.2 .. 0.5 that is not (a
+            regressor's target weighted by 2 there, else its target alone;
+            :func:`privdist.privacy.range_plan.plan_range`, public; recorded).
         target_bounds: Public ``(lo, hi)`` of the target: it is mapped into [-1, 1] (clipped) for training
             and the model mapped back, so ``predict``, ``coef_`` and ``intercept_`` are in the target's units. Without
             it, ``scale="dp"`` adds the target as one more column of the DP range step (``target_bounds_`` holds
@@ -272,14 +276,14 @@ class DistributedRidge(_DistributedRegressor):
             warns (a seeded model is not for release).
         trust: Whom the parties trust (:mod:`privdist.learn.trust`), one of
 
-            * ``"auto"`` (default): ``"secure_aggregation"`` when ``algorithm="dpmm"`` and ``epsilon`` is set,
-              ``"local"`` otherwise;
+            * ``"auto"`` (default): ``"secure_aggregation"`` when ``algorithm`` is ``"dpmm"`` or ``"ssp"`` and
+              ``epsilon`` is set, ``"local"`` otherwise;
             * ``"local"``: no one is trusted; every agent's release carries all the noise its own sensitivity
               needs, so a sum of ``K`` agents' releases carries ``sqrt(K)`` times a central curator's noise;
-            * ``"secure_aggregation"`` (``algorithm="dpmm"`` only; another algorithm is a ``ValidationError``):
-              the agents' gradient and Gram sums, and the DP range step's histograms, go through secure
-              aggregation with distributed Skellam noise, so the coordinator sees only sums carrying noise of a
-              central curator's scale, calibrated (RDP) on the whole budget. Assumes an honest-but-curious
+            * ``"secure_aggregation"`` (``algorithm="dpmm"`` or ``"ssp"``; another algorithm is a
+              ``ValidationError``): the agents' gradient and Gram sums, and the DP range step's histograms, go
+              through secure aggregation with distributed Skellam noise, so the coordinator sees only sums carrying
+              noise of a central curator's scale, calibrated (RDP) on the whole budget. Assumes an honest-but-curious
               aggregator and at most ``colluding`` agents colluding with it (``secure_aggregation``, default 0;
               stated in ``privacy_report_["trust"]``). Without noise (``epsilon=None``) the sums are gathered in
               the clear.
@@ -340,7 +344,8 @@ class DistributedLasso(_DistributedRegressor):
     Args:
         algorithm: A privdist algorithm for horizontal data: ``"dpmm"`` (default: federated majorize-minimize
             with one noisy Gram release and noisy clipped gradient sums, rows weighted by 1/n, a complete network;
-            :mod:`privdist.algorithms.dpmm`), ``"dpsgd"`` (per-sample gradients clipped), ``"dpadmm"``,
+            :mod:`privdist.algorithms.dpmm`), ``"ssp"`` (one-shot sufficient statistics: AdaSSP ridge, PASS logistic;
+            :mod:`privdist.algorithms.ssp`), ``"dpsgd"`` (per-sample gradients clipped), ``"dpadmm"``,
             ``"pvp"``, ``"dvp"``, ``"laadmm"``, or ``"consensus_admm"`` (no noise). Every one enforces its
             guarantee's assumptions (clipping) except where its report says otherwise.
         epsilon: TOTAL epsilon per agent for the whole run, the DP range step included (``None``: no noise, a
@@ -365,8 +370,9 @@ class DistributedLasso(_DistributedRegressor):
             ``scale="bounds"``; with ``scale="dp"`` the columns they name (or non-NaN columns of a (2, d) array)
             spend no budget.
         range_share: Share of each agent's total budget spent by the DP range step (``scale="dp"``), in (0, 1);
-            a classifier whose step would be swamped at it takes the smallest larger share of 0.2 .. 0.5 that is
-            not (:func:`privdist.privacy.range_plan.plan_range`, public; recorded).
+            a step that would be swamped at it takes the smallest larger share of 0.2 .. 0.5 that is not (a
+            regressor's target weighted by 2 there, else its target alone;
+            :func:`privdist.privacy.range_plan.plan_range`, public; recorded).
         target_bounds: Public ``(lo, hi)`` of the target: it is mapped into [-1, 1] (clipped) for training
             and the model mapped back, so ``predict``, ``coef_`` and ``intercept_`` are in the target's units. Without
             it, ``scale="dp"`` adds the target as one more column of the DP range step (``target_bounds_`` holds
@@ -379,14 +385,14 @@ class DistributedLasso(_DistributedRegressor):
             warns (a seeded model is not for release).
         trust: Whom the parties trust (:mod:`privdist.learn.trust`), one of
 
-            * ``"auto"`` (default): ``"secure_aggregation"`` when ``algorithm="dpmm"`` and ``epsilon`` is set,
-              ``"local"`` otherwise;
+            * ``"auto"`` (default): ``"secure_aggregation"`` when ``algorithm`` is ``"dpmm"`` or ``"ssp"`` and
+              ``epsilon`` is set, ``"local"`` otherwise;
             * ``"local"``: no one is trusted; every agent's release carries all the noise its own sensitivity
               needs, so a sum of ``K`` agents' releases carries ``sqrt(K)`` times a central curator's noise;
-            * ``"secure_aggregation"`` (``algorithm="dpmm"`` only; another algorithm is a ``ValidationError``):
-              the agents' gradient and Gram sums, and the DP range step's histograms, go through secure
-              aggregation with distributed Skellam noise, so the coordinator sees only sums carrying noise of a
-              central curator's scale, calibrated (RDP) on the whole budget. Assumes an honest-but-curious
+            * ``"secure_aggregation"`` (``algorithm="dpmm"`` or ``"ssp"``; another algorithm is a
+              ``ValidationError``): the agents' gradient and Gram sums, and the DP range step's histograms, go
+              through secure aggregation with distributed Skellam noise, so the coordinator sees only sums carrying
+              noise of a central curator's scale, calibrated (RDP) on the whole budget. Assumes an honest-but-curious
               aggregator and at most ``colluding`` agents colluding with it (``secure_aggregation``, default 0;
               stated in ``privacy_report_["trust"]``). Without noise (``epsilon=None``) the sums are gathered in
               the clear.

@@ -78,7 +78,7 @@ def release_histograms(plan, blocks, seed: int, secure: bool, ledger):
     """Carry out ``plan`` on one block per releasing party (``blocks[k]``: its rows of the step's columns, or None);
     each release is recorded in ``ledger`` as it is made. Returns ``(total, bounds, fallback, noise_std)``:
     ``total`` the summed noisy counts (m, bins), what the aggregator (or, under local trust, anyone) learns."""
-    from ..privacy.dp_ranges import GRID, bin_counts, ranges_from_counts
+    from ..privacy.dp_ranges import GRID, bin_counts
     from ..runtime.rng import step_generator
 
     parties = [k for k, b in enumerate(blocks) if b is not None]
@@ -100,7 +100,7 @@ def release_histograms(plan, blocks, seed: int, secure: bool, ledger):
     else:
         total = sum(noisy)
     noise_std = plan.sum_noise_std(parties, len(blocks))
-    bounds, fallback = ranges_from_counts(total, n_rows, noise_std)
+    bounds, fallback = plan.bounds_from(total, n_rows, noise_std)
     return total, bounds, fallback, noise_std
 
 
@@ -168,8 +168,13 @@ def apply_range_release(pre, X, names, cols, plan, bounds, fallback, noise_std, 
         "columns": list(plan.columns),
         "bounds": {n: [float(bounds[0, i]), float(bounds[1, i])] for i, n in enumerate(col_names)},
         "fallback": [n for i, n in enumerate(plan.columns) if fallback[i]],
-        "sensitivity": math.sqrt(2.0 * plan.width),
+        "sensitivity": plan.sensitivity,
     }
+    if plan.target_weight != 1:
+        record["target_weight"] = plan.target_weight
+        record["target_weight_note"] = (f"the target's counts weighted by {plan.target_weight} before the noise (a "
+                                        "log-scale target spreads over more bins than a feature; sensitivity "
+                                        f"sqrt(2 (m - 1 + {plan.target_weight}^2)))")
     if plan.kind is not None and plan.share != plan.requested_share:
         from ..privacy.range_plan import SHARE_LADDER
 

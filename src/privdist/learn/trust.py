@@ -1,6 +1,6 @@
 """The estimators' trust model (issue 27): ``trust="local"`` or ``"secure_aggregation"`` (dpmm's sums through secure
 aggregation with distributed Skellam noise, :mod:`privdist.algorithms.dpmm`), or ``"auto"`` (the default): secure
-aggregation where it applies (``algorithm="dpmm"`` with noise), local otherwise.
+aggregation where it applies (``algorithm="dpmm"`` or ``"ssp"`` with noise), local otherwise.
 
 Why secure aggregation by default (issue 25/27): under local trust every party adds the noise its own sensitivity
 needs, so the model carries ``sqrt(K)`` times a central curator's noise and loses to one party alone (Adult, 10

@@ -67,7 +67,7 @@ FALLBACK_BOUNDS = (-1.0, 1.0)
 FALSE_BIN_RATE = 1e-3
 #: Training algorithms whose releases are Gaussian at a total budget: the range step's share then composes
 #: exactly (GDP / PLD, :mod:`privdist.privacy.split`); any other algorithm gets a basic-composition split.
-GAUSSIAN_ALGORITHMS = ("dpsgd", "dpadmm", "pvp", "dvp", "laadmm", "dpmm", "admm_sharing")
+GAUSSIAN_ALGORITHMS = ("dpsgd", "dpadmm", "pvp", "dvp", "laadmm", "dpmm", "ssp", "admm_sharing")
 
 
 def range_grid(low_exp: float = -20.0, high_exp: float = 40.0, per_octave: int = 2) -> np.ndarray:

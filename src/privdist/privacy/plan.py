@@ -37,8 +37,9 @@ PLAN_VERSION = 1
 
 #: What a user may ask for; ``"auto"`` resolves by :func:`resolve_trust`.
 TRUST_CHOICES = ("auto", "local", "secure_aggregation")
-#: The algorithms whose sums go through secure aggregation in an estimator (horizontal dpmm, vertical ADMM sharing).
-SECURE_TRUST_ALGORITHMS = ("dpmm", "admm_sharing")
+#: The algorithms whose sums go through secure aggregation in an estimator (horizontal dpmm and ssp, vertical ADMM
+#: sharing).
+SECURE_TRUST_ALGORITHMS = ("dpmm", "ssp", "admm_sharing")
 #: Algorithm parameters the plan decides: an estimator's ``algorithm_params`` may not set them (the secure-aggregation
 #: ones are taken into the plan's ``secure`` section instead).
 PLAN_KEYS = ("epsilon", "delta", "budget", "rounds", "iterations", "trust", "prior", "runs")
@@ -46,8 +47,8 @@ PLAN_KEYS = ("epsilon", "delta", "budget", "rounds", "iterations", "trust", "pri
 
 def resolve_trust(algorithm: str, trust, epsilon) -> str:
     """The trust model of a fit: ``trust`` checked (named errors) and ``"auto"`` resolved: secure aggregation for
-    ``dpmm`` with noise, local otherwise. A non-private fit (``epsilon=None``) runs locally whatever was asked: its
-    vectors are in the clear anyway.
+    ``dpmm`` and ``ssp`` with noise, local otherwise. A non-private fit (``epsilon=None``) runs locally whatever
+    was asked: its vectors are in the clear anyway.
 
     Raises:
         UnknownNameError: ``trust`` not one of :data:`TRUST_CHOICES`. ValidationError: secure aggregation asked of
@@ -56,12 +57,13 @@ def resolve_trust(algorithm: str, trust, epsilon) -> str:
     if not isinstance(trust, str) or trust not in TRUST_CHOICES:
         raise UnknownNameError("trust", str(trust), TRUST_CHOICES)
     if trust == "secure_aggregation" and algorithm not in SECURE_TRUST_ALGORITHMS:
-        raise ValidationError(f"trust='secure_aggregation' is available with algorithm='dpmm' (its sums are what "
-                              f"secure aggregation adds up) and the vertical admm_sharing, got algorithm={algorithm!r}")
+        raise ValidationError(f"trust='secure_aggregation' is available with algorithm='dpmm' or 'ssp' (their sums "
+                              f"are what secure aggregation adds up) and the vertical admm_sharing, got "
+                              f"algorithm={algorithm!r}")
     if epsilon is None:
         return "local"
     if trust == "auto":
-        return "secure_aggregation" if algorithm == "dpmm" else "local"
+        return "secure_aggregation" if algorithm in ("dpmm", "ssp") else "local"
     return trust
 
 
