@@ -86,7 +86,7 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         random_state: Research reproducibility: seeds the noise; switches ``secure`` off and warns.
         trust: Whom the parties trust (:mod:`privdist.learn.trust`), one of
 
-            * ``"auto"`` (default): ``"local"`` (measured better here than secure aggregation, see
+            * ``"auto"`` (default): ``"local"`` (measured as good here as secure aggregation with 3 parties, see
               :func:`privdist.privacy.plan.resolve_trust`);
             * ``"local"``: no one is trusted; every party's share ``Q_m`` carries all the noise its own sensitivity
               needs;
