@@ -203,3 +203,23 @@ def test_objective_decreases_towards_the_centralized_optimum_on_separable_data()
     F = run(make_algorithm("admm_sharing"), p, complete(2), 60, transcript="none", metrics=objective).curves["F"]
     assert np.all(np.diff(F[1:]) <= 1e-9 * F[1])  # monotone after the first iteration
     assert f_star < F[-1] < F[5] and F[-1] - f_star < 0.2 * (F[5] - f_star)
+
+
+@pytest.mark.parametrize("trust", ["local", "secure_aggregation"])
+def test_averaged_iterates_are_post_processing(trust):
+    """``average=True`` (issue 39): every round's releases and the ledger are those of the last-iterate run (same
+    seed), and each party's estimate is the mean of its iterates over the rounds."""
+    p = make_vertical_problem(2, n_parties=3, n_samples=80, reg_weight=0.1)
+    params = dict(mode="output", epsilon=1.0, delta=1e-5, b1=1.0, budget="total", trust=trust)
+    iterates = []
+    keep = {"x": lambda est: (iterates.append(np.array(est)), 0.0)[1]}
+    base = run(make_algorithm("admm_sharing", **params), p, complete(3), 6, seed=3, transcript="full",
+               metrics=keep)  # the last iterates, round by round
+    avg = run(make_algorithm("admm_sharing", average=True, **params), p, complete(3), 6, seed=3, transcript="full")
+    for who, name in (("agent", "Q"), ("coordinator", "r"), ("coordinator", "y")):
+        np.testing.assert_array_equal(base.transcript.messages(who, name), avg.transcript.messages(who, name))
+    assert base.ledger.entries(0) == avg.ledger.entries(0)
+    np.testing.assert_allclose(avg.estimates, np.mean(iterates[1:], axis=0), atol=1e-12)
+    assert not np.allclose(avg.estimates, base.estimates)
+    with pytest.raises(TypeError, match="average"):
+        make_algorithm("admm_sharing", average=1)

@@ -43,9 +43,37 @@ def test_trust_options_are_checked(tmp_path, capsys):
     assert main(["fit", path, "--target", "y", "--trust", "secure_aggregation", "--algorithm", "dpsgd",
                  "--epsilon", "1", "--delta", "1e-5"]) == 2
     assert "algorithm='dpmm'" in capsys.readouterr().err
-    assert main(["fit", path, "--target", "y", "--vertical", "2", "--trust", "secure_aggregation",
-                 "--epsilon", "1", "--delta", "1e-5"]) == 2
-    assert "vertical" in capsys.readouterr().err
+    assert main(["fit", path, "--target", "y", "--vertical", "3", "--trust", "secure_aggregation",
+                 "--colluding", "3", "--epsilon", "1", "--delta", "1e-5"]) == 2  # no honest party left in a sum
+    assert "honest" in capsys.readouterr().err
+
+
+def test_vertical_fit_with_secure_aggregation(tmp_path, capsys):
+    """``--vertical N --trust secure_aggregation`` (issue 39): the shares' sum goes through secure aggregation; the
+    report names the trust model, the colluding parties and the dropout tolerance, and the guarantee per party is
+    the requested total (Skellam RDP)."""
+    out = tmp_path / "out"
+    rc = main(["fit", str(_csv(tmp_path, 300)), "--target", "y", "--vertical", "3", "--trust", "secure_aggregation",
+               "--colluding", "1", "--dropout-tolerance", "0.34", "--scale", "none", "--epsilon", "1",
+               "--delta", "1e-5", "--rounds", "5", "--seed", "0", "--draws", "1", "--curve", "", "--out", str(out)])
+    assert rc == 0
+    text = " ".join(capsys.readouterr().out.split())  # the console wraps lines
+    assert "trust: secure_aggregation" in text and "at most 1 party collude" in text
+    privacy = json.loads((out / "results.json").read_text())["privacy"]
+    trust = privacy["trust"]
+    assert trust["model"] == "secure_aggregation" and trust["colluding"] == 1
+    assert trust["calibrated_honest_shares"] == 3 - 1 - 1
+    assert privacy["guaranteed"] and len(privacy["per_agent"]) == 3
+    assert all(a["guarantee_rdp"] <= 1.0 + 1e-9 for a in privacy["per_agent"])
+    assert privacy["calibration"]["mechanism"]["kind"] == "skellam"
+
+
+def test_vertical_local_trust_refuses_secure_options(tmp_path, capsys):
+    """``--colluding``/``--dropout-tolerance`` with a vertical fit under local trust (the default): a named error."""
+    path = str(_csv(tmp_path, 200))
+    assert main(["fit", path, "--target", "y", "--vertical", "3", "--colluding", "1", "--epsilon", "1",
+                 "--delta", "1e-5"]) == 2
+    assert "--trust secure_aggregation" in capsys.readouterr().err
 
 
 def test_fit_writes_the_plan_it_ran(tmp_path):

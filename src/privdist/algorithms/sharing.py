@@ -59,6 +59,16 @@ about 8 % above ``z``): it helps from about five parties on. Each round's releas
 shares of the honest parties in it (:mod:`privdist.algorithms._secure`); a party that drops out is missing from
 that round's ``s``.
 
+**Averaged iterates** (``average=True``; issue 39). Each party's estimate is then the running mean
+``xbar_m^t = (1/t) sum_{k<=t} x_m^k`` of its own iterates (Polyak-Ruppert averaging) instead of the last ``x_m^t``.
+It is computed by the party from its own noise-free iterates, so it is post-processing: no release, no DP event,
+the ledger unchanged. Why: in the clipped ``output`` mode at a total epsilon near 1 every share's noise is orders
+of magnitude larger than the share (column-level neighbours), the broadcast ``r`` and ``y`` carry mostly fresh noise
+each round, and the last iterate inherits the last round's; the mean averages it out while keeping what every
+round shares (the label signal in ``y``). Chosen on a validation split of Adult's training rows (3 parties, total
+epsilon 1, seeds 0-2): accuracy 0.8275, 0.8260, 0.8266 (last iterate) against 0.8307, 0.8326, 0.8321 (mean of all
+rounds).
+
 **One object per release** (issue 23): every share's noise is drawn, and its release declared, by
 ``self.mechanism``, built in :meth:`ADMMSharing._build_mechanism` and called once per party and round: the
 :class:`~privdist.privacy.GaussianMechanism` of the budget (guarantee or claim, paper column S2 Cor. 1), the
@@ -125,6 +135,8 @@ class ADMMSharing(SecureSum, Budgeted, AlgorithmBase):
         recovery, threshold: secure aggregation: dropout recovery, ``"retry"`` (default) or ``"shamir"``
             (threshold secret sharing, ``threshold`` shares rebuild a seed; default ``colluding + 1``)
             (:mod:`privdist.algorithms._secure`).
+        average: each party's estimate is the mean of its iterates over the rounds run, not the last one
+            (post-processing of its own iterates; module docstring).
         prior: secure aggregation: releases each party made before the run (the vertical estimator's DP range
             step, :func:`~privdist.privacy.distributed.check_prior`) that the total budget also covers: the Skellam
             noise is calibrated on their composition with the run's releases.
@@ -148,6 +160,7 @@ class ADMMSharing(SecureSum, Budgeted, AlgorithmBase):
     rounds: int | None = None
     trust: str = "local"
     prior: tuple = ()
+    average: bool = False
     name: ClassVar[str] = "admm_sharing"
     has_coordinator: ClassVar[bool] = True
 
@@ -166,8 +179,9 @@ class ADMMSharing(SecureSum, Budgeted, AlgorithmBase):
         if check_positive(self.b1_safety, "b1_safety") < 1:
             raise ValidationError(f"b1_safety must be >= 1, got {self.b1_safety}")
         check_int(self.pilot_rounds, "pilot_rounds")
-        if type(self.clip) is not bool:
-            raise TypeError(f"clip must be a bool, got {type(self.clip).__name__}")
+        for flag in ("clip", "average"):
+            if type(getattr(self, flag)) is not bool:
+                raise TypeError(f"{flag} must be a bool, got {type(getattr(self, flag)).__name__}")
         object.__setattr__(self, "_pilot_value", None)  # last resolved pilot b1, quoted by assumptions()
         if isinstance(self.b1, str):
             if self.b1 != "pilot":
@@ -292,7 +306,8 @@ class ADMMSharing(SecureSum, Budgeted, AlgorithmBase):
             sigma = noise_std(self.mechanism, np.asarray(sens), agents)
         state = SharingPartyState(np.zeros((block.size, data.n_features)), zeros, tuple(chol), tuple(factors),
                                   tuple(dropped), sigma, data, float(b1) if self._clipping() else None,
-                                  np.zeros(block.size, dtype=np.int64), np.asarray(sens), agents)
+                                  np.zeros(block.size, dtype=np.int64), np.asarray(sens), agents,
+                                  np.zeros((block.size, data.n_features)) if self.average else None)
         return state, {"Q": zeros.astype(np.int64) if self.secure else zeros.copy()}
 
     def init_coordinator(self, problem, network, rng):
@@ -319,10 +334,13 @@ class ADMMSharing(SecureSum, Budgeted, AlgorithmBase):
             o = data.offsets[i]
             x[i, o:o + x_m.shape[0]] = x_m
             Q[i] = np.asarray(D @ x_m).ravel() if self.secure else self._share(state, i, D, x_m, y, v, _Party(rng, i))
+        steps = state.steps + 1
+        x_avg = None if state.x_avg is None else state.x_avg + (x - state.x_avg) / steps  # running mean (average)
+        new = replace(state, x=x, Q=Q, clipped=clipped, x_avg=x_avg, steps=steps)
         if self.secure:  # the noise-free Q_m stays with its party; the sum gets its encoding and noise share
-            out = self.mechanism.privatize(Q, state.sensitivity[0], rng, shares=self.shares(data.n_parties))
-            return replace(state, x=x, Q=Q, clipped=clipped), {"Q": out}
-        return replace(state, x=x, Q=Q, clipped=clipped), {"Q": Q}
+            shares = self.shares(data.n_parties)
+            return new, {"Q": self.mechanism.privatize(Q, state.sensitivity[0], rng, shares=shares)}
+        return new, {"Q": Q}
 
     def _share(self, state, i: int, D, x_m: np.ndarray, y: np.ndarray, v: np.ndarray, party) -> np.ndarray:
         """``Q_m`` of party row ``i`` with its mode's noise (spec §3.6), drawn by the mechanism once per round:
@@ -385,7 +403,8 @@ class ADMMSharing(SecureSum, Budgeted, AlgorithmBase):
                 "clipped_rounds_per_party": [int(c) for s in states for c in s.clipped]}
 
     def estimate(self, state):
-        return state.x
+        """Each party's model: its last iterate, or with ``average`` the mean of its iterates (after a round)."""
+        return state.x_avg if state.x_avg is not None and state.steps else state.x
 
     def assumptions(self):
         return sharing_assumptions(self)

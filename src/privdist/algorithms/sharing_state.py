@@ -47,7 +47,8 @@ class SharingPartyState:
     mechanism draws (0 in ``computed_heuristic``, calibrated each round), ``data`` the blocks, ``clip_bound``
     the public ``b1`` the party step clips ``y`` (to ``b1``) and ``v_m`` (to ``M b1``) to, or None, ``clipped``
     (b,) the number of rounds in which a party clipped ``y`` or ``v_m``, ``sensitivity`` (b,) the ``C`` each
-    party's release is calibrated to, ``agents`` the parties' global ids."""
+    party's release is calibrated to, ``agents`` the parties' global ids, ``x_avg`` the running mean of ``x`` over
+    the rounds stepped (``average=True``, else None) and ``steps`` their number."""
 
     x: np.ndarray
     Q: np.ndarray
@@ -60,6 +61,8 @@ class SharingPartyState:
     clipped: np.ndarray | None = None
     sensitivity: np.ndarray | None = None
     agents: np.ndarray | None = None
+    x_avg: np.ndarray | None = None
+    steps: int = 0
 
 
 @dataclass(frozen=True)

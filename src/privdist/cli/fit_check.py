@@ -116,10 +116,7 @@ def _check_trust(args) -> None:
     from ..privacy.plan import secure_section
     from .fit_trust import resolved_trust, trust_options
 
-    vertical = args.vertical is not None or args.feature_groups is not None
-    if vertical and args.trust == "secure_aggregation":
-        raise ValidationError("--trust secure_aggregation is for parties holding rows (dpmm's sums); a vertical fit "
-                              "(ADMM sharing) runs with --trust local")
+    # vertical fits (ADMM sharing) take secure aggregation too (issue 39): the coordinator's sum of the shares
     # the plan's own checks (one implementation), made before any data is read
     secure_section(resolved_trust(args), trust_options(args).get("secure_aggregation"), args.epsilon is not None)
 
@@ -215,6 +212,10 @@ def check_fit_data(args, ds, X, groups, n_classes: int) -> None:
         raise ValidationError("--target-bounds is for a numeric (regression) target; this target is a class label")
     if vertical:
         parties = args.vertical or len(args.feature_groups.split(";"))
+        secure = secure_section(resolved_trust(args), trust_options(args).get("secure_aggregation"),
+                                args.epsilon is not None)
+        if secure is not None:  # honest parties left in every sum of the shares
+            secure.shares(parties)
         if parties > d:
             raise EmptyPartyError(f"{parties} vertical parties but only {d} column(s): a party would hold no column")
         if n_test < 1 or n_train < 2:

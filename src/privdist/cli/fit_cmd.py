@@ -58,11 +58,11 @@ def register(sub) -> None:
                    "sufficient statistics, a coordinator), dpsgd, dpadmm, pvp, laadmm (horizontal; vertical runs "
                    "always use admm_sharing)")
     p.add_argument("--trust", choices=("auto", "local", "secure_aggregation"), default="auto",
-                   help="auto (default): secure_aggregation for dpmm and ssp, local otherwise; secure_aggregation: the "
-                        "sums go through secure aggregation with distributed Skellam noise (central-DP noise; "
-                        "assumes an "
-                        "honest-but-curious aggregator, --colluding parties at most); local: each party's release "
-                        "carries all its noise, no one trusted (docs/secure_aggregation.md)")
+                   help="auto (default): secure_aggregation for dpmm and ssp, local otherwise; secure_aggregation: "
+                        "the sums (dpmm's and ssp's, or the sum of the vertical parties' shares) go through secure "
+                        "aggregation with distributed Skellam noise (central-DP noise; assumes an honest-but-curious "
+                        "aggregator, --colluding parties at most); local: each party's release carries all its "
+                        "noise, no one trusted (docs/secure_aggregation.md)")
     p.add_argument("--colluding", type=int, default=0, help="with --trust secure_aggregation: parties assumed to "
                    "collude with the aggregator (their noise shares do not count; default 0)")
     p.add_argument("--dropout-tolerance", type=float, default=0.0, help="with --trust secure_aggregation: fraction "

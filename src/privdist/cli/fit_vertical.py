@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import BinaryOnlyError, ValidationError
 from .fit_common import NO_PROGRESS, fit_with_notes, held_out_metrics, majority_score
+from .fit_trust import trust_options
 
 __all__ = ["parse_feature_groups", "fit_vertical"]
 
@@ -66,7 +67,7 @@ def fit_vertical(args, ds, X, y, seed: int, scale: str = "dp", bounds=None, prog
     if len(np.unique(ytr)) < 2:
         raise ValidationError("the training split holds one class only")
     common = dict(delta=args.delta, feature_groups=[g.tolist() for g in groups], rounds=args.rounds,
-                  scale=scale, bounds=bounds, range_share=getattr(args, "range_share", 0.1))
+                  scale=scale, bounds=bounds, range_share=getattr(args, "range_share", 0.1), **trust_options(args))
 
     def fit(eps, draw: int = 0, label: str | None = None):
         state = None if args.seed is None else args.seed + draw  # research mode: one seed per draw

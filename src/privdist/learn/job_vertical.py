@@ -103,7 +103,7 @@ def sharing_algorithm(plan, settings: dict):
               **plan.training_params(0)}
     if plan.private:
         params["b1"] = float(plan.public["b1"])
-    return ADMMSharing(rho=float(settings["rho"]), **params)
+    return ADMMSharing(rho=float(settings["rho"]), average=plan.private, **params)  # as the estimator
 
 
 def _plan(est, rows: int, names: list[str], parties: int, seeded: bool):

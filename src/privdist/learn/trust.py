@@ -28,11 +28,11 @@ def trust_report(plan, algo) -> dict:
     if plan.trust == "local" or not getattr(algo, "secure", False):
         return dict(LOCAL_TRUST)
     K = plan.parties
-    if plan.kind == "vertical":
-        return {"model": "secure_aggregation", "parties": K, "colluding": algo.colluding,
-                "assumes": algo._trust_assumption()}
-    return {"model": "secure_aggregation", "parties": K, "colluding": algo.colluding,
-            "dropout_tolerance": algo.dropout_tolerance, "calibrated_honest_shares": algo.shares(K),
+    common = {"model": "secure_aggregation", "parties": K, "colluding": algo.colluding,
+              "dropout_tolerance": algo.dropout_tolerance, "calibrated_honest_shares": algo.shares(K)}
+    if plan.kind == "vertical":  # the sums of the parties' shares Q_m (issue 39: the same fields as dpmm's)
+        return {**common, "assumes": algo._trust_assumption()}
+    return {**common,
             "assumes": "an honest-but-curious aggregator that sees masked vectors and the sums only and announces one "
                        f"set of present parties per round; at most {algo.colluding} part"
                        f"{'y' if algo.colluding == 1 else 'ies'} colluding with it; the requested budget holds while "

@@ -17,7 +17,7 @@ equal the ledger of the fit it describes, tested for every estimator and trust m
 
 The trust model is resolved here and nowhere else (:func:`resolve_trust`): ``"auto"`` is secure aggregation for
 ``dpmm`` with noise and local otherwise (also for the vertical ``admm_sharing``: on Adult with 3 parties, total epsilon
-1, secure 0.826 against local 0.830, since hiding a party's own share doubles the sensitivity).
+1, 3 draws, secure 0.835 against local 0.836, since hiding a party's own share doubles the sensitivity).
 """
 
 from __future__ import annotations
