@@ -131,3 +131,19 @@ def party_columns(models, case) -> dict:
                 out[part][key] = float(np.mean([x[key] for x in s]))
                 out[part][key + "_std"] = float(np.std([x[key] for x in s]))
     return out
+
+
+def party_cells(r) -> list[str]:
+    """The per-party cells: parties whose personal model is at least their model alone on their own test rows (all
+    scored; parties with >= 20 test rows), and the mean gain over going alone of the personal and global models."""
+    pp = r.get("per_party")
+    if not pp:
+        return ["n/a", "n/a"]
+    a, big, t = pp["all"], pp["large"], r["task"]
+    count = f"{a['personal_gains']:g} of {a['parties']}"
+    count += f" ({big['personal_gains']:g} of {big['parties']})" if big["parties"] else " (none)"
+    if pp["parties_scored"] < r["parties"]:
+        count += ", sampled"
+    gain = (f"{a['mean_gain_personal']:+.3f} / {a['mean_gain_global']:+.3f}" if t == "classification" else
+            f"{a['mean_gain_personal']:+.2f} / {a['mean_gain_global']:+.2f}")
+    return [count, gain]
