@@ -14,7 +14,10 @@ the privacy plan (:mod:`privdist.privacy.plan`) holds one as its ``secure`` sect
 * ``bits``: the modulus ``2^bits`` of the sums (None: the smallest of 32 .. 53 that holds them, from public facts);
 * ``recovery``: ``"retry"`` (a retried attempt among the parties that answered) or ``"shamir"`` (threshold
   secret sharing of per-round seeds; Bonawitz et al., CCS 2017);
-* ``threshold``: the Shamir threshold (default ``colluding + 1``; it must exceed ``colluding``).
+* ``threshold``: the Shamir threshold (default ``colluding + 1``; it must exceed ``colluding``); under
+  ``recovery="sparse"`` the threshold among a party's neighbours (default: chosen with the graph's degree,
+  :func:`privdist.privacy.secagg_graph.choose_graph`; a colluding majority among some party's neighbours is then a
+  bounded probability, not excluded).
 """
 
 from __future__ import annotations
@@ -32,9 +35,10 @@ __all__ = ["SecureAggregation", "SECURE_FIELDS", "MAX_BITS", "RECOVERIES", "chec
 MAX_BITS = 53
 
 #: Dropout recovery of a secure sum (issue 27): a retried attempt among the parties that answered, or threshold secret
-#: sharing (:mod:`privdist.runtime.secure.secure_round`); an algorithm declares it as ``recovery`` and, for
-#: ``"shamir"``, its threshold as ``shamir_threshold``.
-RECOVERIES = ("retry", "shamir")
+#: sharing (:mod:`privdist.runtime.secure.secure_round`), or the sparse masking graph of SecAgg+ with threshold
+#: sharing among neighbours (issue 41, :mod:`privdist.runtime.secure.secagg_plus`); an algorithm declares it as
+#: ``recovery`` and, for ``"shamir"``, its threshold as ``shamir_threshold``.
+RECOVERIES = ("retry", "shamir", "sparse")
 
 
 def check_bits(bits) -> int:
@@ -73,9 +77,9 @@ class SecureAggregation:
             raise UnknownNameError("recovery", str(self.recovery), RECOVERIES)
         if self.threshold is not None:
             check_int(self.threshold, "threshold", 1)
-            if self.recovery != "shamir":
-                raise ValidationError(f"{name}: threshold is the Shamir threshold of recovery='shamir'")
-            if self.threshold <= self.colluding:
+            if self.recovery not in ("shamir", "sparse"):
+                raise ValidationError(f"{name}: threshold is the Shamir threshold of recovery='shamir' or 'sparse'")
+            if self.recovery == "shamir" and self.threshold <= self.colluding:
                 raise ValidationError(f"{name}: threshold={self.threshold} must exceed colluding={self.colluding}: "
                                       "that many colluders would rebuild every seed from their shares")
 

@@ -212,6 +212,12 @@ class RayBackend(BackendBase):
                                         np.zeros((self.blocks[i].size, K, 32), dtype=np.uint8)))
         return np.vstack([p[0] for p in parts]), np.vstack([p[1] for p in parts])
 
+    def secure_share(self, t: int, table) -> np.ndarray:
+        """Sparse graph: every actor's encrypted shares for its agents' neighbours, (K, k, 64)."""
+        k = self.secure_graph.degree
+        return np.vstack(self._gather(lambda i, a: a.secure_share.remote(t, table), t,
+                                      lambda i: np.zeros((self.blocks[i].size, k, 64), dtype=np.uint8)))
+
     def secure_receive(self, t: int, table, sealed) -> None:
         """Threshold recovery: each actor gets the key table and the shares addressed to its agents."""
         self._gather(lambda i, a: a.secure_receive.remote(t, table, sealed[:, self.blocks[i].agents]), t,

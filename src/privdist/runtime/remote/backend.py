@@ -149,6 +149,12 @@ class RemoteBackend(BackendBase):
                              lambda k: [np.zeros((1, 32), dtype=np.uint8), np.zeros((1, K, 32), dtype=np.uint8)])
         return np.vstack([p[0] for p in parts]), np.vstack([p[1] for p in parts])
 
+    def secure_share(self, t: int, table) -> np.ndarray:
+        """Sparse graph: each party's encrypted shares for its neighbours, (K, k, 64)."""
+        k = self.secure_graph.degree
+        return np.vstack(self._gather("secure_share", lambda k_: {"t": t, "table": table}, t,
+                                      lambda k_: np.zeros((1, k, 64), dtype=np.uint8)))
+
     def secure_receive(self, t: int, table, sealed) -> None:
         self._gather("secure_receive", lambda k: {"t": t, "table": table, "sealed": sealed[:, [k]]}, t,
                      lambda k: None)
