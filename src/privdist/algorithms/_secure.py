@@ -128,6 +128,9 @@ class SecureSum(SecureAggregation):
     def _trust_assumption(self) -> str:
         """The assumption line of a secure run (the report prints it)."""
         recovery = ("dropouts recovered by a retried attempt" if self.recovery == "retry" else
+                    "dropouts recovered by Shamir sharing of per-round seeds among each party's neighbours in a "
+                    "random regular masking graph (SecAgg+, Bell et al. 2020; its degree, threshold and failure "
+                    "probability are stated with the graph)" if self.recovery == "sparse" else
                     f"dropouts recovered by {self.shamir_threshold}-out-of-K Shamir sharing of per-round seeds (fewer colluders than that learn nothing from their shares)")
         return (f"trust=secure_aggregation: the aggregator is honest-but-curious (follows the protocol and announces "
                 f"one set of present parties per round), at most {self.colluding} part"

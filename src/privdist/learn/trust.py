@@ -31,7 +31,12 @@ def trust_report(plan, algo) -> dict:
     if plan.kind == "vertical":
         return {"model": "secure_aggregation", "parties": K, "colluding": algo.colluding,
                 "assumes": algo._trust_assumption()}
-    return {"model": "secure_aggregation", "parties": K, "colluding": algo.colluding,
+    graph = {}
+    if getattr(algo, "recovery", "retry") == "sparse":  # SecAgg+: the graph's failure probability beside epsilon
+        from ..privacy.secagg_graph import choose_graph
+
+        graph = {"graph": choose_graph(K, algo.colluding, algo.dropouts(K), algo.threshold).describe()}
+    return {"model": "secure_aggregation", "parties": K, "colluding": algo.colluding, **graph,
             "dropout_tolerance": algo.dropout_tolerance, "calibrated_honest_shares": algo.shares(K),
             "assumes": "an honest-but-curious aggregator that sees masked vectors and the sums only and announces one "
                        f"set of present parties per round; at most {algo.colluding} part"
