@@ -28,8 +28,8 @@ def _setup(K, params, blocks=1, seed=0, t=3, bits=32):
     session = session_id(seed, 0, False)
     secrets_ = party_secrets(range(K), seed, 0, False)
     groups = np.array_split(np.arange(K), blocks)
-    parties = [SparseParty(SecAggParties(g, K, bits, [secrets_[a] for a in g], session), params, seed, 0, False,
-                           session) for g in groups]
+    parties = [SparseParty(SecAggParties(g, K, bits, [secrets_[a] for a in g], session),
+                           [secrets_[a][32:] for a in g], params, session) for g in groups]
     table = np.vstack([p.channel.public_keys() for p in parties])
     for p in parties:
         p.agree(table)

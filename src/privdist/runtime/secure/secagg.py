@@ -141,6 +141,27 @@ class _Prg:
         return np.frombuffer(raw, dtype="<u8").reshape(len(contexts), -1)[:, :dim]
 
 
+class _ShakePrg(_Prg):
+    """``PRG(k; t, a)`` as SHAKE-256 (FIPS 202) of ``k | t | a`` read as uint64 words mod q: one C call per key and
+    no cipher context to build (the sparse protocol's per-round keys, :mod:`privdist.runtime.secure.secagg_plus`,
+    are used once each, so AES's key schedule would cost more than the stream)."""
+
+    @staticmethod
+    def context(key: bytes):
+        return bytes(key)
+
+    @staticmethod
+    def raw(contexts: list, counters: bytes, dim: int) -> np.ndarray:
+        if not contexts:
+            return np.zeros((0, dim), dtype=np.uint64)
+        head = counters[:12]  # (t, a) of the first counter block
+        raw = b"".join(hashlib.shake_256(k + head).digest(8 * dim) for k in contexts)
+        return np.frombuffer(raw, dtype="<u8").reshape(len(contexts), dim)
+
+
+_PRGS = {"aes": _Prg, "shake": _ShakePrg}
+
+
 def _incidence(row_lo, row_hi, n_rows: int):
     """Sparse (n_rows, pairs) uint64 matrix adding each pair's mask to its smaller id's row and subtracting it
     (``2^64 - 1 = -1`` mod ``2^64``) from its larger id's row, for the ends inside the block (exact: uint64 wraps)."""
@@ -162,9 +183,10 @@ class SecAggParties:
         bits: the modulus exponent (``q = 2^bits``).
         secrets_: :func:`party_secrets` of the block's agents.
         session: :func:`session_id` of the run.
+        prg: ``"aes"`` (AES-256 counter mode, the default) or ``"shake"`` (SHAKE-256, :class:`_ShakePrg`).
     """
 
-    def __init__(self, agents, n_agents: int, bits: int, secrets_: list[bytes], session: bytes):
+    def __init__(self, agents, n_agents: int, bits: int, secrets_: list[bytes], session: bytes, prg: str = "aes"):
         from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 
         self.agents = np.asarray(agents, dtype=np.int64).reshape(-1)
@@ -172,7 +194,7 @@ class SecAggParties:
         if len(secrets_) != len(self.agents):
             raise ValidationError(f"one secret per agent of the block ({len(self.agents)}), got {len(secrets_)}")
         self._sk = [X25519PrivateKey.from_private_bytes(s[:KEY_BYTES]) for s in secrets_]
-        self._prg = _Prg(self.bits)
+        self._prg = _PRGS[prg](self.bits)
         self._self = [self._prg.context(s[KEY_BYTES:2 * KEY_BYTES]) for s in secrets_]
         self._session = bytes(session)
         self._pairs: tuple | None = None
@@ -315,8 +337,8 @@ def unmask_sum(masked, answers, present, bits: int) -> np.ndarray:
     return center(y.sum(axis=0, dtype=np.uint64) - z.sum(axis=0, dtype=np.uint64), bits)
 
 
-def self_masks(keys, t: int, attempt: int, dim: int, bits: int) -> np.ndarray:
+def self_masks(keys, t: int, attempt: int, dim: int, bits: int, prg: str = "aes") -> np.ndarray:
     """``PRG(b; t, a)`` of each self-mask key of ``keys`` (32 bytes each): (len(keys), dim) uint64 mod ``2^bits``
     (what the aggregator removes for the parties whose self-mask seed it rebuilt)."""
-    prg = _Prg(check_bits(bits))
+    prg = _PRGS[prg](check_bits(bits))
     return prg.words([prg.context(bytes(k)) for k in keys], _counters(t, attempt, dim), dim)

@@ -8,10 +8,12 @@ masking graph instead of the complete one, ``k`` and the threshold ``t`` from
 0. **Setup, once per run**: each party's long-term X25519 channel key (:func:`~privdist.runtime.secure.secagg.party_secrets`);
    only the public-key table is broadcast; a pair derives its channel key (HKDF-SHA256 of the X25519 secret, info
    ``"privdist-secagg-channel" | session | lo | hi``) the first time the graph joins it, and keeps it.
-1. **Advertise** (:meth:`SparseParty.prepare`): party ``u`` draws two 16-byte round seeds where it runs (its stream
-   ``(seed, trial, SECAGG_DOMAIN, u, t)`` in research mode, OS entropy in secure mode): ``m_u`` roots its round
-   X25519 key, ``b_u`` its round self-mask key (as in :mod:`~privdist.runtime.secure.secagg_threshold`); it sends the
-   round public key.
+1. **Advertise** (:meth:`SparseParty.prepare`): party ``u`` expands two 16-byte round seeds and the coefficients of
+   its sharing polynomials from its 32-byte secret root (the second half of its
+   :func:`~privdist.runtime.secure.secagg.party_secrets`: OS entropy in secure mode, its stream in research mode) by
+   SHAKE-256 of ``"privdist-secagg-round" | root | t``: ``m_u`` roots its round X25519 key, ``b_u`` its round
+   self-mask key (as in :mod:`~privdist.runtime.secure.secagg_threshold`); it sends the round public key. Masks are
+   SHAKE-256 streams of the round keys (:class:`~privdist.runtime.secure.secagg._ShakePrg`).
 2. **Graph** (:func:`neighbours`): drawn from public randomness *after* the keys are announced (SHA-256 of the session,
    the round and the key table seeds a permutation of the parties), so no party's keys can depend on its place: the
    Harary graph ``H(k, K)`` (position ``i`` joined to ``i +- 1 .. i +- k/2``) on the permuted parties.
@@ -39,14 +41,12 @@ combinations of ``t`` shares (vectorised), ``|S|`` self-mask keystreams and, per
 from __future__ import annotations
 
 import hashlib
-import secrets
 import struct
 
 import numpy as np
 
 from ...errors import ReconstructionError, SecureRoundError, ValidationError
 from ...privacy.secagg_graph import GraphParameters, choose_graph
-from ..rng import SECAGG_DOMAIN, stream
 from .secagg import KEY_BYTES, SecAggParties, center, hkdf32, self_masks
 from .secagg_threshold import SEED_BYTES, round_secrets, round_session
 from .shamir_field import LIMBS, PRIME, SHARE_BYTES, combine_many, split_many
@@ -54,6 +54,7 @@ from .shamir_field import LIMBS, PRIME, SHARE_BYTES, combine_many, split_many
 __all__ = ["SparseParty", "graph_parameters", "neighbours", "reverse", "route", "recover"]
 
 _CHANNEL_INFO, _GRAPH_INFO = b"privdist-secagg-channel", b"privdist-secagg-graph"
+_ROUND_INFO = b"privdist-secagg-round"
 BUNDLE = 2 * SHARE_BYTES  # a neighbour's shares of (m_u, b_u)
 
 
@@ -101,16 +102,18 @@ def _keystream(key: bytes, t: int, sender: int, receiver: int, nbytes: int) -> b
                            digest_size=nbytes).digest()
 
 
-def _coefficients(gen, shape) -> np.ndarray:
-    """Uniform elements of GF(p): from ``gen`` (research mode) or OS entropy (``gen`` None; rejection of ``p``)."""
-    if gen is not None:
-        return gen.integers(0, PRIME, size=shape, dtype=np.uint64)
-    out = np.frombuffer(secrets.token_bytes(4 * int(np.prod(shape))), dtype="<u4").reshape(shape) & 0x7FFFFFFF
-    out = out.astype(np.uint64)
-    while (out == PRIME).any():
-        bad = out == PRIME
-        out[bad] = np.frombuffer(secrets.token_bytes(4 * int(bad.sum())), dtype="<u4") & 0x7FFFFFFF
-    return out
+def _round_material(root: bytes, t: int, n_coefficients: int) -> tuple[bytes, np.ndarray]:
+    """A party's two round seeds (32 bytes) and ``n_coefficients`` uniform elements of GF(p) (31-bit words, the value
+    ``p`` rejected), expanded from its secret ``root`` by SHAKE-256 (module docstring, step 1)."""
+    head = _ROUND_INFO + bytes(root) + struct.pack(">Q", int(t))
+    extra, counter = n_coefficients // 64 + 8, 0
+    while True:
+        data = hashlib.shake_256(head + struct.pack(">I", counter)).digest(2 * SEED_BYTES + 4 * (n_coefficients + extra))
+        words = np.frombuffer(data[2 * SEED_BYTES:], dtype="<u4") & 0x7FFFFFFF
+        words = words[words != PRIME]
+        if words.size >= n_coefficients:
+            return data[:2 * SEED_BYTES], words[:n_coefficients].astype(np.uint64)
+        counter += 1
 
 
 class SparseParty:
@@ -119,16 +122,19 @@ class SparseParty:
     Args:
         channel: the block's long-term :class:`~privdist.runtime.secure.secagg.SecAggParties` (its keys encrypt
             the shares; it never agrees with every party).
+        roots: each block agent's 32-byte secret root of its round material (the second half of its
+            :func:`~privdist.runtime.secure.secagg.party_secrets`).
         params: the graph's parameters (:func:`graph_parameters`).
         seed, trial, secure: where the round seeds and the sharing polynomials come from.
         session: the run's session id.
     """
 
-    def __init__(self, channel: SecAggParties, params: GraphParameters, seed: int, trial: int, secure: bool,
-                 session: bytes):
+    def __init__(self, channel: SecAggParties, roots: list[bytes], params: GraphParameters, session: bytes):
         self.channel, self.params = channel, params
         self.agents, self.n_agents = channel.agents, channel.n_agents
-        self.seed, self.trial, self.secure, self.session = seed, trial, secure, bytes(session)
+        self._roots, self.session = [bytes(r) for r in roots], bytes(session)
+        if len(self._roots) != len(self.agents):
+            raise ValidationError(f"one secret root per agent of the block ({len(self.agents)}), got {len(roots)}")
         self._table: np.ndarray | None = None
         self._public: dict = {}
         self._keys: dict = {}  # (lo, hi) -> channel key
@@ -160,13 +166,15 @@ class SparseParty:
         """Step 1: the block's round public keys (B, 32) (and an empty (B, 0, 64) for the backends' pairs)."""
         if self._table is None:
             raise ValidationError("secure aggregation: the setup's key table must be received before round keys")
-        gens = [None if self.secure else stream(self.seed, self.trial, SECAGG_DOMAIN, int(a), int(t))
-                for a in self.agents]
-        seeds = [secrets.token_bytes(2 * SEED_BYTES) if g is None else g.bytes(2 * SEED_BYTES) for g in gens]
+        thr = self.params.threshold
+        material = [_round_material(r, t, 2 * (thr - 1) * LIMBS) for r in self._roots]
+        seeds = [m[0] for m in material]
+        coef = np.stack([m[1] for m in material] or [np.zeros(0, np.uint64)]).reshape(len(material), 2, thr - 1,
+                                                                                       LIMBS)
         parties = SecAggParties(self.agents, self.n_agents, self.channel.bits,
                                 [round_secrets(s[:SEED_BYTES], s[SEED_BYTES:]) for s in seeds],
-                                round_session(self.session, t))
-        self._round = {"t": int(t), "seeds": seeds, "gens": gens, "parties": parties, "nbrs": None, "held": None}
+                                round_session(self.session, t), prg="shake")
+        self._round = {"t": int(t), "seeds": seeds, "coef": coef, "parties": parties, "nbrs": None, "held": None}
         return parties.public_keys(), np.zeros((len(self.agents), 0, BUNDLE), dtype=np.uint8)
 
     def _state(self, t: int, step: str) -> dict:
@@ -182,8 +190,7 @@ class SparseParty:
         nbrs = neighbours(self.session, t, round_table, self.n_agents, k)
         mine = nbrs[self.agents]
         seeds = np.frombuffer(b"".join(state["seeds"]), dtype=np.uint8).reshape(len(self.agents), 2, SEED_BYTES)
-        coef = np.stack([_coefficients(g, (2, thr - 1, LIMBS)) for g in state["gens"]]) if len(self.agents) else \
-            np.zeros((0, 2, thr - 1, LIMBS), dtype=np.uint64)
+        coef = state["coef"]
         bundles = np.concatenate([split_many(seeds[:, h], mine + 1, thr, coef[:, h]) for h in range(2)], axis=2)
         sealed = bundles.copy()
         for i, u in enumerate(self.agents.tolist()):
@@ -283,10 +290,11 @@ def recover(masked_total, present, answered, revealed, round_keys: dict, session
     own = np.flatnonzero(present & need)
     if own.size:
         total -= self_masks([round_secrets(None, seeds[u].tobytes())[KEY_BYTES:] for u in own], t, 0, dim,
-                            bits).sum(axis=0, dtype=np.uint64)
+                            bits, prg="shake").sum(axis=0, dtype=np.uint64)
     absent = np.flatnonzero(~present & need)
     for u in absent:  # its pair masks with its present neighbours: y_v carries s_vu PRG(k_uv) = -s_uv PRG(k_uv)
-        party = SecAggParties([u], K, bits, [round_secrets(seeds[u].tobytes(), None)], round_session(session, t))
+        party = SecAggParties([u], K, bits, [round_secrets(seeds[u].tobytes(), None)], round_session(session, t),
+                              prg="shake")
         if not np.array_equal(party.public_keys()[0], table[u]):
             raise ReconstructionError(f"the mask-key seed rebuilt for party {u} in round {t} does not give the "
                                       "public key it advertised: the revealed shares are inconsistent")

@@ -134,8 +134,8 @@ class PartySide:
     def __init__(self, algorithm, specs, agents, n_agents: int, seed: int, trial: int, secure: bool, session: bytes):
         self.algorithm, self.specs = algorithm, specs
         self.shapes = {s.name: tuple(s.shape) for s in specs}
-        self.parties = SecAggParties(agents, n_agents, secure_bits(specs), party_secrets(agents, seed, trial, secure),
-                                     session)
+        secrets_ = party_secrets(agents, seed, trial, secure)
+        self.parties = SecAggParties(agents, n_agents, secure_bits(specs), secrets_, session)
         self._plain: tuple[int, np.ndarray] | None = None
         recovery, threshold = protocol_of(algorithm)
         self._threshold = None
@@ -146,7 +146,7 @@ class PartySide:
         elif recovery == "sparse":
             from .secagg_plus import SparseParty, graph_parameters
 
-            self._threshold = SparseParty(self.parties, graph_parameters(algorithm, n_agents), seed, trial, secure,
+            self._threshold = SparseParty(self.parties, [s[32:] for s in secrets_], graph_parameters(algorithm, n_agents),
                                           session)
 
     def public_keys(self) -> np.ndarray:
