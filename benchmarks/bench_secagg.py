@@ -108,10 +108,11 @@ def _problem(K: int):
 
 #: Transcript entries that are not the parties' messages: the setup keys, and under threshold recovery the round's
 #: key table (counted as 32 bytes per party below) and the seeds the aggregator rebuilt (the shares are counted).
-_NOT_SENT = ("secagg.public_keys", "secagg.round_keys", "secagg.rebuilt_seeds@attempt0")
+_NOT_SENT = ("secagg.public_keys", "secagg.round_keys", "secagg.rebuilt_seeds@attempt0", "secagg.shares",
+             "secagg.revealed@attempt0")
 
 
-def _bytes(res, K: int, value_bytes: int, shamir: bool) -> dict:
+def _bytes(res, K: int, value_bytes: int, shamir: bool, degree: int | None = None) -> dict:
     """Bytes each party sent, on average, in round 1 and in round 2, from the full transcript: the rows of the
     agents' messages that carry something (a row of zeros is a message the schedule leaves silent, e.g. dpmm's Gram
     after round 1, or a party that dropped out), times the bytes per value. Threshold recovery adds per round its
@@ -123,22 +124,26 @@ def _bytes(res, K: int, value_bytes: int, shamir: bool) -> dict:
             if role == "agent" and name not in _NOT_SENT:
                 rows = a.reshape(a.shape[0], -1)
                 sent += int(np.any(rows != 0, axis=1).sum()) * rows.shape[1]
-        per_round[t] = sent / K * value_bytes + ((32 + 32 * (K - 1) + 16 * K) if shamir else 0)
+        extra = (32 + 64 * degree + 32 * degree) if degree else (32 + 32 * (K - 1) + 16 * K) if shamir else 0
+        per_round[t] = sent / K * value_bytes + extra
     return {"round_1": per_round.get(1, 0.0), "gradient_round": per_round.get(2, 0.0)}
 
 
 def _plans(sizes: list[int], shamir: bool) -> list[tuple]:
-    """``(K, trust, dropout, threshold)`` of every cost run (``threshold``: None = retry recovery)."""
+    """``(K, trust, dropout, recovery, threshold)`` of every cost run (``threshold`` None: the default)."""
     from privdist.runtime.secure.secure_round import Dropout
 
-    plans = [(K, trust, None, None) for K in sizes for trust in ("local", "secure_aggregation")]
+    plans = [(K, trust, None, rec, None) for K in sizes for trust, rec in
+             (("local", None), ("secure_aggregation", "retry"), ("secure_aggregation", "sparse"))]
+    plans += [(K, "secure_aggregation", None, "sparse", K // 2) for K in sizes if K == 100]
     if 100 in sizes:
-        plans.append((100, "secure_aggregation", Dropout(0.1, after_send=0.02), None))
+        plans.append((100, "secure_aggregation", Dropout(0.1, after_send=0.02), "retry", None))
+        plans.append((100, "secure_aggregation", Dropout(0.1, after_send=0.02), "sparse", None))
     if shamir:
-        plans += [(K, "secure_aggregation", None, 1) for K in sizes]
-        plans += [(K, "secure_aggregation", None, K // 2 + 1) for K in sizes if K <= 100]
+        plans += [(K, "secure_aggregation", None, "shamir", 1) for K in sizes]
+        plans += [(K, "secure_aggregation", None, "shamir", K // 2 + 1) for K in sizes if K <= 100]
         if 100 in sizes:
-            plans.append((100, "secure_aggregation", Dropout(0.1, after_send=0.02), 1))
+            plans.append((100, "secure_aggregation", Dropout(0.1, after_send=0.02), "shamir", 1))
     return plans
 
 
@@ -149,23 +154,25 @@ def cost_rows(sizes: list[int], shamir: bool = True) -> list[dict]:
     from privdist.runtime import run
 
     rows = []
-    for K, trust, dropout, threshold in _plans(sizes, shamir):
+    for K, trust, dropout, rec, threshold in _plans(sizes, shamir):
         problem, net = _problem(K), make_network("complete", n=K)
-        recovery = {} if threshold is None else {"recovery": "shamir", "threshold": threshold}
+        recovery = {} if rec is None else {"recovery": rec, "threshold": threshold}
+        tolerance = (0.2 if rec == "sparse" else 0.1) if dropout else 0.0  # the graph tolerates the dropouts drawn
         algo = make_algorithm("dpmm", epsilon=1.0, delta=1e-5, rounds=ROUNDS, trust=trust,
-                              dropout_tolerance=0.1 if dropout else 0.0, **recovery)
+                              dropout_tolerance=tolerance, **recovery)
         kw = {"dropout": dropout} if dropout else {}
         clock = {"clock": lambda est: time.perf_counter()}  # evaluated after init and after every round
         res = run(algo, problem, net, ROUNDS, seed=0, transcript="full", metrics=clock, **kw)
         ticks = np.diff(res.curves["clock"])  # seconds of rounds 1..T (the transcript and ledger included)
         value_bytes = 8 if trust == "local" else math.ceil(res.config["secure_aggregation"]["bits"] / 8)
-        row = {"parties": K, "trust": trust, "recovery": "shamir" if threshold else ("retry" if trust != "local"
-                                                                                     else None),
-               "threshold": threshold, "dropout": None if dropout is None else vars(dropout),
+        graph = res.config.get("secure_aggregation", {}).get("graph")
+        row = {"parties": K, "trust": trust, "recovery": rec, "graph": graph, "dropout_tolerance": tolerance,
+               "threshold": threshold if graph is None else graph["threshold"],
+               "dropout": None if dropout is None else vars(dropout),
                "setup_seconds": res.timings["init"], "round1_seconds": float(ticks[0]),
                "gradient_round_seconds": float(np.median(ticks[1:-1])),
                "total_seconds": res.timings["init"] + res.timings["rounds"],
-               "bytes_per_party": _bytes(res, K, value_bytes, threshold is not None),
+               "bytes_per_party": _bytes(res, K, value_bytes, rec == "shamir", graph and graph["degree"]),
                "setup_bytes_per_party": {"up": 32, "down": 32 * K} if trust != "local" else None}
         if dropout is not None:
             rounds = res.config["secure_aggregation"]["rounds"][:-1]
@@ -192,9 +199,17 @@ def cost_rows(sizes: list[int], shamir: bool = True) -> list[dict]:
 
 
 def _label(row: dict) -> str:
-    label = row["trust"] + (f", shamir t={row['threshold']}" if row.get("threshold") else
-                            ", retry" if row["trust"] != "local" else "")
-    return label + (" (10 % + 2 % dropouts)" if row["dropout"] else "")
+    rec = row.get("recovery") or ("shamir" if row.get("threshold") else "retry")
+    if row["trust"] == "local":
+        label = "local"
+    elif rec == "sparse":
+        label = f"secure, sparse k={row['graph']['degree']} t={row['graph']['threshold']}"
+    elif rec == "shamir":
+        label = f"secure, shamir t={row['threshold']}"
+    else:
+        label = "secure, retry"
+    return label + (f" (10 % + 2 % dropouts, tolerance {row.get('dropout_tolerance', 0.1):g})"
+                    if row["dropout"] else "")
 
 
 def shamir_rows(sizes: list[int]) -> list[dict]:
@@ -214,9 +229,61 @@ def shamir_rows(sizes: list[int]) -> list[dict]:
     return rows
 
 
-# ------------------------------------------------------------------------------------------------------- output
-def markdown(utility: list[dict], cost: list[dict], draws: int, shamir: list[dict] = ()) -> str:
+# ------------------------------------------------------------------------------------------------------- fits
+_FIT = """
+import json, resource, sys, time, warnings
+import numpy as np
+from privdist.learn import DistributedLogisticRegression
+K, rows, trust = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+rng = np.random.default_rng(0)
+X = rng.normal(size=(K * rows, 8))
+y = (X @ rng.normal(size=8) + rng.normal(size=K * rows) > 0).astype(int)
+groups = np.repeat(np.arange(K), rows)
+warnings.simplefilter("ignore")
+t0 = time.perf_counter()
+m = DistributedLogisticRegression(epsilon=1.0, delta=1e-5, random_state=0, trust=trust).fit(X, y, groups=groups)
+seconds = time.perf_counter() - t0
+sec = m.privacy_report_.get("trust", {})
+print(json.dumps({"seconds": seconds, "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "epsilon": float(m.privacy_report_["epsilon"]), "accuracy": float(m.score(X, y)),
+                  "graph": sec.get("graph")}))
+"""
+
+
+def fit_rows(sizes: list[int], rows: int = 10) -> list[dict]:
+    """:class:`privdist.learn.DistributedLogisticRegression` (defaults, epsilon 1) on ``K`` parties of ``rows``
+    synthetic rows and 8 features, local trust against secure aggregation (the default protocol: the sparse graph
+    from 100 parties on), each fit in its own process (seconds of ``fit``, peak resident memory of the process)."""
+    import os
+    import subprocess
+
     out = []
+    for K in sizes:
+        for trust in ("local", "secure_aggregation"):
+            proc = subprocess.run([sys.executable, "-c", _FIT, str(K), str(rows), trust], capture_output=True,
+                                  text=True, env=dict(os.environ), check=True)
+            row = {"parties": K, "rows": rows, "trust": trust, **json.loads(proc.stdout.strip().splitlines()[-1])}
+            out.append(row)
+            print(f"fit K={K:6d} x {rows} rows {trust:20s} {row['seconds']:8.2f} s  peak {row['maxrss_mb']:7.0f} MB  "
+                  f"epsilon {row['epsilon']:.3f}", flush=True)
+    for r in out:
+        plain = next(p for p in out if p["parties"] == r["parties"] and p["trust"] == "local")
+        r["ratio"] = r["seconds"] / plain["seconds"]
+    return out
+
+
+# ------------------------------------------------------------------------------------------------------- output
+def markdown(utility: list[dict], cost: list[dict], draws: int, shamir: list[dict] = (), fits: list[dict] = ()) -> str:
+    out = []
+    if fits:
+        out += ["| parties x rows | trust | fit s | x local | peak memory MB | epsilon |", "|---|---|---|---|---|---|"]
+        for r in fits:
+            out.append(f"| {r['parties']:,} x {r['rows']} | {r['trust']} | {r['seconds']:.2f} | {r['ratio']:.2f} | "
+                       f"{r['maxrss_mb']:.0f} | {r['epsilon']:.3f} |")
+        out += ["", "DistributedLogisticRegression (defaults, epsilon 1, delta 1e-5), 8 synthetic features, each fit "
+                "in its own process (peak resident memory of that process); secure aggregation by the default "
+                "protocol (the sparse graph from 100 parties on: " + "; ".join(sorted({r["graph"] for r in fits
+                                                                                        if r.get("graph")})) + ").", ""]
     if utility:
         out += ["| Adult, parties | local DP (epsilon 1) | secure aggregation (epsilon 1) | non-private distributed | "
                 "seconds per secure fit |", "|---|---|---|---|---|"]
@@ -258,7 +325,9 @@ def main(argv=None) -> int:
     p.add_argument("--sizes", default="10,100,1000", help="party counts of the cost benchmark")
     p.add_argument("--skip-utility", action="store_true", help="keep the utility rows of an existing STEM.json")
     p.add_argument("--skip-cost", action="store_true", help="keep the cost rows of an existing STEM.json")
-    p.add_argument("--skip-shamir", action="store_true", help="no threshold-recovery rows (they take minutes)")
+    p.add_argument("--skip-shamir", action="store_true", help="no complete-graph threshold-recovery rows (minutes)")
+    p.add_argument("--fits", default="1000,10000", help="party counts of the whole-fit rows (10 rows each)")
+    p.add_argument("--skip-fits", action="store_true", help="keep the fit rows of an existing STEM.json")
     p.add_argument("--out", default=str(HERE / "results" / "secagg"), help="stem of STEM.json and STEM.md")
     args = p.parse_args(argv)
     t0 = time.perf_counter()
@@ -268,7 +337,8 @@ def main(argv=None) -> int:
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     cost = kept.get("cost", []) if args.skip_cost else cost_rows(sizes, not args.skip_shamir)
     shamir = kept.get("shamir", []) if args.skip_cost or args.skip_shamir else shamir_rows(sizes)
-    md = markdown(utility, cost, utility[0]["draws"] if utility else args.draws, shamir)
+    fits = kept.get("fits", []) if args.skip_fits else fit_rows([int(s) for s in args.fits.split(",") if s.strip()])
+    md = markdown(utility, cost, utility[0]["draws"] if utility else args.draws, shamir, fits)
     print()
     print(md)
     stem.parent.mkdir(parents=True, exist_ok=True)
@@ -276,7 +346,8 @@ def main(argv=None) -> int:
                                                if args.skip_utility else args.draws,
                                                "epsilon": 1.0, "delta": 1e-5, "rounds": ROUNDS},
            "machine": {"python": sys.version.split()[0], "platform": platform.platform()},
-           "wall_seconds": time.perf_counter() - t0, "utility": utility, "cost": cost, "shamir": shamir}
+           "wall_seconds": time.perf_counter() - t0, "utility": utility, "cost": cost, "shamir": shamir,
+           "fits": fits}
     stem.with_suffix(".json").write_text(json.dumps(out, indent=1) + "\n")
     stem.with_suffix(".md").write_text(md)
     print(f"wrote {stem.with_suffix('.json').name} and {stem.with_suffix('.md').name} in {stem.parent.name}/")

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import UnknownNameError, ValidationError
-from ..privacy.secure_params import MAX_BITS, RECOVERIES, SecureAggregation
+from ..privacy.secure_params import MAX_BITS, RECOVERIES, SPARSE_FROM, SecureAggregation
 
 __all__ = ["TRUST", "RECOVERIES", "SecureSum", "sum_range"]
 
@@ -131,6 +131,10 @@ class SecureSum(SecureAggregation):
                     "dropouts recovered by Shamir sharing of per-round seeds among each party's neighbours in a "
                     "random regular masking graph (SecAgg+, Bell et al. 2020; its degree, threshold and failure "
                     "probability are stated with the graph)" if self.recovery == "sparse" else
+                    f"dropouts recovered by a retried attempt below {SPARSE_FROM} parties and, from {SPARSE_FROM} on, by Shamir sharing "
+                    "among each party's neighbours in a random regular masking graph (SecAgg+, Bell et al. 2020; its "
+                    "degree, threshold and failure probability are stated with the graph)" if self.recovery == "auto"
+                    else
                     f"dropouts recovered by {self.shamir_threshold}-out-of-K Shamir sharing of per-round seeds (fewer colluders than that learn nothing from their shares)")
         return (f"trust=secure_aggregation: the aggregator is honest-but-curious (follows the protocol and announces "
                 f"one set of present parties per round), at most {self.colluding} part"

@@ -32,7 +32,9 @@ def trust_report(plan, algo) -> dict:
         return {"model": "secure_aggregation", "parties": K, "colluding": algo.colluding,
                 "assumes": algo._trust_assumption()}
     graph = {}
-    if getattr(algo, "recovery", "retry") == "sparse":  # SecAgg+: the graph's failure probability beside epsilon
+    from ..privacy.secure_params import resolve_recovery
+
+    if resolve_recovery(getattr(algo, "recovery", "retry"), K) == "sparse":  # SecAgg+: its failure bound by epsilon
         from ..privacy.secagg_graph import choose_graph
 
         graph = {"graph": choose_graph(K, algo.colluding, algo.dropouts(K), algo.threshold).describe()}

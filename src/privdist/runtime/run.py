@@ -274,7 +274,7 @@ def _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, 
         if not getattr(be, "supports_secure_aggregation", False):
             raise ValidationError(f"{algorithm.name} sends secure-sum messages, which the {be.name!r} backend cannot "
                                   "aggregate; run it on the simulator or the Ray backend")
-        recovery, threshold = protocol_of(algorithm)
+        recovery, threshold = protocol_of(algorithm, K)
         config["secure_aggregation"] = {
             "protocol": "pairwise masks (X25519 + HKDF-SHA256, AES-256 counter-mode masks) mod 2^bits; dropouts "
                         + ("recovered from the present parties' answers, a retried attempt when one fails after "
@@ -316,7 +316,7 @@ def _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, 
             raise ShapeMismatchError(f"the job's ledger has {ledger.n_agents} agents, the problem {K}")
         for text in algorithm.assumptions():
             ledger.add_assumption(text)
-        if secure_msgs and protocol_of(algorithm)[0] == "sparse":  # the graph's guarantee, beside epsilon
+        if secure_msgs and protocol_of(algorithm, K)[0] == "sparse":  # the graph's guarantee, beside epsilon
             ledger.add_assumption("secure aggregation graph: " + _graph(algorithm, K).describe())
         for text in getattr(algorithm, "exposures", lambda: [])():
             ledger.add_exposure(text)

@@ -141,10 +141,15 @@ class _Prg:
         return np.frombuffer(raw, dtype="<u8").reshape(len(contexts), -1)[:, :dim]
 
 
+#: Words up to which :class:`_ShakePrg` expands by SHAKE-256; longer vectors use AES-256 counter mode.
+SHAKE_WORDS = 512
+
+
 class _ShakePrg(_Prg):
-    """``PRG(k; t, a)`` as SHAKE-256 (FIPS 202) of ``k | t | a`` read as uint64 words mod q: one C call per key and
-    no cipher context to build (the sparse protocol's per-round keys, :mod:`privdist.runtime.secure.secagg_plus`,
-    are used once each, so AES's key schedule would cost more than the stream)."""
+    """``PRG(k; t, a)`` of the sparse protocol's once-used round keys (:mod:`privdist.runtime.secure.secagg_plus`):
+    for vectors of at most :data:`SHAKE_WORDS` words, SHAKE-256 (FIPS 202) of ``k | t | a`` read as uint64 words mod
+    q (one C call per key, no cipher context to build: AES's key schedule would cost more than such a short stream);
+    longer ones AES-256 counter mode as :class:`_Prg` (faster per byte)."""
 
     @staticmethod
     def context(key: bytes):
@@ -154,6 +159,8 @@ class _ShakePrg(_Prg):
     def raw(contexts: list, counters: bytes, dim: int) -> np.ndarray:
         if not contexts:
             return np.zeros((0, dim), dtype=np.uint64)
+        if dim > SHAKE_WORDS:
+            return _Prg.raw([_Prg.context(k) for k in contexts], counters, dim)
         head = counters[:12]  # (t, a) of the first counter block
         raw = b"".join(hashlib.shake_256(k + head).digest(8 * dim) for k in contexts)
         return np.frombuffer(raw, dtype="<u8").reshape(len(contexts), dim)

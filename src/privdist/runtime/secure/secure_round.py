@@ -42,12 +42,16 @@ from .secagg import SecAggParties, check_bits, party_secrets, unmask_sum
 __all__ = ["Dropout", "PartySide", "secure_specs", "secure_bits", "active_names", "secure_sum", "check_dropout",
            "prepare_round", "protocol_of"]
 
-def protocol_of(algorithm) -> tuple[str, int | None]:
-    """``(recovery, threshold)`` of the algorithm's secure sums (:data:`~privdist.contract.RECOVERIES`): its
-    ``recovery`` (default ``"retry"``) and, for ``"shamir"``, its ``shamir_threshold``."""
+def protocol_of(algorithm, n_parties: int) -> tuple[str, int | None]:
+    """``(recovery, threshold)`` of the algorithm's secure sums over ``n_parties`` (:data:`~privdist.contract.RECOVERIES`):
+    its ``recovery`` (default ``"retry"``; ``"auto"`` resolved by
+    :func:`~privdist.privacy.secure_params.resolve_recovery`) and, for ``"shamir"``, its ``shamir_threshold``."""
+    from ...privacy.secure_params import resolve_recovery
+
     recovery = getattr(algorithm, "recovery", "retry")
     if recovery not in RECOVERIES:
         raise ValidationError(f"recovery must be one of {RECOVERIES}, got {recovery!r}")
+    recovery = resolve_recovery(recovery, n_parties)
     if recovery == "sparse":
         return recovery, getattr(algorithm, "threshold", None)
     return recovery, (int(algorithm.shamir_threshold) if recovery == "shamir" else None)
@@ -137,7 +141,8 @@ class PartySide:
         secrets_ = party_secrets(agents, seed, trial, secure)
         self.parties = SecAggParties(agents, n_agents, secure_bits(specs), secrets_, session)
         self._plain: tuple[int, np.ndarray] | None = None
-        recovery, threshold = protocol_of(algorithm)
+        recovery, threshold = protocol_of(algorithm, n_agents)
+        self._sparse = recovery == "sparse"
         self._threshold = None
         if recovery == "shamir":
             from .secagg_threshold import ThresholdParty
@@ -153,7 +158,7 @@ class PartySide:
         return self.parties.public_keys()
 
     def agree(self, table) -> None:
-        if protocol_of(self.algorithm)[0] == "sparse":  # channel keys with the round's neighbours only, when needed
+        if self._sparse:  # channel keys with the round's neighbours only, when needed
             self._threshold.agree(table)
         else:
             self.parties.agree(table)
@@ -226,7 +231,7 @@ def prepare_round(be, algorithm, specs, t: int):
     encrypted shares, gathered and forwarded (:mod:`privdist.runtime.secure.secagg_threshold`). Returns the round's key
     table (K, 32) (the aggregator keeps it to check what it rebuilds) and the records for the transcript, or
     ``(None, [])`` (retry recovery, or a round without a secure message)."""
-    recovery = protocol_of(algorithm)[0]
+    recovery = protocol_of(algorithm, len(be.secure_keys))[0]
     if recovery == "retry" or not active_names(algorithm, specs, t):
         return None, []
     if recovery == "sparse":  # keys announced, then the graph drawn from them, then the shares among neighbours
@@ -295,7 +300,7 @@ def secure_sum(be, algorithm, specs, t: int, agent_out: dict, dropout: Dropout |
         from .secagg_threshold import recover
 
         total = _concat(masked, names)[present].sum(axis=0, dtype=np.uint64)
-        out = recover(total, present, answered, revealed, round_keys, protocol_of(algorithm)[1],
+        out = recover(total, present, answered, revealed, round_keys, protocol_of(algorithm, K)[1],
                       be.secure_session, t, bits)
         if out is not None:
             flat, rebuilt = out
