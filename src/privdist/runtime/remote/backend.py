@@ -145,8 +145,10 @@ class RemoteBackend(BackendBase):
 
     def secure_prepare(self, t: int):
         K = len(self.links)
+        sparse = getattr(self, "secure_graph", None) is not None  # shares go out in a later call (secure_share)
         parts = self._gather("secure_prepare", lambda k: {"t": t}, t,
-                             lambda k: [np.zeros((1, 32), dtype=np.uint8), np.zeros((1, K, 32), dtype=np.uint8)])
+                             lambda k: [np.zeros((1, 32), dtype=np.uint8),
+                                        np.zeros((1, 0, 64) if sparse else (1, K, 32), dtype=np.uint8)])
         return np.vstack([p[0] for p in parts]), np.vstack([p[1] for p in parts])
 
     def secure_share(self, t: int, table) -> np.ndarray:
@@ -161,8 +163,10 @@ class RemoteBackend(BackendBase):
 
     def secure_reveal(self, t: int, present) -> np.ndarray:
         K = len(self.links)
+        graph = getattr(self, "secure_graph", None)
+        shape = (1, K, 16) if graph is None else (1, graph.degree, 32)
         return np.vstack(self._gather("secure_reveal", lambda k: {"t": t, "present": present}, t,
-                                      lambda k: np.zeros((1, K, 16), dtype=np.uint8)))
+                                      lambda k: np.zeros(shape, dtype=np.uint8)))
 
     # ------------------------------------------------------------------ what stays with the parties
     def snapshot(self):

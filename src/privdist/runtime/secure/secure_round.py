@@ -237,11 +237,11 @@ def prepare_round(be, algorithm, specs, t: int):
     if recovery == "sparse":  # keys announced, then the graph drawn from them, then the shares among neighbours
         from .secagg_plus import graph_parameters, neighbours, route
 
-        table, _ = be.secure_prepare(t)
-        K = table.shape[0]
+        K = len(be.secure_keys)
         params = getattr(be, "secure_graph", None)
-        if params is None or params.parties != K:
+        if params is None or params.parties != K:  # set before the calls: a backend shapes a lost block's rows by it
             params = be.secure_graph = graph_parameters(algorithm, K)
+        table, _ = be.secure_prepare(t)
         nbrs = neighbours(be.secure_session, t, table, K, params.degree)
         sealed = be.secure_share(t, table)
         be.secure_receive(t, table, route(sealed, nbrs))
