@@ -141,20 +141,22 @@ def _bytes(res, K: int, value_bytes: int, shamir: bool, degree: int | None = Non
 
 
 def _plans(sizes: list[int], shamir: bool) -> list[tuple]:
-    """``(K, trust, dropout, recovery, threshold)`` of every cost run (``threshold`` None: the default)."""
+    """``(K, trust, dropout, recovery, threshold, colluding)`` of every cost run (``threshold`` None: the default;
+    ``colluding`` with a sparse graph chosen for 10 % colluding and 10 % dropped parties)."""
     from privdist.runtime.secure.secure_round import Dropout
 
-    plans = [(K, trust, None, rec, None) for K in sizes for trust, rec in
+    plans = [(K, trust, None, rec, None, 0) for K in sizes for trust, rec in
              (("local", None), ("secure_aggregation", "retry"), ("secure_aggregation", "sparse"))]
-    plans += [(K, "secure_aggregation", None, "sparse", K // 2) for K in sizes if K == 100]
+    plans += [(K, "secure_aggregation", None, "sparse", K // 2, 0) for K in sizes if K == 100]
+    plans += [(K, "secure_aggregation", None, "sparse", None, K // 10) for K in sizes if K >= 100]
     if 100 in sizes:
-        plans.append((100, "secure_aggregation", Dropout(0.1, after_send=0.02), "retry", None))
-        plans.append((100, "secure_aggregation", Dropout(0.1, after_send=0.02), "sparse", None))
+        plans.append((100, "secure_aggregation", Dropout(0.1, after_send=0.02), "retry", None, 0))
+        plans.append((100, "secure_aggregation", Dropout(0.1, after_send=0.02), "sparse", None, 0))
     if shamir:
-        plans += [(K, "secure_aggregation", None, "shamir", 1) for K in sizes]
-        plans += [(K, "secure_aggregation", None, "shamir", K // 2 + 1) for K in sizes if K <= 100]
+        plans += [(K, "secure_aggregation", None, "shamir", 1, 0) for K in sizes]
+        plans += [(K, "secure_aggregation", None, "shamir", K // 2 + 1, 0) for K in sizes if K <= 100]
         if 100 in sizes:
-            plans.append((100, "secure_aggregation", Dropout(0.1, after_send=0.02), "shamir", 1))
+            plans.append((100, "secure_aggregation", Dropout(0.1, after_send=0.02), "shamir", 1, 0))
     return plans
 
 
@@ -165,11 +167,11 @@ def cost_rows(sizes: list[int], shamir: bool = True) -> list[dict]:
     from privdist.runtime import run
 
     rows = []
-    for K, trust, dropout, rec, threshold in _plans(sizes, shamir):
+    for K, trust, dropout, rec, threshold, colluding in _plans(sizes, shamir):
         problem, net = _problem(K), make_network("complete", n=K)
         recovery = {} if rec is None else {"recovery": rec, "threshold": threshold}
-        tolerance = (0.2 if rec == "sparse" else 0.1) if dropout else 0.0  # the graph tolerates the dropouts drawn
-        algo = make_algorithm("dpmm", epsilon=1.0, delta=1e-5, rounds=ROUNDS, trust=trust,
+        tolerance = (0.2 if rec == "sparse" else 0.1) if dropout else 0.1 if colluding else 0.0  # graph chosen for it
+        algo = make_algorithm("dpmm", epsilon=1.0, delta=1e-5, rounds=ROUNDS, trust=trust, colluding=colluding,
                               dropout_tolerance=tolerance, **recovery)
         kw = {"dropout": dropout} if dropout else {}
         clock = {"clock": lambda est: time.perf_counter()}  # evaluated after init and after every round
@@ -178,6 +180,7 @@ def cost_rows(sizes: list[int], shamir: bool = True) -> list[dict]:
         value_bytes = 8 if trust == "local" else math.ceil(res.config["secure_aggregation"]["bits"] / 8)
         graph = res.config.get("secure_aggregation", {}).get("graph")
         row = {"parties": K, "trust": trust, "recovery": rec, "graph": graph, "dropout_tolerance": tolerance,
+               "colluding": colluding,
                "threshold": threshold if graph is None else graph["threshold"],
                "dropout": None if dropout is None else vars(dropout),
                "setup_seconds": res.timings["init"], "round1_seconds": float(ticks[0]),
@@ -215,6 +218,8 @@ def _label(row: dict) -> str:
         label = "local"
     elif rec == "sparse":
         label = f"secure, sparse k={row['graph']['degree']} t={row['graph']['threshold']}"
+        if row.get("colluding"):
+            label += f" (colluding {row['colluding']}, tolerance {row['dropout_tolerance']:g})"
     elif rec == "shamir":
         label = f"secure, shamir t={row['threshold']}"
     else:
