@@ -31,9 +31,10 @@ and nothing about how it splits among honest parties: ``y_u - z_u`` of an honest
 with the other honest members of ``S``, which nobody reveals. A party that sent ``y_u`` but did not answer never
 revealed its own mask, so its ``y_u`` (or one that arrives late) stays padded; a retried attempt's masks are unrelated
 to the failed one's (other counter blocks). Every pair masks (the complete graph: ``K - 1`` key agreements per party
-at setup, ``K - 1`` keystreams per party and round); sparse masking graphs (Bell et al., CCS 2020) and the consistency
-round a malicious aggregator needs (Bonawitz et al. §4) are not implemented: the aggregator is assumed to announce one
-``S`` to everyone.
+at setup, ``K - 1`` keystreams per party and round); with ``neighbours`` (:meth:`SecAggParties.agree`) a party masks
+with its neighbours in a sparse graph only (Bell et al., CCS 2020: :mod:`privdist.runtime.secure.secagg_plus`). The
+consistency round a malicious aggregator needs (Bonawitz et al. §4) is not implemented: the aggregator is assumed to
+announce one ``S`` to everyone.
 
 **Threshold recovery** (``recovery="shamir"``, :mod:`privdist.runtime.secure.secagg_threshold`): the same masking with
 per-round keys, whose seeds every party shares t-out-of-n, so that the aggregator removes the masks of a party that
