@@ -18,6 +18,17 @@ key up, the K x 32-byte table down). One extra secure run at K = 100 with simula
 (10 % before sending, 2 % after sending, per round) gives the same numbers under failures. All parties are simulated
 in one process on this machine: the seconds are the simulator's, not a deployment's.
 
+**The sparse graph** (``recovery="sparse"``, SecAgg+, Bell et al. CCS 2020; issue 41): the same cost runs at the
+default graph (no colluding party, no dropout tolerance: a ring, ``k = 2``), at 100 parties with threshold ``K/2``
+(``k = t = 50``) and with the dropouts above (tolerance 0.2, so that the graph is chosen for them); their bytes add, per
+round, the round key (32), the encrypted shares (64 per neighbour) and the revealed ones (32 per neighbour).
+
+**Whole fits** (``--fits``): :class:`privdist.learn.DistributedLogisticRegression` (defaults, epsilon 1) on ``K``
+parties of 10 synthetic rows and 8 features, local trust against secure aggregation by the default protocol (the
+sparse graph from 100 parties on), each fit in its own process: seconds of ``fit`` and the peak resident memory of
+that process (``VmHWM`` of ``/proc/self/status``: Linux carries ``getrusage``'s maxrss across ``exec``, so a child
+started from this benchmark would report the benchmark's own peak).
+
 **Threshold recovery** (``recovery="shamir"``, Bonawitz et al.'s double masking): the same runs with fresh round keys
 and Shamir-shared seeds every round, at the default threshold ``t = colluding + 1 = 1`` for every K and at the
 majority threshold ``t = K/2 + 1`` for K <= 100 (at 1,000 parties one round would take the simulator hours: the
@@ -27,7 +38,7 @@ per-seed costs below), plus the run with dropouts at K = 100. Their bytes per pa
 aggregator combines K seeds per round.
 
 Run: ``python benchmarks/bench_secagg.py [--draws 3] [--sizes 10,100,1000] [--skip-utility] [--skip-cost]
-[--skip-shamir]``; writes
+[--skip-shamir] [--fits 1000,10000] [--skip-fits]``; writes
 ``benchmarks/results/secagg.json`` and ``benchmarks/results/secagg.md``.
 """
 
@@ -108,10 +119,11 @@ def _problem(K: int):
 
 #: Transcript entries that are not the parties' messages: the setup keys, and under threshold recovery the round's
 #: key table (counted as 32 bytes per party below) and the seeds the aggregator rebuilt (the shares are counted).
-_NOT_SENT = ("secagg.public_keys", "secagg.round_keys", "secagg.rebuilt_seeds@attempt0")
+_NOT_SENT = ("secagg.public_keys", "secagg.round_keys", "secagg.rebuilt_seeds@attempt0", "secagg.shares",
+             "secagg.revealed@attempt0")
 
 
-def _bytes(res, K: int, value_bytes: int, shamir: bool) -> dict:
+def _bytes(res, K: int, value_bytes: int, shamir: bool, degree: int | None = None) -> dict:
     """Bytes each party sent, on average, in round 1 and in round 2, from the full transcript: the rows of the
     agents' messages that carry something (a row of zeros is a message the schedule leaves silent, e.g. dpmm's Gram
     after round 1, or a party that dropped out), times the bytes per value. Threshold recovery adds per round its
@@ -123,22 +135,28 @@ def _bytes(res, K: int, value_bytes: int, shamir: bool) -> dict:
             if role == "agent" and name not in _NOT_SENT:
                 rows = a.reshape(a.shape[0], -1)
                 sent += int(np.any(rows != 0, axis=1).sum()) * rows.shape[1]
-        per_round[t] = sent / K * value_bytes + ((32 + 32 * (K - 1) + 16 * K) if shamir else 0)
+        extra = (32 + 64 * degree + 32 * degree) if degree else (32 + 32 * (K - 1) + 16 * K) if shamir else 0
+        per_round[t] = sent / K * value_bytes + extra
     return {"round_1": per_round.get(1, 0.0), "gradient_round": per_round.get(2, 0.0)}
 
 
 def _plans(sizes: list[int], shamir: bool) -> list[tuple]:
-    """``(K, trust, dropout, threshold)`` of every cost run (``threshold``: None = retry recovery)."""
+    """``(K, trust, dropout, recovery, threshold, colluding)`` of every cost run (``threshold`` None: the default;
+    ``colluding`` with a sparse graph chosen for 10 % colluding and 10 % dropped parties)."""
     from privdist.runtime.secure.secure_round import Dropout
 
-    plans = [(K, trust, None, None) for K in sizes for trust in ("local", "secure_aggregation")]
+    plans = [(K, trust, None, rec, None, 0) for K in sizes for trust, rec in
+             (("local", None), ("secure_aggregation", "retry"), ("secure_aggregation", "sparse"))]
+    plans += [(K, "secure_aggregation", None, "sparse", K // 2, 0) for K in sizes if K == 100]
+    plans += [(K, "secure_aggregation", None, "sparse", None, K // 10) for K in sizes if K >= 100]
     if 100 in sizes:
-        plans.append((100, "secure_aggregation", Dropout(0.1, after_send=0.02), None))
+        plans.append((100, "secure_aggregation", Dropout(0.1, after_send=0.02), "retry", None, 0))
+        plans.append((100, "secure_aggregation", Dropout(0.1, after_send=0.02), "sparse", None, 0))
     if shamir:
-        plans += [(K, "secure_aggregation", None, 1) for K in sizes]
-        plans += [(K, "secure_aggregation", None, K // 2 + 1) for K in sizes if K <= 100]
+        plans += [(K, "secure_aggregation", None, "shamir", 1, 0) for K in sizes]
+        plans += [(K, "secure_aggregation", None, "shamir", K // 2 + 1, 0) for K in sizes if K <= 100]
         if 100 in sizes:
-            plans.append((100, "secure_aggregation", Dropout(0.1, after_send=0.02), 1))
+            plans.append((100, "secure_aggregation", Dropout(0.1, after_send=0.02), "shamir", 1, 0))
     return plans
 
 
@@ -149,23 +167,26 @@ def cost_rows(sizes: list[int], shamir: bool = True) -> list[dict]:
     from privdist.runtime import run
 
     rows = []
-    for K, trust, dropout, threshold in _plans(sizes, shamir):
+    for K, trust, dropout, rec, threshold, colluding in _plans(sizes, shamir):
         problem, net = _problem(K), make_network("complete", n=K)
-        recovery = {} if threshold is None else {"recovery": "shamir", "threshold": threshold}
-        algo = make_algorithm("dpmm", epsilon=1.0, delta=1e-5, rounds=ROUNDS, trust=trust,
-                              dropout_tolerance=0.1 if dropout else 0.0, **recovery)
+        recovery = {} if rec is None else {"recovery": rec, "threshold": threshold}
+        tolerance = (0.2 if rec == "sparse" else 0.1) if dropout else 0.1 if colluding else 0.0  # graph chosen for it
+        algo = make_algorithm("dpmm", epsilon=1.0, delta=1e-5, rounds=ROUNDS, trust=trust, colluding=colluding,
+                              dropout_tolerance=tolerance, **recovery)
         kw = {"dropout": dropout} if dropout else {}
         clock = {"clock": lambda est: time.perf_counter()}  # evaluated after init and after every round
         res = run(algo, problem, net, ROUNDS, seed=0, transcript="full", metrics=clock, **kw)
         ticks = np.diff(res.curves["clock"])  # seconds of rounds 1..T (the transcript and ledger included)
         value_bytes = 8 if trust == "local" else math.ceil(res.config["secure_aggregation"]["bits"] / 8)
-        row = {"parties": K, "trust": trust, "recovery": "shamir" if threshold else ("retry" if trust != "local"
-                                                                                     else None),
-               "threshold": threshold, "dropout": None if dropout is None else vars(dropout),
+        graph = res.config.get("secure_aggregation", {}).get("graph")
+        row = {"parties": K, "trust": trust, "recovery": rec, "graph": graph, "dropout_tolerance": tolerance,
+               "colluding": colluding,
+               "threshold": threshold if graph is None else graph["threshold"],
+               "dropout": None if dropout is None else vars(dropout),
                "setup_seconds": res.timings["init"], "round1_seconds": float(ticks[0]),
                "gradient_round_seconds": float(np.median(ticks[1:-1])),
                "total_seconds": res.timings["init"] + res.timings["rounds"],
-               "bytes_per_party": _bytes(res, K, value_bytes, threshold is not None),
+               "bytes_per_party": _bytes(res, K, value_bytes, rec == "shamir", graph and graph["degree"]),
                "setup_bytes_per_party": {"up": 32, "down": 32 * K} if trust != "local" else None}
         if dropout is not None:
             rounds = res.config["secure_aggregation"]["rounds"][:-1]
@@ -192,9 +213,19 @@ def cost_rows(sizes: list[int], shamir: bool = True) -> list[dict]:
 
 
 def _label(row: dict) -> str:
-    label = row["trust"] + (f", shamir t={row['threshold']}" if row.get("threshold") else
-                            ", retry" if row["trust"] != "local" else "")
-    return label + (" (10 % + 2 % dropouts)" if row["dropout"] else "")
+    rec = row.get("recovery") or ("shamir" if row.get("threshold") else "retry")
+    if row["trust"] == "local":
+        label = "local"
+    elif rec == "sparse":
+        label = f"secure, sparse k={row['graph']['degree']} t={row['graph']['threshold']}"
+        if row.get("colluding"):
+            label += f" (colluding {row['colluding']}, tolerance {row['dropout_tolerance']:g})"
+    elif rec == "shamir":
+        label = f"secure, shamir t={row['threshold']}"
+    else:
+        label = "secure, retry"
+    return label + (f" (10 % + 2 % dropouts, tolerance {row.get('dropout_tolerance', 0.1):g})"
+                    if row["dropout"] else "")
 
 
 def shamir_rows(sizes: list[int]) -> list[dict]:
@@ -214,9 +245,139 @@ def shamir_rows(sizes: list[int]) -> list[dict]:
     return rows
 
 
-# ------------------------------------------------------------------------------------------------------- output
-def markdown(utility: list[dict], cost: list[dict], draws: int, shamir: list[dict] = ()) -> str:
+# ------------------------------------------------------------------------------------------------------- fits
+_FIT = """
+import json, resource, sys, time, warnings
+import numpy as np
+from privdist.learn import DistributedLogisticRegression
+K, rows, trust = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+rng = np.random.default_rng(0)
+X = rng.normal(size=(K * rows, 8))
+y = (X @ rng.normal(size=8) + rng.normal(size=K * rows) > 0).astype(int)
+groups = np.repeat(np.arange(K), rows)
+warnings.simplefilter("ignore")
+t0 = time.perf_counter()
+m = DistributedLogisticRegression(epsilon=1.0, delta=1e-5, random_state=0, trust=trust).fit(X, y, groups=groups)
+seconds = time.perf_counter() - t0
+sec = m.privacy_report_.get("trust", {})
+try:  # the peak of this process's own memory (Linux keeps getrusage's maxrss across exec: the parent's would show)
+    with open("/proc/self/status") as f:
+        peak = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024
+except (OSError, StopIteration):
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"seconds": seconds, "maxrss_mb": peak,
+                  "epsilon": float(m.privacy_report_["epsilon"]), "accuracy": float(m.score(X, y)),
+                  "graph": sec.get("graph")}))
+"""
+
+
+def fit_rows(sizes: list[int], rows: int = 10) -> list[dict]:
+    """:class:`privdist.learn.DistributedLogisticRegression` (defaults, epsilon 1) on ``K`` parties of ``rows``
+    synthetic rows and 8 features, local trust against secure aggregation (the default protocol: the sparse graph
+    from 100 parties on), each fit in its own process (seconds of ``fit``, peak resident memory of the process)."""
+    import os
+    import subprocess
+
     out = []
+    for K in sizes:
+        for trust in ("local", "secure_aggregation"):
+            proc = subprocess.run([sys.executable, "-c", _FIT, str(K), str(rows), trust], capture_output=True,
+                                  text=True, env=dict(os.environ), check=True)
+            row = {"parties": K, "rows": rows, "trust": trust, **json.loads(proc.stdout.strip().splitlines()[-1])}
+            out.append(row)
+            print(f"fit K={K:6d} x {rows} rows {trust:20s} {row['seconds']:8.2f} s  peak {row['maxrss_mb']:7.0f} MB  "
+                  f"epsilon {row['epsilon']:.3f}", flush=True)
+    for r in out:
+        plain = next(p for p in out if p["parties"] == r["parties"] and p["trust"] == "local")
+        r["ratio"] = r["seconds"] / plain["seconds"]
+    return out
+
+
+# ------------------------------------------------------------------------------------------------------ a party
+def party_rows(configs=((1000, 0, 0.0), (1000, 100, 0.1), (10_000, 0, 0.0), (10_000, 1000, 0.1)),
+               dim: int = FEATURES + 1, repeats: int = 5) -> list[dict]:
+    """One party's own work in a round of the sparse protocol (what it does on Ray or in its own process), timed:
+    its round keys (``prepare``), its shares for its ``k`` neighbours (``share``: ``k`` channel agreements the first
+    time, two Shamir splits, ``k`` encryptions), receiving its neighbours' shares and agreeing its ``k`` round pair keys
+    (``receive``), masking a vector of ``dim`` values and revealing its shares. The other parties exist only as far as
+    the party needs them (every party's round key; its neighbours' shares). The median of ``repeats`` rounds."""
+    from privdist.privacy.secagg_graph import choose_graph
+    from privdist.runtime.secure.secagg import SecAggParties, party_secrets, session_id
+    from privdist.runtime.secure.secagg_plus import SparseParty, neighbours, route
+
+    rows = []
+    for K, colluding, tol in configs:
+        params = choose_graph(K, colluding, int(math.floor(tol * K)))
+        session, secrets_ = session_id(0, 0, False), party_secrets(range(K), 0, 0, False)
+
+        def make(ids):
+            ids = np.asarray(ids)
+            return SparseParty(SecAggParties(ids, K, 32, [secrets_[a] for a in ids], session),
+                               [secrets_[a][32:] for a in ids], params, session)
+
+        everyone = make(np.arange(K))
+        table = everyone.channel.public_keys()
+        steps = {s: [] for s in ("prepare", "share", "receive", "mask", "reveal")}
+        for t in range(1, repeats + 1):
+            everyone.agree(table)
+            round_table = everyone.prepare(t)[0]
+            nbrs = neighbours(session, t, round_table, K, params.degree)
+            near = make(nbrs[0])
+            near.agree(table)
+            near.prepare(t)
+            sealed = np.zeros((K, params.degree, 64), dtype=np.uint8)
+            sealed[nbrs[0]] = near.share(t, round_table)
+            inbound = route(sealed, nbrs)[:, [0]]
+            party = make([0])  # a fresh process: no channel key cached
+            party.agree(table)
+            x = np.arange(dim, dtype=np.int64)[None, :]
+            marks = [time.perf_counter()]
+            party.prepare(t)
+            marks.append(time.perf_counter())
+            party.share(t, round_table)
+            marks.append(time.perf_counter())
+            party.receive(t, round_table, inbound)
+            marks.append(time.perf_counter())
+            party.masking(t).mask(t, 0, x)
+            marks.append(time.perf_counter())
+            party.reveal(t, np.ones(K, dtype=bool))
+            marks.append(time.perf_counter())
+            for name, a, b in zip(steps, marks, marks[1:]):
+                steps[name].append(b - a)
+        row = {"parties": K, "colluding": colluding, "dropout_tolerance": tol, "degree": params.degree,
+               "threshold": params.threshold, "dim": dim, **{f"{s}_seconds": float(np.median(v)) for s, v in
+                                                            steps.items()}}
+        row["total_seconds"] = sum(row[f"{s}_seconds"] for s in steps)
+        rows.append(row)
+        print(f"a party of K={K:6d} (k={params.degree}, t={params.threshold}): {row['total_seconds'] * 1e3:.2f} ms "
+              f"per round (" + ", ".join(f"{s} {row[f'{s}_seconds'] * 1e3:.2f}" for s in steps) + " ms)", flush=True)
+    return rows
+
+
+# ------------------------------------------------------------------------------------------------------- output
+def markdown(utility: list[dict], cost: list[dict], draws: int, shamir: list[dict] = (), fits: list[dict] = (),
+             party: list[dict] = ()) -> str:
+    out = []
+    if party:
+        out += ["| parties K | colluding | dropout tolerance | k | t | one party's round, ms | keys | shares | receive + "
+                "pair keys | mask | reveal |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for r in party:
+            out.append(f"| {r['parties']:,} | {r['colluding']} | {r['dropout_tolerance']:g} | {r['degree']} | "
+                       f"{r['threshold']} | {r['total_seconds'] * 1e3:.2f} | {r['prepare_seconds'] * 1e3:.2f} | "
+                       f"{r['share_seconds'] * 1e3:.2f} | {r['receive_seconds'] * 1e3:.2f} | "
+                       f"{r['mask_seconds'] * 1e3:.2f} | {r['reveal_seconds'] * 1e3:.2f} |")
+        out += ["", f"One party's own work per round of the sparse protocol (a vector of {party[0]['dim']} values; "
+                "channel keys derived afresh), the median of 5 rounds: what a party does on Ray or in its own process.",
+                ""]
+    if fits:
+        out += ["| parties x rows | trust | fit s | x local | peak memory MB | epsilon |", "|---|---|---|---|---|---|"]
+        for r in fits:
+            out.append(f"| {r['parties']:,} x {r['rows']} | {r['trust']} | {r['seconds']:.2f} | {r['ratio']:.2f} | "
+                       f"{r['maxrss_mb']:.0f} | {r['epsilon']:.3f} |")
+        out += ["", "DistributedLogisticRegression (defaults, epsilon 1, delta 1e-5), 8 synthetic features, each fit "
+                "in its own process (peak resident memory of that process); secure aggregation by the default "
+                "protocol (the sparse graph from 100 parties on: " + "; ".join(sorted({r["graph"] for r in fits
+                                                                                        if r.get("graph")})) + ").", ""]
     if utility:
         out += ["| Adult, parties | local DP (epsilon 1) | secure aggregation (epsilon 1) | non-private distributed | "
                 "seconds per secure fit |", "|---|---|---|---|---|"]
@@ -258,7 +419,10 @@ def main(argv=None) -> int:
     p.add_argument("--sizes", default="10,100,1000", help="party counts of the cost benchmark")
     p.add_argument("--skip-utility", action="store_true", help="keep the utility rows of an existing STEM.json")
     p.add_argument("--skip-cost", action="store_true", help="keep the cost rows of an existing STEM.json")
-    p.add_argument("--skip-shamir", action="store_true", help="no threshold-recovery rows (they take minutes)")
+    p.add_argument("--skip-shamir", action="store_true", help="no complete-graph threshold-recovery rows (minutes)")
+    p.add_argument("--fits", default="1000,10000", help="party counts of the whole-fit rows (10 rows each)")
+    p.add_argument("--skip-fits", action="store_true", help="keep the fit rows of an existing STEM.json")
+    p.add_argument("--skip-party", action="store_true", help="keep the one-party rows of an existing STEM.json")
     p.add_argument("--out", default=str(HERE / "results" / "secagg"), help="stem of STEM.json and STEM.md")
     args = p.parse_args(argv)
     t0 = time.perf_counter()
@@ -268,7 +432,9 @@ def main(argv=None) -> int:
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     cost = kept.get("cost", []) if args.skip_cost else cost_rows(sizes, not args.skip_shamir)
     shamir = kept.get("shamir", []) if args.skip_cost or args.skip_shamir else shamir_rows(sizes)
-    md = markdown(utility, cost, utility[0]["draws"] if utility else args.draws, shamir)
+    fits = kept.get("fits", []) if args.skip_fits else fit_rows([int(s) for s in args.fits.split(",") if s.strip()])
+    party = kept.get("party", []) if args.skip_party else party_rows()
+    md = markdown(utility, cost, utility[0]["draws"] if utility else args.draws, shamir, fits, party)
     print()
     print(md)
     stem.parent.mkdir(parents=True, exist_ok=True)
@@ -276,7 +442,8 @@ def main(argv=None) -> int:
                                                if args.skip_utility else args.draws,
                                                "epsilon": 1.0, "delta": 1e-5, "rounds": ROUNDS},
            "machine": {"python": sys.version.split()[0], "platform": platform.platform()},
-           "wall_seconds": time.perf_counter() - t0, "utility": utility, "cost": cost, "shamir": shamir}
+           "wall_seconds": time.perf_counter() - t0, "utility": utility, "cost": cost, "shamir": shamir,
+           "fits": fits, "party": party}
     stem.with_suffix(".json").write_text(json.dumps(out, indent=1) + "\n")
     stem.with_suffix(".md").write_text(md)
     print(f"wrote {stem.with_suffix('.json').name} and {stem.with_suffix('.md').name} in {stem.parent.name}/")

@@ -41,6 +41,7 @@ __all__ = [
     "OutputWriteError",
     "SecureAggregationUnavailableError",
     "ReconstructionError",
+    "SecureRoundError",
     "PolicyError",
     "LedgerCorruptError",
     "LedgerLockedError",
@@ -203,6 +204,12 @@ class SecureAggregationUnavailableError(ValidationError):
 class ReconstructionError(PrivdistError, ValueError):
     """A secret shared t-out-of-n (Shamir) cannot be rebuilt: fewer than t shares, or shares that do not belong to
     one sharing (issue 27, dropout recovery of secure aggregation)."""
+
+
+class SecureRoundError(ReconstructionError):
+    """A round of sparse-graph secure aggregation (issue 41) cannot end with a correct and private sum: a party has
+    fewer answering neighbours than the threshold (its seed cannot be rebuilt), or the parties whose vectors arrived
+    split the masking graph (the aggregator would learn partial sums). The round stops; no sum is released."""
 
 
 class PolicyError(ValidationError):

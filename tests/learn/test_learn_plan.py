@@ -130,7 +130,7 @@ def test_plan_is_decided_from_public_facts_and_read_back():
     assert plan.class_rule == "skellam_joint_rdp" and all(t.runs == 3 for t in plan.training)
     assert plan.range.kind == "skellam" and plan.training[0].prior == (plan.range.mechanism(0).prior(),)
     data = json.loads(plan.to_json())
-    assert data["secure"] == {"colluding": 0, "dropout_tolerance": 0.0, "bits": None, "recovery": "retry",
+    assert data["secure"] == {"colluding": 0, "dropout_tolerance": 0.0, "bits": None, "recovery": "auto",
                               "threshold": None}
     with pytest.raises(ValidationError):
         PrivacyPlan.from_dict({**data, "version": 99})

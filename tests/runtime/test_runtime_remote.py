@@ -78,6 +78,20 @@ def test_local_links_give_the_simulators_transcript(files, trust):
     assert remote.final_state is None  # the parties' states never leave them
 
 
+def test_local_links_give_the_simulators_transcript_with_the_sparse_graph(files):
+    """recovery='sparse' (issue 41): each party draws its round keys, splits its seeds among its neighbours and
+    derives its own pair keys; the coordinator forwards the shares; the transcript is the simulator's."""
+    algo = DPMM(epsilon=1.0, delta=1e-5, trust="secure_aggregation", row_bound=2.0, rounds=ROUNDS, recovery="sparse")
+    links = [LocalLink(RemoteParty(algo, _handle([files[k] if j == k else f"held-by-party-{j}.npz" for j in range(K)]),
+                                   complete(K), k)) for k in range(K)]
+    remote = run(algo, _coordinator_problem(), complete(K), ROUNDS, seed=7, backend=RemoteBackend(links))
+    problem = HorizontalERM([_rows(k) for k in range(K)], make_loss("logistic"), make_regularizer("l2"), 1e-3)
+    sim = run(algo, problem, complete(K), ROUNDS, seed=7)
+    assert remote.transcript.digest == sim.transcript.digest
+    np.testing.assert_array_equal(remote.estimates, sim.estimates)
+    assert remote.config["secure_aggregation"]["recovery"] == "sparse"
+
+
 def test_party_processes_give_the_simulators_transcript(files):
     started = [spawn_party(_party, k, files[k]) for k in range(K)]
     try:

@@ -14,7 +14,8 @@ Algorithms with the option: :class:`~privdist.algorithms.dpmm.DPMM` (the gradien
 coordinator) and :class:`~privdist.algorithms.sharing.ADMMSharing` (the coordinator's sum of the shares ``Q_m``).
 A decentralized graph has no coordinator to sum at: :class:`~privdist.errors.SecureAggregationUnavailableError`.
 
-**Dropout recovery** (``recovery``): ``"retry"`` (default; keys once per run, a party that fails after sending
+**Dropout recovery** (``recovery``; ``"sparse"``: SecAgg+'s sparse masking graph, issue 41,
+:mod:`privdist.runtime.secure.secagg_plus`): ``"retry"`` (default; keys once per run, a party that fails after sending
 costs a retried attempt among the others, :mod:`privdist.runtime.secure.secure_round`) or ``"shamir"`` (Bonawitz et al.'s
 threshold recovery with fresh keys every round: no retried attempt, :mod:`privdist.runtime.secure.secagg_threshold`), with
 ``threshold`` parties' shares rebuilding a seed (default ``colluding + 1``; it must exceed ``colluding``: fewer
@@ -34,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import UnknownNameError, ValidationError
-from ..privacy.secure_params import MAX_BITS, RECOVERIES, SecureAggregation
+from ..privacy.secure_params import MAX_BITS, RECOVERIES, SPARSE_FROM, SecureAggregation
 
 __all__ = ["TRUST", "RECOVERIES", "SecureSum", "sum_range"]
 
@@ -127,6 +128,13 @@ class SecureSum(SecureAggregation):
     def _trust_assumption(self) -> str:
         """The assumption line of a secure run (the report prints it)."""
         recovery = ("dropouts recovered by a retried attempt" if self.recovery == "retry" else
+                    "dropouts recovered by Shamir sharing of per-round seeds among each party's neighbours in a "
+                    "random regular masking graph (SecAgg+, Bell et al. 2020; its degree, threshold and failure "
+                    "probability are stated with the graph)" if self.recovery == "sparse" else
+                    f"dropouts recovered by a retried attempt below {SPARSE_FROM} parties and, from {SPARSE_FROM} on, by Shamir sharing "
+                    "among each party's neighbours in a random regular masking graph (SecAgg+, Bell et al. 2020; its "
+                    "degree, threshold and failure probability are stated with the graph)" if self.recovery == "auto"
+                    else
                     f"dropouts recovered by {self.shamir_threshold}-out-of-K Shamir sharing of per-round seeds (fewer colluders than that learn nothing from their shares)")
         return (f"trust=secure_aggregation: the aggregator is honest-but-curious (follows the protocol and announces "
                 f"one set of present parties per round), at most {self.colluding} part"

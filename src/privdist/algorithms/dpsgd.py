@@ -142,7 +142,8 @@ class DPSGD(SecureSum, PerIterationGaussian, AlgorithmBase):
         check_positive(self.correlation, "correlation")
         if self.correlated:
             check_int(self.colluding, "colluding", 0)
-            if self.dropout_tolerance or self.bits is not None or self.recovery != "retry" or self.threshold:
+            if self.dropout_tolerance or self.bits is not None or self.recovery not in ("retry", "auto") or \
+                    self.threshold:
                 raise ValidationError("dpsgd: dropout_tolerance, bits, recovery and threshold are options of "
                                       "trust='secure_aggregation', not of trust='correlated'")
         else:

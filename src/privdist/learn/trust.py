@@ -32,6 +32,12 @@ def trust_report(plan, algo) -> dict:
               "dropout_tolerance": algo.dropout_tolerance, "calibrated_honest_shares": algo.shares(K)}
     if plan.kind == "vertical":  # the sums of the parties' shares Q_m (issue 39: the same fields as dpmm's)
         return {**common, "assumes": algo._trust_assumption()}
+    from ..privacy.secure_params import resolve_recovery
+
+    if resolve_recovery(getattr(algo, "recovery", "retry"), K) == "sparse":  # SecAgg+: its failure bound by epsilon
+        from ..privacy.secagg_graph import choose_graph
+
+        common["graph"] = choose_graph(K, algo.colluding, algo.dropouts(K), algo.threshold).describe()
     return {**common,
             "assumes": "an honest-but-curious aggregator that sees masked vectors and the sums only and announces one "
                        f"set of present parties per round; at most {algo.colluding} part"

@@ -12,9 +12,14 @@ the privacy plan (:mod:`privdist.privacy.plan`) holds one as its ``secure`` sect
 * ``dropout_tolerance``: the fraction of the parties whose shares the calibration may lose in a round and still meet
   the budget (``floor(dropout_tolerance K)`` parties);
 * ``bits``: the modulus ``2^bits`` of the sums (None: the smallest of 32 .. 53 that holds them, from public facts);
-* ``recovery``: ``"retry"`` (a retried attempt among the parties that answered) or ``"shamir"`` (threshold
-  secret sharing of per-round seeds; Bonawitz et al., CCS 2017);
-* ``threshold``: the Shamir threshold (default ``colluding + 1``; it must exceed ``colluding``).
+* ``recovery``: ``"retry"`` (a retried attempt among the parties that answered), ``"shamir"`` (threshold
+  secret sharing of per-round seeds; Bonawitz et al., CCS 2017), ``"sparse"`` (SecAgg+'s sparse masking graph with
+  threshold sharing among neighbours; Bell et al., CCS 2020) or ``"auto"`` (default: ``"sparse"`` from
+  :data:`SPARSE_FROM` parties on, ``"retry"`` below; :func:`resolve_recovery`);
+* ``threshold``: the Shamir threshold (default ``colluding + 1``; it must exceed ``colluding``); under
+  ``recovery="sparse"`` the threshold among a party's neighbours (default: chosen with the graph's degree,
+  :func:`privdist.privacy.secagg_graph.choose_graph`; a colluding majority among some party's neighbours is then a
+  bounded probability, not excluded).
 """
 
 from __future__ import annotations
@@ -26,15 +31,29 @@ from dataclasses import dataclass
 from .._checks import check_int, shown
 from ..errors import ParameterTypeError, UnknownNameError, ValidationError
 
-__all__ = ["SecureAggregation", "SECURE_FIELDS", "MAX_BITS", "RECOVERIES", "check_bits"]
+__all__ = ["SecureAggregation", "SECURE_FIELDS", "MAX_BITS", "RECOVERIES", "check_bits", "SPARSE_FROM",
+           "resolve_recovery"]
 
 #: Largest modulus exponent of a secure sum: masked values travel through the float64 transcript exactly (2^53).
 MAX_BITS = 53
 
 #: Dropout recovery of a secure sum (issue 27): a retried attempt among the parties that answered, or threshold secret
-#: sharing (:mod:`privdist.runtime.secure.secure_round`); an algorithm declares it as ``recovery`` and, for
-#: ``"shamir"``, its threshold as ``shamir_threshold``.
-RECOVERIES = ("retry", "shamir")
+#: sharing (:mod:`privdist.runtime.secure.secure_round`), or the sparse masking graph of SecAgg+ with threshold
+#: sharing among neighbours (issue 41, :mod:`privdist.runtime.secure.secagg_plus`); an algorithm declares it as
+#: ``recovery`` and, for ``"shamir"``, its threshold as ``shamir_threshold``.
+RECOVERIES = ("retry", "shamir", "sparse", "auto")
+
+#: ``recovery="auto"`` (the default, issue 41): the sparse graph from this many parties on, the retried attempt below
+#: (:func:`resolve_recovery`; benchmarks/results/secagg.md has the measurements behind it).
+SPARSE_FROM = 100
+
+
+def resolve_recovery(recovery: str, n_parties: int) -> str:
+    """The protocol ``recovery`` names for ``n_parties``: ``"auto"`` is ``"sparse"`` from :data:`SPARSE_FROM`
+    parties on and ``"retry"`` below; the others are themselves."""
+    if recovery == "auto":
+        return "sparse" if int(n_parties) >= SPARSE_FROM else "retry"
+    return recovery
 
 
 def check_bits(bits) -> int:
@@ -52,7 +71,7 @@ class SecureAggregation:
     colluding: int = 0
     dropout_tolerance: float = 0.0
     bits: int | None = None
-    recovery: str = "retry"
+    recovery: str = "auto"
     threshold: int | None = None
 
     def check(self) -> None:
@@ -73,9 +92,9 @@ class SecureAggregation:
             raise UnknownNameError("recovery", str(self.recovery), RECOVERIES)
         if self.threshold is not None:
             check_int(self.threshold, "threshold", 1)
-            if self.recovery != "shamir":
-                raise ValidationError(f"{name}: threshold is the Shamir threshold of recovery='shamir'")
-            if self.threshold <= self.colluding:
+            if self.recovery not in ("shamir", "sparse"):
+                raise ValidationError(f"{name}: threshold is the Shamir threshold of recovery='shamir' or 'sparse'")
+            if self.recovery == "shamir" and self.threshold <= self.colluding:
                 raise ValidationError(f"{name}: threshold={self.threshold} must exceed colluding={self.colluding}: "
                                       "that many colluders would rebuild every seed from their shares")
 

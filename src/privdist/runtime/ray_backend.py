@@ -207,10 +207,18 @@ class RayBackend(BackendBase):
     def secure_prepare(self, t: int):
         """Threshold recovery: every actor's round public keys (K, 32) and encrypted shares (K, K, 32)."""
         K = self.blocks[0].n_agents
+        sparse = getattr(self, "secure_graph", None) is not None  # shares go out in a later call (secure_share)
         parts = self._gather(lambda i, a: a.secure_prepare.remote(t), t,
                              lambda i: (np.zeros((self.blocks[i].size, 32), dtype=np.uint8),
-                                        np.zeros((self.blocks[i].size, K, 32), dtype=np.uint8)))
+                                        np.zeros((self.blocks[i].size, 0, 64) if sparse else
+                                                 (self.blocks[i].size, K, 32), dtype=np.uint8)))
         return np.vstack([p[0] for p in parts]), np.vstack([p[1] for p in parts])
+
+    def secure_share(self, t: int, table) -> np.ndarray:
+        """Sparse graph: every actor's encrypted shares for its agents' neighbours, (K, k, 64)."""
+        k = self.secure_graph.degree
+        return np.vstack(self._gather(lambda i, a: a.secure_share.remote(t, table), t,
+                                      lambda i: np.zeros((self.blocks[i].size, k, 64), dtype=np.uint8)))
 
     def secure_receive(self, t: int, table, sealed) -> None:
         """Threshold recovery: each actor gets the key table and the shares addressed to its agents."""
@@ -220,8 +228,10 @@ class RayBackend(BackendBase):
     def secure_reveal(self, t: int, present) -> np.ndarray:
         """Threshold recovery: every actor's shares of the seeds the aggregator needs, (K, K, 16)."""
         K = self.blocks[0].n_agents
+        graph = getattr(self, "secure_graph", None)
+        shape = (K, 16) if graph is None else (graph.degree, 32)
         return np.vstack(self._gather(lambda i, a: a.secure_reveal.remote(t, present), t,
-                                      lambda i: np.zeros((self.blocks[i].size, K, 16), dtype=np.uint8)))
+                                      lambda i: np.zeros((self.blocks[i].size, *shape), dtype=np.uint8)))
 
     def report(self) -> dict:
         """Agents lost with their actor in a secure run, and the round it was found dead on."""

@@ -224,6 +224,9 @@ class Worker:
     def secure_prepare(self, t):
         return self._secure.prepare(t)
 
+    def secure_share(self, t, table):
+        return self._secure.share(t, table)
+
     def secure_receive(self, t, table, inbound):
         self._secure.receive(t, table, inbound)
 

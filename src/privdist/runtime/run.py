@@ -21,6 +21,7 @@ from ..contract import AGENT, BACKEND_MEMBERS, COORDINATOR, Backend
 from .result import RunResult
 from .routing import Router
 from .ray_backend import RayBackend
+from .secure.secagg_plus import graph_parameters as _graph
 from .secure.secure_round import check_dropout, prepare_round, protocol_of, secure_bits, secure_specs, secure_sum
 from .simulator import SimulatorBackend
 from .transcript import Transcript
@@ -273,14 +274,17 @@ def _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, 
         if not getattr(be, "supports_secure_aggregation", False):
             raise ValidationError(f"{algorithm.name} sends secure-sum messages, which the {be.name!r} backend cannot "
                                   "aggregate; run it on the simulator or the Ray backend")
-        recovery, threshold = protocol_of(algorithm)
+        recovery, threshold = protocol_of(algorithm, K)
         config["secure_aggregation"] = {
             "protocol": "pairwise masks (X25519 + HKDF-SHA256, AES-256 counter-mode masks) mod 2^bits; dropouts "
                         + ("recovered from the present parties' answers, a retried attempt when one fails after "
                            "sending (privdist.runtime.secure.secagg)" if recovery == "retry" else
                            f"recovered by {threshold}-out-of-{K} Shamir sharing of per-round seeds, double masking "
-                           "(privdist.runtime.secure.secagg_threshold)"),
+                           "(privdist.runtime.secure.secagg_threshold)" if recovery == "shamir" else
+                           "masks with the neighbours of a fresh random regular graph per round, recovered by Shamir "
+                           "sharing among neighbours (SecAgg+; privdist.runtime.secure.secagg_plus)"),
             "recovery": recovery, "threshold": threshold,
+            **({"graph": _graph(algorithm, K).to_dict()} if recovery == "sparse" else {}),
             "bits": secure_bits(secure_msgs), "parties": K,
             "dropout": None if dropout is None else {"rate": dropout.rate, "after_send": dropout.after_send},
             "rounds": secure_rounds}
@@ -312,6 +316,8 @@ def _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, 
             raise ShapeMismatchError(f"the job's ledger has {ledger.n_agents} agents, the problem {K}")
         for text in algorithm.assumptions():
             ledger.add_assumption(text)
+        if secure_msgs and protocol_of(algorithm, K)[0] == "sparse":  # the graph's guarantee, beside epsilon
+            ledger.add_assumption("secure aggregation graph: " + _graph(algorithm, K).describe())
         for text in getattr(algorithm, "exposures", lambda: [])():
             ledger.add_exposure(text)
         if be.party_local:  # a party's own objective value leaves the party (issue 17)

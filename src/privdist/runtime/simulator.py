@@ -105,6 +105,10 @@ class SimulatorBackend(BackendBase):
         """Threshold recovery: the round's public keys (K, 32) and encrypted shares (K, K, 32) of every agent."""
         return self._secure.prepare(t)
 
+    def secure_share(self, t: int, table) -> np.ndarray:
+        """Sparse graph: every agent's encrypted shares for its neighbours, (K, k, 64)."""
+        return self._secure.share(t, table)
+
     def secure_receive(self, t: int, table, sealed) -> None:
         """Threshold recovery: the round's key table and the encrypted shares, delivered."""
         self._secure.receive(t, table, sealed)

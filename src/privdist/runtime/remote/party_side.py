@@ -31,7 +31,7 @@ __all__ = ["RemoteParty", "serve_link", "PARTY_METHODS", "RemoteCallError"]
 
 #: The calls a party answers (anything else is refused by name).
 PARTY_METHODS = ("init", "step", "events", "estimate", "secure_setup", "secure_agree", "secure_answer",
-                 "secure_remask", "secure_prepare", "secure_receive", "secure_reveal", "close")
+                 "secure_remask", "secure_prepare", "secure_share", "secure_receive", "secure_reveal", "close")
 
 
 class RemoteCallError(PrivdistError, RuntimeError):
@@ -108,6 +108,8 @@ class RemoteParty:
             return getattr(w, method)(int(args["t"]), int(args["attempt"]), args["present"])
         if method == "secure_prepare":
             return list(w.secure_prepare(int(args["t"])))
+        if method == "secure_share":
+            return w.secure_share(int(args["t"]), args["table"])
         if method == "secure_receive":
             return w.secure_receive(int(args["t"]), args["table"], args["sealed"])
         return w.secure_reveal(int(args["t"]), args["present"])

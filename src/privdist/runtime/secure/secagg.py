@@ -31,9 +31,10 @@ and nothing about how it splits among honest parties: ``y_u - z_u`` of an honest
 with the other honest members of ``S``, which nobody reveals. A party that sent ``y_u`` but did not answer never
 revealed its own mask, so its ``y_u`` (or one that arrives late) stays padded; a retried attempt's masks are unrelated
 to the failed one's (other counter blocks). Every pair masks (the complete graph: ``K - 1`` key agreements per party
-at setup, ``K - 1`` keystreams per party and round); sparse masking graphs (Bell et al., CCS 2020) and the consistency
-round a malicious aggregator needs (Bonawitz et al. §4) are not implemented: the aggregator is assumed to announce one
-``S`` to everyone.
+at setup, ``K - 1`` keystreams per party and round); with ``neighbours`` (:meth:`SecAggParties.agree`) a party masks
+with its neighbours in a sparse graph only (Bell et al., CCS 2020: :mod:`privdist.runtime.secure.secagg_plus`). The
+consistency round a malicious aggregator needs (Bonawitz et al. §4) is not implemented: the aggregator is assumed to
+announce one ``S`` to everyone.
 
 **Threshold recovery** (``recovery="shamir"``, :mod:`privdist.runtime.secure.secagg_threshold`): the same masking with
 per-round keys, whose seeds every party shares t-out-of-n, so that the aggregator removes the masks of a party that
@@ -49,6 +50,7 @@ party's process and the driver handles masked vectors and answers only.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import secrets
 import struct
 
@@ -60,13 +62,20 @@ from ...errors import ValidationError
 from ..rng import SECAGG_DOMAIN, stream
 
 __all__ = ["SecAggParties", "party_secrets", "session_id", "unmask_sum", "check_bits", "encode", "center",
-           "MAX_BITS", "KEY_BYTES", "CHANNEL_ATTEMPT", "self_masks"]
+           "MAX_BITS", "KEY_BYTES", "CHANNEL_ATTEMPT", "self_masks", "hkdf32"]
 
 KEY_BYTES = 32
 _INFO = b"privdist-secagg"
 _CHUNK_WORDS = 1 << 22  # pair-mask words expanded at once (32 MB)
 #: The attempt number of the counter blocks that encrypt the shares of threshold recovery (masks use 0, 1, ...).
 CHANNEL_ATTEMPT = 0xFFFFFFFF
+
+
+def hkdf32(ikm: bytes, info: bytes) -> bytes:
+    """HKDF-SHA256 (RFC 5869) of ``ikm`` without salt, 32 bytes of output: ``PRK = HMAC(0^32, ikm)``,
+    ``OKM = HMAC(PRK, info | 0x01)`` (the same bytes as ``cryptography``'s ``HKDF``, at a tenth of its cost)."""
+    prk = hmac.digest(bytes(KEY_BYTES), bytes(ikm), "sha256")
+    return hmac.digest(prk, bytes(info) + b"\x01", "sha256")
 
 
 def _modulus_mask(bits: int) -> np.uint64:
@@ -133,6 +142,34 @@ class _Prg:
         return np.frombuffer(raw, dtype="<u8").reshape(len(contexts), -1)[:, :dim]
 
 
+#: Words up to which :class:`_ShakePrg` expands by SHAKE-256; longer vectors use AES-256 counter mode.
+SHAKE_WORDS = 512
+
+
+class _ShakePrg(_Prg):
+    """``PRG(k; t, a)`` of the sparse protocol's once-used round keys (:mod:`privdist.runtime.secure.secagg_plus`):
+    for vectors of at most :data:`SHAKE_WORDS` words, SHAKE-256 (FIPS 202) of ``k | t | a`` read as uint64 words mod
+    q (one C call per key, no cipher context to build: AES's key schedule would cost more than such a short stream);
+    longer ones AES-256 counter mode as :class:`_Prg` (faster per byte)."""
+
+    @staticmethod
+    def context(key: bytes):
+        return bytes(key)
+
+    @staticmethod
+    def raw(contexts: list, counters: bytes, dim: int) -> np.ndarray:
+        if not contexts:
+            return np.zeros((0, dim), dtype=np.uint64)
+        if dim > SHAKE_WORDS:
+            return _Prg.raw([_Prg.context(k) for k in contexts], counters, dim)
+        head = counters[:12]  # (t, a) of the first counter block
+        raw = b"".join(hashlib.shake_256(k + head).digest(8 * dim) for k in contexts)
+        return np.frombuffer(raw, dtype="<u8").reshape(len(contexts), dim)
+
+
+_PRGS = {"aes": _Prg, "shake": _ShakePrg}
+
+
 def _incidence(row_lo, row_hi, n_rows: int):
     """Sparse (n_rows, pairs) uint64 matrix adding each pair's mask to its smaller id's row and subtracting it
     (``2^64 - 1 = -1`` mod ``2^64``) from its larger id's row, for the ends inside the block (exact: uint64 wraps)."""
@@ -154,9 +191,10 @@ class SecAggParties:
         bits: the modulus exponent (``q = 2^bits``).
         secrets_: :func:`party_secrets` of the block's agents.
         session: :func:`session_id` of the run.
+        prg: ``"aes"`` (AES-256 counter mode, the default) or ``"shake"`` (SHAKE-256, :class:`_ShakePrg`).
     """
 
-    def __init__(self, agents, n_agents: int, bits: int, secrets_: list[bytes], session: bytes):
+    def __init__(self, agents, n_agents: int, bits: int, secrets_: list[bytes], session: bytes, prg: str = "aes"):
         from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey
 
         self.agents = np.asarray(agents, dtype=np.int64).reshape(-1)
@@ -164,7 +202,7 @@ class SecAggParties:
         if len(secrets_) != len(self.agents):
             raise ValidationError(f"one secret per agent of the block ({len(self.agents)}), got {len(secrets_)}")
         self._sk = [X25519PrivateKey.from_private_bytes(s[:KEY_BYTES]) for s in secrets_]
-        self._prg = _Prg(self.bits)
+        self._prg = _PRGS[prg](self.bits)
         self._self = [self._prg.context(s[KEY_BYTES:2 * KEY_BYTES]) for s in secrets_]
         self._session = bytes(session)
         self._pairs: tuple | None = None
@@ -180,34 +218,32 @@ class SecAggParties:
         return np.frombuffer(b"".join(k.public_key().public_bytes(*raw) for k in self._sk),
                              dtype=np.uint8).reshape(len(self._sk), KEY_BYTES).copy()
 
-    def agree(self, table, peers=None) -> None:
+    def agree(self, table, peers=None, neighbours=None) -> None:
         """Derive the pair keys of the block's agents with every other party from the broadcast public-key table
         (K, 32); a pair inside the block is derived once (both ends would compute the same key). ``peers`` (bool
         (K,), default all): the parties to derive keys with (a party that advertised no key, an all-zero row, never
-        is: nobody masks with it)."""
-        from cryptography.hazmat.primitives import hashes
+        is: nobody masks with it). ``neighbours`` (one id array per block agent, default every other party): the
+        parties each agent masks with (a symmetric sparse graph, :mod:`privdist.runtime.secure.secagg_plus`)."""
         from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PublicKey
-        from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
         table = np.asarray(table, dtype=np.uint8)
         if table.shape != (self.n_agents, KEY_BYTES):
             raise ValidationError(f"the public-key table must be ({self.n_agents}, {KEY_BYTES}), got {table.shape}")
         keyed = table.any(axis=1)
         peers = keyed & (True if peers is None else np.asarray(peers, dtype=bool))
-        public = [X25519PublicKey.from_public_bytes(table[v].tobytes()) if peers[v] else None
-                  for v in range(self.n_agents)]
+        public: dict = {}
         inside = set(self.agents.tolist())
         first, second, contexts = [], [], []
         for i, u in enumerate(self.agents.tolist()):
             if not keyed[u]:
                 continue
-            for v in range(self.n_agents):
+            for v in (range(self.n_agents) if neighbours is None else np.asarray(neighbours[i]).tolist()):
                 if v == u or not peers[v] or (v in inside and v < u and keyed[v] and peers[u]):
                     continue  # self, no key, or a block pair already derived from v's side
                 lo, hi = min(u, v), max(u, v)
-                info = _INFO + self._session + struct.pack(">II", lo, hi)
-                key = HKDF(algorithm=hashes.SHA256(), length=KEY_BYTES, salt=None, info=info).derive(
-                    self._sk[i].exchange(public[v]))
+                if v not in public:
+                    public[v] = X25519PublicKey.from_public_bytes(table[v].tobytes())
+                key = hkdf32(self._sk[i].exchange(public[v]), _INFO + self._session + struct.pack(">II", lo, hi))
                 contexts.append(self._prg.context(key))
                 first.append(lo)
                 second.append(hi)
@@ -309,8 +345,8 @@ def unmask_sum(masked, answers, present, bits: int) -> np.ndarray:
     return center(y.sum(axis=0, dtype=np.uint64) - z.sum(axis=0, dtype=np.uint64), bits)
 
 
-def self_masks(keys, t: int, attempt: int, dim: int, bits: int) -> np.ndarray:
+def self_masks(keys, t: int, attempt: int, dim: int, bits: int, prg: str = "aes") -> np.ndarray:
     """``PRG(b; t, a)`` of each self-mask key of ``keys`` (32 bytes each): (len(keys), dim) uint64 mod ``2^bits``
     (what the aggregator removes for the parties whose self-mask seed it rebuilt)."""
-    prg = _Prg(check_bits(bits))
+    prg = _PRGS[prg](check_bits(bits))
     return prg.words([prg.context(bytes(k)) for k in keys], _counters(t, attempt, dim), dim)

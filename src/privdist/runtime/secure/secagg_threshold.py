@@ -48,7 +48,7 @@ import numpy as np
 from ..._checks import check_int
 from ...errors import ReconstructionError, ValidationError
 from ..rng import SECAGG_DOMAIN, stream
-from .secagg import KEY_BYTES, SecAggParties, center, self_masks
+from .secagg import KEY_BYTES, SecAggParties, center, hkdf32, self_masks
 
 __all__ = ["SEED_BYTES", "ThresholdParty", "split", "combine", "round_secrets", "round_session", "recover",
            "check_threshold"]
@@ -94,10 +94,7 @@ def combine(shares: dict, threshold: int) -> bytes:
 
 
 def _hkdf(seed: bytes, info: bytes) -> bytes:
-    from cryptography.hazmat.primitives import hashes
-    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
-
-    return HKDF(algorithm=hashes.SHA256(), length=KEY_BYTES, salt=None, info=info).derive(bytes(seed))
+    return hkdf32(seed, info)
 
 
 def round_secrets(mask_seed: bytes | None, self_seed: bytes | None) -> bytes:

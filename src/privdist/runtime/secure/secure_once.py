@@ -6,6 +6,12 @@ step's own streams (:func:`~privdist.runtime.rng.step_generator` with the step's
 of a run with the same seed is ever reused (a reused one-time pad would reveal a difference of two messages). All
 parties take part (a step before training has no dropout simulation); the aggregator's view is the masked vectors
 and the sum.
+
+With ``colluding`` given (issue 41), each party masks only with its neighbours in a random regular graph drawn from
+the announced keys (:mod:`privdist.runtime.secure.secagg_plus`), its degree chosen so that removing ``colluding``
+parties leaves the honest ones connected except with probability at most ``2^-40``
+(:func:`privdist.privacy.secagg_graph.choose_graph`; no dropout, so no seed is shared): the same sum at ``O(K log K)``
+key agreements instead of ``K^2 / 2``.
 """
 
 from __future__ import annotations
@@ -22,7 +28,8 @@ from .secagg import KEY_BYTES, SecAggParties, party_secrets, unmask_sum
 __all__ = ["secure_sum_once"]
 
 
-def secure_sum_once(vectors, *, step: str, seed: int, secure: bool, bits: int = MAX_BITS) -> np.ndarray:
+def secure_sum_once(vectors, *, step: str, seed: int, secure: bool, bits: int = MAX_BITS,
+                    colluding: int | None = None) -> np.ndarray:
     """``sum_k vectors[k]`` (int64, shape (D,)) computed through secure aggregation mod ``2^bits``.
 
     Args:
@@ -30,6 +37,7 @@ def secure_sum_once(vectors, *, step: str, seed: int, secure: bool, bits: int = 
         step: the release's name (separates its keys from every other session of the same seed).
         seed, secure: the fit's seed and noise mode.
         bits: the modulus exponent; the caller guarantees the sum lies in ``[-2^(bits-1), 2^(bits-1))``.
+        colluding: parties assumed to collude with the aggregator (None: the complete masking graph).
 
     Raises:
         ValidationError: not a (K, D) integer array with K >= 2.
@@ -45,7 +53,15 @@ def secure_sum_once(vectors, *, step: str, seed: int, secure: bool, bits: int = 
         secrets_ = [step_generator(seed, f"{step}/secagg", k, False).bytes(2 * KEY_BYTES) for k in range(K)]
         session = hashlib.sha256(f"privdist-secagg|{step}|{int(seed)}".encode()).digest()[:16]
     parties = SecAggParties(np.arange(K), K, bits, secrets_, session)
-    parties.agree(parties.public_keys())
+    table = parties.public_keys()
+    graph = None
+    if colluding is not None and K >= 3:
+        from ...privacy.secagg_graph import choose_graph
+        from .secagg_plus import neighbours
+
+        params = choose_graph(K, min(int(colluding), K - 2), 0)
+        graph = None if params.complete else neighbours(session, 0, table, K, params.degree)
+    parties.agree(table, neighbours=graph)
     present = np.ones(K, dtype=bool)
     masked = parties.mask(0, 0, vectors.astype(np.int64))
     return unmask_sum(masked, parties.unmask(0, 0, present, D), present, bits)

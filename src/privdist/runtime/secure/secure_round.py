@@ -42,12 +42,18 @@ from .secagg import SecAggParties, check_bits, party_secrets, unmask_sum
 __all__ = ["Dropout", "PartySide", "secure_specs", "secure_bits", "active_names", "secure_sum", "check_dropout",
            "prepare_round", "protocol_of"]
 
-def protocol_of(algorithm) -> tuple[str, int | None]:
-    """``(recovery, threshold)`` of the algorithm's secure sums (:data:`~privdist.contract.RECOVERIES`): its
-    ``recovery`` (default ``"retry"``) and, for ``"shamir"``, its ``shamir_threshold``."""
+def protocol_of(algorithm, n_parties: int) -> tuple[str, int | None]:
+    """``(recovery, threshold)`` of the algorithm's secure sums over ``n_parties`` (:data:`~privdist.contract.RECOVERIES`):
+    its ``recovery`` (default ``"retry"``; ``"auto"`` resolved by
+    :func:`~privdist.privacy.secure_params.resolve_recovery`) and, for ``"shamir"``, its ``shamir_threshold``."""
+    from ...privacy.secure_params import resolve_recovery
+
     recovery = getattr(algorithm, "recovery", "retry")
     if recovery not in RECOVERIES:
         raise ValidationError(f"recovery must be one of {RECOVERIES}, got {recovery!r}")
+    recovery = resolve_recovery(recovery, n_parties)
+    if recovery == "sparse":
+        return recovery, getattr(algorithm, "threshold", None)
     return recovery, (int(algorithm.shamir_threshold) if recovery == "shamir" else None)
 
 
@@ -132,21 +138,30 @@ class PartySide:
     def __init__(self, algorithm, specs, agents, n_agents: int, seed: int, trial: int, secure: bool, session: bytes):
         self.algorithm, self.specs = algorithm, specs
         self.shapes = {s.name: tuple(s.shape) for s in specs}
-        self.parties = SecAggParties(agents, n_agents, secure_bits(specs), party_secrets(agents, seed, trial, secure),
-                                     session)
+        secrets_ = party_secrets(agents, seed, trial, secure)
+        self.parties = SecAggParties(agents, n_agents, secure_bits(specs), secrets_, session)
         self._plain: tuple[int, np.ndarray] | None = None
-        recovery, threshold = protocol_of(algorithm)
+        recovery, threshold = protocol_of(algorithm, n_agents)
+        self._sparse = recovery == "sparse"
         self._threshold = None
         if recovery == "shamir":
             from .secagg_threshold import ThresholdParty
 
             self._threshold = ThresholdParty(self.parties, seed, trial, secure, session, threshold)
+        elif recovery == "sparse":
+            from .secagg_plus import SparseParty, graph_parameters
+
+            self._threshold = SparseParty(self.parties, [s[32:] for s in secrets_], graph_parameters(algorithm, n_agents),
+                                          session)
 
     def public_keys(self) -> np.ndarray:
         return self.parties.public_keys()
 
     def agree(self, table) -> None:
-        self.parties.agree(table)
+        if self._sparse:  # channel keys with the round's neighbours only, when needed
+            self._threshold.agree(table)
+        else:
+            self.parties.agree(table)
 
     def _masking(self, t: int) -> SecAggParties:
         """The keys round ``t`` masks with: the run's (retry) or the round's (threshold recovery)."""
@@ -155,6 +170,11 @@ class PartySide:
     def prepare(self, t: int):
         """Threshold recovery, before round ``t``: the round's public keys and encrypted shares of the block."""
         return self._threshold.prepare(t)
+
+    def share(self, t: int, table):
+        """Sparse graph, before round ``t``: the block's encrypted shares for its neighbours (the graph drawn from
+        the announced round keys ``table``)."""
+        return self._threshold.share(t, table)
 
     def receive(self, t: int, table, inbound) -> None:
         """Threshold recovery: the round's public-key table and the encrypted shares addressed to the block."""
@@ -211,8 +231,22 @@ def prepare_round(be, algorithm, specs, t: int):
     encrypted shares, gathered and forwarded (:mod:`privdist.runtime.secure.secagg_threshold`). Returns the round's key
     table (K, 32) (the aggregator keeps it to check what it rebuilds) and the records for the transcript, or
     ``(None, [])`` (retry recovery, or a round without a secure message)."""
-    if protocol_of(algorithm)[0] != "shamir" or not active_names(algorithm, specs, t):
+    recovery = protocol_of(algorithm, len(be.secure_keys))[0]
+    if recovery == "retry" or not active_names(algorithm, specs, t):
         return None, []
+    if recovery == "sparse":  # keys announced, then the graph drawn from them, then the shares among neighbours
+        from .secagg_plus import graph_parameters, neighbours, route
+
+        K = len(be.secure_keys)
+        params = getattr(be, "secure_graph", None)
+        if params is None or params.parties != K:  # set before the calls: a backend shapes a lost block's rows by it
+            params = be.secure_graph = graph_parameters(algorithm, K)
+        table, _ = be.secure_prepare(t)
+        nbrs = neighbours(be.secure_session, t, table, K, params.degree)
+        sealed = be.secure_share(t, table)
+        be.secure_receive(t, table, route(sealed, nbrs))
+        return {"table": table, "neighbours": nbrs, "params": params}, [{"secagg.round_keys": table,
+                                                                        "secagg.shares": sealed}]
     table, sealed = be.secure_prepare(t)
     be.secure_receive(t, table, sealed)
     return table, [{"secagg.round_keys": table}]  # the shares (drawn from OS entropy by pycryptodome) are not kept
@@ -245,14 +279,28 @@ def secure_sum(be, algorithm, specs, t: int, agent_out: dict, dropout: Dropout |
               for n in names}
     arrived.update(masked)
     records, attempt, info, flat = [], 0, {}, None
-    if round_keys is not None:  # threshold recovery: attempt 0 ends with the revealed shares
+    if isinstance(round_keys, dict):  # the sparse graph: recovered among neighbours, or a named error
+        fails = dropout.failures(seed, trial, t, 0, K)[1] if dropout is not None else np.zeros(K, bool)
+        from .secagg_plus import check_connected, recover as recover_sparse
+
+        check_connected(round_keys["neighbours"], present, t)  # before any share is revealed
+        revealed = be.secure_reveal(t, present)
+        answered = present & ~fails & ~_lost(be, K)
+        total = _concat(masked, names)[present].sum(axis=0, dtype=np.uint64)
+        flat, rebuilt = recover_sparse(total, present, answered, revealed, round_keys, be.secure_session, t, bits)
+        records.append({"secagg.revealed@attempt0": np.where(answered[:, None, None], revealed, 0).astype(np.uint8),
+                        "secagg.rebuilt_seeds@attempt0": rebuilt["seeds"]})
+        info["recovered"] = {"self_masks": len(rebuilt["rebuilt_self"]),
+                             "pair_masks_of": rebuilt["rebuilt_pairwise"],
+                             "unanswered": np.flatnonzero(present & ~answered).tolist()}
+    elif round_keys is not None:  # threshold recovery: attempt 0 ends with the revealed shares
         fails = dropout.failures(seed, trial, t, 0, K)[1] if dropout is not None else np.zeros(K, bool)
         revealed = be.secure_reveal(t, present)
         answered = present & ~fails & ~_lost(be, K)
         from .secagg_threshold import recover
 
         total = _concat(masked, names)[present].sum(axis=0, dtype=np.uint64)
-        out = recover(total, present, answered, revealed, round_keys, protocol_of(algorithm)[1],
+        out = recover(total, present, answered, revealed, round_keys, protocol_of(algorithm, K)[1],
                       be.secure_session, t, bits)
         if out is not None:
             flat, rebuilt = out
