@@ -140,13 +140,11 @@ class LinearModel:
         from .._checks import check_finite
 
         try:
-            X = np.asarray(X, dtype=float)
+            X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=float)
         except (TypeError, ValueError):
             raise DataFormatError("rows to predict must be numbers (a matrix of the model's columns)") from None
-        if X.ndim == 1:
-            X = X.reshape(1, -1)
         n = self.coef.shape[-1]
-        if X.ndim != 2 or X.shape[1] != n:
+        if X.ndim not in (1, 2) or X.shape[-1] != n:  # 1-D: one row, scored as before
             raise ShapeMismatchError(f"rows to predict have shape {X.shape}; this model takes {n} column(s)"
                                      + (f" ({', '.join(self.data['feature_names'])})"
                                         if self.data.get("feature_names") and n <= 20 else ""))
