@@ -5,7 +5,8 @@ The estimators' ``trust`` and ``secure_aggregation={colluding, dropout_tolerance
 the CLI's ``--trust --colluding --dropout-tolerance``: every generated value (NaN, infinities, wrong types, out of
 range, numpy scalars) ends in a finite fit or in one named privdist error, one line, without numpy reprs (the issue's
 ``dropout_tolerance=nan`` ended in ``ValueError: cannot convert float NaN to integer``). Fast suites: 120 estimator
-cases, 300 plan checks, 25 CLI commands; the slow-marked twins 1,500, 5,000 and 300.
+cases, 300 plan checks, 25 CLI commands; the slow-marked twins 1,500, 5,000 and 300. ``privdist coordinate`` checks
+``--colluding``/``--dropout-tolerance`` before it reads its key or listens for parties.
 """
 
 from __future__ import annotations
@@ -162,3 +163,21 @@ def test_cli_trust_options_exit_0_or_named_error(argv, tmp_path_factory):
 @given(argv=cli_args())
 def test_cli_trust_options_slow(argv, tmp_path_factory):
     _check_cli(argv, tmp_path_factory.mktemp("trust"))
+
+
+@pytest.mark.parametrize("option,value,message", [
+    ("--dropout-tolerance", "nan", "dropout_tolerance must be in [0, 1), got nan"),
+    ("--dropout-tolerance", "inf", "dropout_tolerance must be in [0, 1), got inf"),
+    ("--dropout-tolerance", "-0.5", "dropout_tolerance must be in [0, 1)"),
+    ("--colluding", "-1", "colluding must be >= 0"),
+    ("--colluding", "100000000000000000000000", "leave no honest party"),
+])
+def test_coordinate_checks_trust_options_before_listening(tmp_path, capsys, option, value, message):
+    """``privdist coordinate`` refuses them before it reads its key or waits for a party (the plan's validation)."""
+    from privdist.cli.main import main
+
+    missing = str(tmp_path / "none.pem")
+    code = main(["coordinate", "--parties", "a,b", "--epsilon", "1", f"{option}={value}", "--out",
+                 str(tmp_path / "out"), "--key", missing, "--cert", missing, "--ca", missing])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(lines) == 1 and message in lines[0], lines
