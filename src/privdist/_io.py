@@ -18,8 +18,8 @@ import numpy as np
 from .errors import OutputWriteError, PrivdistError
 
 __all__ = ["atomic_write_bytes", "check_writable_dir", "write_json", "read_json", "fingerprint", "mark_complete",
-           "clear_complete", "check_complete", "follows_protocol", "remove_temporaries", "EXPERIMENT_MARKER",
-           "COMPLETE_MARKER"]
+           "clear_complete", "is_temporary", "check_complete", "follows_protocol", "remove_temporaries",
+           "EXPERIMENT_MARKER", "COMPLETE_MARKER"]
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:

@@ -136,3 +136,11 @@ def test_an_interrupted_directory_is_one_error_line_in_the_cli(tmp_path):
             code = exc.code
     lines = err.getvalue().strip().splitlines()
     assert code == 2 and len(lines) == 1 and lines[0].startswith("error: ") and "incomplete" in lines[0], lines
+
+
+def test_a_writer_killed_during_its_first_file_leaves_a_directory_that_is_reused(tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / f"{MARKER}.x7y8z9.tmp").write_text('{"exp')  # killed while writing the experiment marker
+    run_experiment(parse_spec(SPEC), out, progress=False)
+    assert (out / COMPLETE_MARKER).is_file() and not list(out.rglob("*.tmp"))

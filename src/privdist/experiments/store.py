@@ -27,8 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from .._checks import shown
-from .._io import (EXPERIMENT_MARKER, atomic_write_bytes, clear_complete, fingerprint, mark_complete, read_json,
-                   remove_temporaries, write_json)
+from .._io import (EXPERIMENT_MARKER, atomic_write_bytes, clear_complete, fingerprint, is_temporary, mark_complete,
+                   read_json, remove_temporaries, write_json)
 from ..errors import OutputDirError, ResultsLockedError
 
 __all__ = ["ResultsDir", "acquire_lock", "release_lock", "inside", "LOCK", "FIT_EXPERIMENT"]
@@ -196,7 +196,8 @@ class ResultsDir:
             raise OutputDirError(f"cannot create results directory {self.path}: {exc.strerror or exc}") from None
         self.lock = acquire_lock(self.path)
         try:
-            fresh = all(c.name == LOCK or c.name.startswith(".privdist-lock.") for c in self.path.iterdir())
+            fresh = all(c.name == LOCK or c.name.startswith(".privdist-lock.") or is_temporary(c)
+                        for c in self.path.iterdir())  # a writer killed during its first file left only a .tmp
             self._prepare(marker, experiment, overwrite, resume, fresh)
         except BaseException:
             self.close()
