@@ -204,3 +204,21 @@ def test_mutated_model_files_load_and_predict_or_are_named(saved, tmp_path_facto
 @given(case=mutated())
 def test_mutated_model_files_slow(saved, tmp_path_factory, case):
     _check(saved, tmp_path_factory.mktemp("mut"), case)
+
+
+def test_vertical_block_fields_are_checked(tmp_path):
+    base = {"format": "privdist-linear-model/1", "kind": "logistic", "coef": None, "intercept": None,
+            "classes": [0, 1], "feature_names": ["a", "b"], "preprocessing": {"bounds": None, "row_norm": None}}
+    parties = [{"party": 0, "columns": [0], "block_file": "parties/party_0.json"},
+               {"party": 1, "columns": [1], "block_file": "../party_1.json"}]
+    for vertical, match in ((None, "vertical.parties"), ({"parties": [{"party": 0, "columns": [0, 0]}]}, "needs"),
+                            ({"parties": parties}, "leaves the model's directory")):
+        with pytest.raises(ModelFileError, match=match):
+            load_model(_write(tmp_path, {**base, "vertical": vertical}))
+    (tmp_path / "parties").mkdir()
+    (tmp_path / "parties" / "party_0.json").write_text(json.dumps(
+        {"format": "privdist-party-block/1", "party": 0, "columns": [0], "coef": [float("nan")], "intercept": 0.0}))
+    parties[1]["block_file"] = "parties/party_0.json"
+    with pytest.raises(ModelFileError, match=r"party_0.json: a malformed model file: coef\[0\] must be finite"):
+        load_model(_write(tmp_path, {**base, "vertical": {"parties": parties[:1] + [
+            {"party": 1, "columns": [1], "block_file": "parties/party_1.json"}]}}))

@@ -226,6 +226,9 @@ def _join_blocks(path: Path, data: dict) -> tuple[list, float]:
                 or not isinstance(p.get("block_file"), str)):
             raise ModelFileError(f"{path}: a malformed model file: vertical.parties entry {shown(p)} needs columns "
                                  "(a list of column indices) and block_file")
+        if Path(p["block_file"]).is_absolute() or ".." in Path(p["block_file"]).parts:
+            raise ModelFileError(f"{path}: a malformed model file: block_file {p['block_file']!r} leaves the model's "
+                                 "directory")
         columns += cols
     n = len(columns)
     if sorted(columns) != list(range(n)):
