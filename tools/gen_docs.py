@@ -114,7 +114,7 @@ def paper_block(alias: str) -> str:
 
 def collect(source: Path) -> list[str]:
     """Copy the finished results of ``source/<entry>`` for every paper page's entries into ``docs/papers/results``."""
-    from privdist._io import read_json, write_json
+    from privdist._io import check_complete, read_json, write_json
 
     copied = []
     for alias in PAPER_PAGES:
@@ -122,6 +122,7 @@ def collect(source: Path) -> list[str]:
             src = source / target.name
             if not (src / "results.json").is_file():
                 continue
+            check_complete(src)  # an interrupted run's results are not copied (issue 40)
             results = read_json(src / "results.json")
             for run in results["runs"]:
                 for metric in run.get("metrics", {}).values():

@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from .errors import NonFiniteDataError, ResourceLimitError, ValidationError
+from .errors import NonFiniteDataError, ParameterTypeError, ResourceLimitError, ValidationError
 
 __all__ = ["MAX_BYTES", "MAX_SECONDS", "check_estimate", "shown", "check_finite", "check_positive", "check_nonnegative",
            "check_probability", "check_int"]
@@ -72,7 +72,7 @@ def check_finite(array, name: str) -> np.ndarray:
 
 def _number(value, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+        raise ParameterTypeError(f"{name} must be a real number, got {type(value).__name__} {shown(value)}")
     value = float(value)
     if not np.isfinite(value):
         raise NonFiniteDataError(f"{name} must be finite, got {value}")
@@ -106,7 +106,7 @@ def check_probability(value, name: str) -> float:
 def check_int(value, name: str, minimum: int = 1) -> int:
     """Return ``int(value)``; raise unless it is an integer >= ``minimum``."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an integer, got {type(value).__name__}")
+        raise ParameterTypeError(f"{name} must be an integer, got {type(value).__name__} {shown(value)}")
     if value < minimum:
         raise ValidationError(f"{name} must be >= {minimum}, got {value}")
     return int(value)

@@ -17,7 +17,9 @@ import numpy as np
 
 from .errors import OutputWriteError, PrivdistError
 
-__all__ = ["atomic_write_bytes", "check_writable_dir", "write_json", "read_json", "fingerprint"]
+__all__ = ["atomic_write_bytes", "check_writable_dir", "write_json", "read_json", "fingerprint", "mark_complete",
+           "clear_complete", "is_temporary", "check_complete", "follows_protocol", "remove_temporaries",
+           "EXPERIMENT_MARKER", "COMPLETE_MARKER"]
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
@@ -112,3 +114,63 @@ def _clean(obj):
     if isinstance(obj, np.bool_):
         return bool(obj)
     return obj
+
+
+# -- completion markers (issue 40) ------------------------------------------------------------------------------------
+#: The marker of an output directory of ``privdist run`` or ``privdist fit`` (written by
+#: :class:`privdist.experiments.store.ResultsDir` before anything else; its ``completion_marker`` field says that the
+#: directory follows the completion protocol below).
+EXPERIMENT_MARKER = ".privdist-experiment"
+#: Written atomically LAST, after every other file of the run or fit; removed before the first file of a new one.
+COMPLETE_MARKER = ".privdist-complete"
+
+
+def mark_complete(directory) -> None:
+    """Write the completion marker of ``directory``: the last file a finished run or fit writes."""
+    atomic_write_bytes(Path(directory) / COMPLETE_MARKER, json.dumps({"complete": True}).encode())
+
+
+def clear_complete(directory) -> None:
+    """Remove the completion marker (before a run or fit writes its first file)."""
+    (Path(directory) / COMPLETE_MARKER).unlink(missing_ok=True)
+
+
+def follows_protocol(directory) -> bool:
+    """Whether ``directory`` was written under the completion protocol (its experiment marker says so); a directory
+    written by an older privdist (no such field) is read as before, by its ``results.json``'s ``complete`` flag."""
+    try:
+        info = json.loads((Path(directory) / EXPERIMENT_MARKER).read_text())
+    except (OSError, ValueError):
+        return False
+    return isinstance(info, dict) and info.get("completion_marker") is True
+
+
+def check_complete(directory) -> None:
+    """Refuse an output directory whose writer did not finish (no completion marker).
+
+    Raises:
+        IncompleteOutputError: ``directory`` follows the completion protocol and has no marker.
+    """
+    from .errors import IncompleteOutputError
+
+    directory = Path(directory)
+    if follows_protocol(directory) and not (directory / COMPLETE_MARKER).is_file():
+        raise IncompleteOutputError(f"{directory} is incomplete: the run was interrupted (no completion marker "
+                                    f"{COMPLETE_MARKER}); rerun it or continue it with --resume")
+
+
+def is_temporary(path) -> bool:
+    """A temporary file of :func:`atomic_write_bytes` (``.NAME.XXXX.tmp``); lock files are not ours to remove."""
+    name = Path(path).name
+    return name.startswith(".") and name.endswith(".tmp") and not name.startswith(".privdist-lock.")
+
+
+def remove_temporaries(directory) -> list[Path]:
+    """Remove the temporary files an interrupted :func:`atomic_write_bytes` left under ``directory`` (a killed process
+    cannot remove them); call it only while holding the directory's lock. Returns the files removed."""
+    removed = []
+    for path in Path(directory).rglob(".*.tmp"):
+        if path.is_file() and is_temporary(path):
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed

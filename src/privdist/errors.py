@@ -36,6 +36,8 @@ __all__ = [
     "EmptyPartyError",
     "FeatureGroupError",
     "DataFormatError",
+    "ModelFileError",
+    "IncompleteOutputError",
     "BinaryOnlyError",
     "ParameterTypeError",
     "OutputWriteError",
@@ -178,6 +180,17 @@ class FeatureGroupError(ValidationError):
 
 class DataFormatError(ValidationError):
     """A data file's format is unknown or its content cannot be read as a table."""
+
+
+class ModelFileError(DataFormatError):
+    """A ``model.json`` (or a party block of one) is not a model privdist can predict with: a field missing, of the
+    wrong type or shape (``coef`` against the feature names and classes), non-finite or beyond the magnitude limit;
+    the message names the file and the field (issue 40)."""
+
+
+class IncompleteOutputError(PrivdistError, RuntimeError):
+    """An output directory of ``privdist fit`` or ``privdist run`` has no completion marker: the process that wrote
+    it was interrupted (the message says to rerun or ``--resume``; issue 40)."""
 
 
 class BinaryOnlyError(ValidationError):

@@ -191,7 +191,8 @@ def test_two_fits_into_one_out_do_not_mix(csv, tmp_path, capsys):
     second = [str(csv), "--target", "label", "--epsilon", "0.5", "--delta", "1e-5", "--agents", "3", "--rounds", "2",
               "--out", str(out)]  # secure mode: no evaluation files
     assert _fit(second, capsys)[0] == 0
-    assert sorted(p.name for p in out.iterdir()) == [".privdist-experiment", "model.json", "results.json"]
+    assert sorted(p.name for p in out.iterdir()) == [".privdist-complete", ".privdist-experiment", "model.json",
+                                                     "results.json"]
     assert json.loads((out / "results.json").read_text())["settings"]["epsilon"] == 0.5
 
 

@@ -47,6 +47,10 @@ PARAMS = {
     "secure": st.sampled_from([True, False, 1]),
     "random_state": st.sampled_from([0, 1, np.random.default_rng(0), -1, "x", 2**70]),
     "trust": st.sampled_from(["auto", "local", "secure_aggregation", "x", 3]),
+    "secure_aggregation": st.sampled_from([None, {}, {"colluding": 1}, {"dropout_tolerance": 0.2},
+                                           {"dropout_tolerance": float("nan")}, {"colluding": float("inf")},
+                                           {"colluding": 1.5}, {"recovery": "shamir", "threshold": 2},
+                                           {"recovery": "x"}, {"threshold": float("nan")}, {"bits": 60}, "x"]),
 }
 REGRESSOR_PARAMS = {"target_bounds": st.sampled_from([None, (0.0, 1.0), (1.0, 0.0), (0, float("inf")), "x",
                                                       (-5, 5)])}

@@ -111,3 +111,51 @@ def test_serve_killed_is_found_and_stopped(tmp_path):
                 os.killpg(head, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+def test_serve_killed_while_starting_is_found_and_stopped(tmp_path):
+    """Issue 40: kill -9 of privdist serve while its Ray head is still starting; --status finds it (state
+    "starting") instead of "no server found", and --stop ends what it left."""
+    import signal
+    import tempfile
+
+    from conftest import wait_until
+
+    env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_AUTH_MODE")}
+    env["PRIVDIST_SERVE_STATE"] = str(tmp_path / "state.json")
+    cli = [sys.executable, "-m", "privdist"]
+    server = subprocess.Popen(cli + ["serve", "--parties", "1", "--num-cpus", "1", "--port", str(_free_port()),
+                                     "--temp-dir", tempfile.mkdtemp(prefix="pdt-")],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+    def started_head():
+        try:
+            state = json.loads((tmp_path / "state.json").read_text())
+        except (OSError, ValueError):
+            return None
+        return state if state.get("head_pid") else None
+
+    head = None
+    try:
+        state = wait_until(started_head, timeout=120, what="the state file naming the ray start process")
+        head = state["head_pid"]
+        server.send_signal(signal.SIGKILL)
+        server.wait(timeout=30)
+        status = json.loads(subprocess.run(cli + ["serve", "--status"], env=env, capture_output=True, text=True,
+                                           timeout=120, check=True).stdout)
+        assert status["server_alive"] is False and status["server_pid"] == server.pid
+        assert status["state"] in ("starting", "serving")  # "starting" unless the head came up within the poll
+        stop = subprocess.run(cli + ["serve", "--stop"], env=env, capture_output=True, text=True, timeout=300)
+        assert stop.returncode == 0 and "had died" in stop.stdout, stop.stderr[-2000:]
+        assert not (tmp_path / "state.json").exists()
+        from privdist.cli.serve_cmd import _group_alive
+
+        assert not _group_alive(head)
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGKILL)
+        if head is not None:
+            try:
+                os.killpg(head, signal.SIGKILL)
+            except ProcessLookupError:
+                pass

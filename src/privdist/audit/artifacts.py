@@ -51,9 +51,10 @@ def flatten_release(obj, prefix: str = "") -> dict[str, object]:
 def read_release(directory, names) -> dict[str, object]:
     """The flattened content of the release files ``names`` of ``directory`` (JSON via privdist's reader, which
     restores infinities; ``.npz`` arrays by name)."""
-    from .._io import read_json
+    from .._io import check_complete, read_json
 
     directory = Path(directory)
+    check_complete(directory)  # an interrupted fit's files are no release (issue 40)
     out: dict[str, object] = {}
     for name in names:
         path = directory / name

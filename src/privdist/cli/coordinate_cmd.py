@@ -86,6 +86,12 @@ def coordinate_main(args) -> int:
     if args.bounds:
         bounds = {str(k): tuple(float(x) for x in v) for k, v in json.loads(Path(args.bounds).read_text()).items()}
     secure = {k: v for k, v in (("colluding", args.colluding), ("dropout_tolerance", args.dropout_tolerance)) if v}
+    if secure:  # the plan's one validation, before listening for the parties (issue 40)
+        from ..privacy.secure_params import SecureAggregation
+
+        params = SecureAggregation(**secure)
+        params.check()
+        params.shares(len(names))  # an honest party left in every sum
     labels = None
     if args.vertical:
         if not args.labels or not args.target:

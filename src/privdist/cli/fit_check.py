@@ -284,7 +284,7 @@ def fit_estimate(args, n: int, d: int, parties: int, n_classes: int, vertical: b
 @contextlib.contextmanager
 def fit_output(args):
     """The locked, marked ``--out`` directory of a fit for the duration of the ``with`` block (nothing without
-    ``--out``).
+    ``--out``); its completion marker is written when the block ends without an error (issue 40).
 
     Raises:
         OutputDirError: ``--out`` holds another command's results (without ``--overwrite``) or is not a directory.
@@ -298,4 +298,5 @@ def fit_output(args):
     settings = {k: v for k, v in vars(args).items() if k != "func"}
     with ResultsDir(args.out, FIT_EXPERIMENT, settings, overwrite=args.overwrite, subdirs=()) as store:
         yield store
+        store.mark_complete()  # after every file of the fit; readers refuse the directory without it (issue 40)
 

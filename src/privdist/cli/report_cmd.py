@@ -34,12 +34,13 @@ def register(sub) -> None:
 
 
 def _load(path: Path) -> dict:
-    from .._io import read_json  # here, not at import: start-up time
+    from .._io import check_complete, read_json  # here, not at import: start-up time
     from ..experiments.results_file import check_results
 
     f = path / "results.json"
     if path.exists() and not path.is_dir():
         raise OutputDirError(f"{path} is not a directory (give a results directory, e.g. results/NAME)")
+    check_complete(path)  # interrupted (issue 40): refused even when its results.json looks whole
     if not f.is_file():
         raise OutputDirError(f"{path} holds no results.json (not a privdist results directory)")
     try:

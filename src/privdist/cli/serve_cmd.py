@@ -13,6 +13,11 @@
   minute. Meanwhile the state file still names the dead server, its address and the ``ray start`` process group
   (issue 26): ``privdist serve --stop`` finds what it left and stops it, ``--status`` says what is left, and a new
   ``privdist serve`` clears it first.
+* The state file is written BEFORE the first Ray process starts, with ``"state": "starting"`` (then ``"serving"``),
+  so that a server killed while starting is found too (issue 40: its Ray processes were invisible to ``--status``,
+  "no server found"): ``--status`` reports a live server that is still starting, or a dead one and what it left;
+  ``--stop`` asks a starting server to stop (it stops its Ray processes as soon as its head answers) or cleans up
+  after a dead one.
 """
 
 from __future__ import annotations
@@ -48,9 +53,23 @@ def _alive(pid: int) -> bool:
 
 
 def served_address() -> str | None:
-    """The address of a ``privdist serve`` running on this machine (its state file, its process alive), or None."""
+    """The address of a ``privdist serve`` running on this machine (its state file, its process alive, its start-up
+    finished), or None."""
     state = _read_state()
-    return state.get("address") if state and _alive(state.get("pid")) else None
+    return (state.get("address") if state and _alive(state.get("pid")) and state.get("state") != "starting"
+            else None)
+
+
+def _starting() -> dict | None:
+    """The state of a live local server that is still starting (its Ray head not yet answering), or None."""
+    state = _read_state()
+    return state if state and state.get("state") == "starting" and _alive(state.get("pid")) else None
+
+
+def _write_state(state: dict) -> None:
+    from .._io import atomic_write_bytes
+
+    atomic_write_bytes(state_file(), json.dumps(state).encode())
 
 
 def register(sub) -> None:
@@ -154,14 +173,28 @@ def _signal_group(pgid: int, sig) -> None:
 
 
 def _main(args) -> int:
-    if (args.stop or args.status) and not args.address and not os.environ.get("RAY_ADDRESS") \
-            and served_address() is None:
+    local = (args.stop or args.status) and not args.address and not os.environ.get("RAY_ADDRESS")
+    starting = _starting() if local else None
+    if starting is not None:
+        if args.status:
+            print(json.dumps({"address": starting.get("address"), "served": False, "state": "starting",
+                              "server_pid": starting.get("pid"), "server_alive": True,
+                              "note": "the server is starting its Ray head"}, indent=1))
+            return 0
+        os.kill(starting["pid"], signal.SIGTERM)
+        print(f"asked the starting privdist server (pid {starting['pid']}) to stop: it stops the Ray processes it "
+              "started as soon as its head answers")
+        return 0
+    if local and served_address() is None:
         left = _left_behind()
         if left is not None:
             if args.status:
+                when = " while starting" if left.get("state") == "starting" else ""
                 print(json.dumps({"address": left.get("address"), "served": False, "server_pid": left.get("pid"),
-                                  "server_alive": False, "cluster_left": left["cluster"],
-                                  "note": "the server died; privdist serve --stop stops what it left"}, indent=1))
+                                  "server_alive": False, "state": left.get("state", "serving"),
+                                  "cluster_left": left["cluster"],
+                                  "note": f"the server died{when}; privdist serve --stop stops what it left"},
+                                 indent=1))
                 return 0
             print(_clean_up(left))
             return 0
@@ -269,18 +302,19 @@ def _serve_local(args) -> int:
     t0 = time.perf_counter()
     stop = []
     signal.signal(signal.SIGTERM, lambda *a: stop.append(1))
+    state = {"address": address, "pid": os.getpid(), "temp_dir": temp_dir, "state": "starting", "head_pid": None}
+    _write_state(state)  # before any Ray process: a server killed while starting is still found (issue 40)
     head = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
                             preexec_fn=_die_with_parent)
+    state["head_pid"] = head.pid  # also its process group (new session)
+    _write_state(state)
     try:
-        ray = _wait_for_head(head, address)
+        ray = _wait_for_head(head, address, stop=stop)
         signal.signal(signal.SIGTERM, lambda *a: stop.append(1))  # ray.init installs its own handler
         started = time.perf_counter() - t0
         warm = [] if args.no_prewarm else _prewarm_resources(ray)
         start_keeper(ray, {"address": address, "started_cluster": True, "pid": os.getpid()}, warm)
-        path = state_file()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({"address": address, "pid": os.getpid(), "temp_dir": temp_dir,
-                                    "head_pid": head.pid}))  # head.pid is also its process group (new session)
+        _write_state({**state, "state": "serving"})
         print(f"serving {address}: Ray head started in {started:.1f} s, {len(warm)} warm party actor(s) ready after "
               f"{time.perf_counter() - t0:.1f} s; run with: privdist run SPEC --backend ray [--address {address}]; "
               "stop with: privdist serve --stop", flush=True)
@@ -314,11 +348,14 @@ def _die_with_parent() -> None:
         pass
 
 
-def _wait_for_head(head, address, timeout: float = 120.0):
+def _wait_for_head(head, address, timeout: float = 120.0, stop=()):
+    """Connect to the head ``head`` starts (``stop`` non-empty: asked to stop meanwhile, KeyboardInterrupt)."""
     from ..runtime.ray_common import RayConnectionError, connect
 
     deadline = time.monotonic() + timeout
     while True:
+        if stop:
+            raise KeyboardInterrupt
         if head.poll() is not None:
             raise RayConnectionError(f"`ray start --head` exited ({head.returncode}): "
                                      f"{head.stderr.read().decode(errors='replace')[-500:]}")

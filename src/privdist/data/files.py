@@ -35,6 +35,7 @@ import numpy as np
 from ..errors import (DataFileNotFoundError, DataFormatError, EmptyPartyError, NonFiniteDataError,
                       NonNumericDataError, UnknownColumnError, ValidationError)
 from .dataset import Dataset
+from .frames import check_column_names, same_when_normalised
 from .hints import categories_hint, classes_hint
 
 __all__ = ["FILE_FORMATS", "file_format", "load_file", "load_files", "classes_hint", "TASKS"]
@@ -179,8 +180,11 @@ def load_files(paths: Sequence, target=None, **kwargs) -> tuple[Dataset, np.ndar
     first = sets[0]
     for k, ds in enumerate(sets[1:], start=1):
         if ds.feature_names != first.feature_names:
+            twins = [f"{a!r}/{b!r}" for a, b in zip(first.feature_names, ds.feature_names)
+                     if same_when_normalised(a, b)]
             raise ValidationError(f"party {k} ({Path(paths[k]).name}) has columns {list(ds.feature_names)}, "
-                                  f"party 0 has {list(first.feature_names)}: files of one data set must agree")
+                                  f"party 0 has {list(first.feature_names)}: files of one data set must agree"
+                                  + (f" (names {twins} differ only in Unicode normalisation)" if twins else ""))
     return _stack(sets, first, paths)
 
 
@@ -252,6 +256,7 @@ def _from_table(df, target, encode, drop, party_column, label, extras, categorie
     import pandas as pd
 
     columns = [str(c) for c in df.columns]
+    check_column_names(columns, label)  # 'é' composed and decomposed are one name to a reader (issue 40)
     df.columns = columns
     for what, col in (("target", target), ("party column", party_column), *(("drop column", c) for c in drop)):
         if col is not None and str(col) not in columns:

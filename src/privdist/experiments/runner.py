@@ -302,6 +302,7 @@ def _run_into(store, spec, done, jobs, progress, data_dir, backend, parallel) ->
             results = {**results, **({"figure_errors": failed} if failed else {})}
             write_json(store.path / "results.json", results)
             write_summary(spec, results, store.path)
+        store.mark_complete()  # last: readers refuse the directory without it (issue 40)
         return results
     figures, exposures = [], []
     if owner_outputs(spec):  # a user's data: owner-only evaluation apart, named as exposures
@@ -317,6 +318,7 @@ def _run_into(store, spec, done, jobs, progress, data_dir, backend, parallel) ->
         exposures = owner_exposures(spec, figures)
     results = _release_only(spec, _results(spec, done, runs, claims, True, figures), exposures, figures)
     write_json(store.path / "results.json", results)
+    store.mark_complete()  # last: readers refuse the directory without it (issue 40)
     return results
 
 

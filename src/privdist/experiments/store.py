@@ -4,6 +4,9 @@ Layout::
 
     OUT/.privdist-experiment   marker: experiment name and config fingerprint (guards against mixing)
     OUT/.privdist-lock         the owner's pid and host while a run writes here (exclusive; see ResultsDir)
+    OUT/.privdist-complete     written LAST by a finished run or fit; readers refuse the directory without it
+                               (issue 40; privdist._io.check_complete). Temporary files ``.*.tmp`` left by a
+                               killed writer are removed when the directory is opened again (--resume)
     OUT/trials/trial_0000.json one file per finished trial (atomic), the unit of resume
     OUT/results.json           aggregated results (schema in the README), rewritten after every trial
     OUT/traces.npz             per-run, per-metric curves of every trial, shape (trials, rounds + 1)
@@ -24,12 +27,13 @@ from pathlib import Path
 import numpy as np
 
 from .._checks import shown
-from .._io import atomic_write_bytes, fingerprint, read_json, write_json
+from .._io import (EXPERIMENT_MARKER, atomic_write_bytes, clear_complete, fingerprint, is_temporary, mark_complete,
+                   read_json, remove_temporaries, write_json)
 from ..errors import OutputDirError, ResultsLockedError
 
 __all__ = ["ResultsDir", "acquire_lock", "release_lock", "inside", "LOCK", "FIT_EXPERIMENT"]
 
-MARKER = ".privdist-experiment"
+MARKER = EXPERIMENT_MARKER
 LOCK = ".privdist-lock"
 #: The experiment name a ``privdist fit`` output directory carries in its marker (issue 26): another command's
 #: results are not replaced without ``--overwrite``, and two fits never write into one directory at once.
@@ -192,7 +196,8 @@ class ResultsDir:
             raise OutputDirError(f"cannot create results directory {self.path}: {exc.strerror or exc}") from None
         self.lock = acquire_lock(self.path)
         try:
-            fresh = all(c.name == LOCK or c.name.startswith(".privdist-lock.") for c in self.path.iterdir())
+            fresh = all(c.name == LOCK or c.name.startswith(".privdist-lock.") or is_temporary(c)
+                        for c in self.path.iterdir())  # a writer killed during its first file left only a .tmp
             self._prepare(marker, experiment, overwrite, resume, fresh)
         except BaseException:
             self.close()
@@ -222,11 +227,18 @@ class ResultsDir:
         elif overwrite:
             self._clear()
         try:
+            clear_complete(self.path)  # from here until mark_complete, readers refuse the directory (issue 40)
+            remove_temporaries(self.path)  # left by a killed writer (we hold the lock: no live writer's)
             for sub in self.subdirs:
                 (self.path / sub).mkdir(parents=True, exist_ok=True)
-            write_json(marker, {"experiment": experiment, "fingerprint": self.fingerprint, "config": self.config})
+            write_json(marker, {"experiment": experiment, "fingerprint": self.fingerprint, "config": self.config,
+                                "completion_marker": True})
         except OSError as exc:
             raise OutputDirError(f"cannot write into results directory {self.path}: {exc.strerror or exc}") from None
+
+    def mark_complete(self) -> None:
+        """Write the completion marker, after every other file of the run or fit (issue 40)."""
+        mark_complete(self.path)
 
     def close(self) -> None:
         """Release the directory's lock."""

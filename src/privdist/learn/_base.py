@@ -9,14 +9,9 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-try:  # scikit-learn >= 1.6
-    from sklearn.utils.validation import validate_data as _validate_data
-except ImportError:  # pragma: no cover
-    def _validate_data(est, *args, **kwargs):
-        return est._validate_data(*args, **kwargs)
-
 from .._checks import shown
 from ..errors import BinaryOnlyError, DivergenceError, ParameterTypeError, ValidationError
+from ._inputs import validate_data as _validate_data  # privdist's table checks, then scikit-learn's
 from .budget import NON_PRIVATE_ALGORITHMS, TOTAL_BUDGET_ALGORITHMS, total_budget_params
 from .trust import trust_report
 

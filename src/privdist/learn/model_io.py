@@ -28,8 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .._io import read_json, write_json
-from ..errors import DataFormatError
+from .._io import check_complete, read_json, write_json
+from .._checks import shown
+from ..errors import DataFormatError, ModelFileError, ShapeMismatchError
 
 __all__ = ["MODEL_FORMAT", "PARTY_FORMAT", "model_to_dict", "party_block_dict", "party_block_dicts", "save_model",
            "load_model", "LinearModel"]
@@ -93,8 +94,14 @@ def save_model(est, path, feature_names=None, meta: dict | None = None, classes=
                party_blocks: bool = True) -> list[Path]:
     """Write ``est`` to ``path`` as JSON, atomically; a vertical model's party blocks go to
     ``parties/party_<m>.json`` beside it (owner-only; ``party_blocks=False`` leaves them out). Returns the files."""
+    from .._io import _clean, _restore
+    from .model_check import check_model_dict
+
     path = Path(path)
-    write_json(path, model_to_dict(est, feature_names, meta, classes))
+    data = model_to_dict(est, feature_names, meta, classes)
+    if data["coef"] is not None:  # never write a file load_model refuses (vertical: blocks checked when joined)
+        check_model_dict(path, _restore(_clean(data)))
+    write_json(path, data)
     written = [path]
     if party_blocks and hasattr(est, "feature_groups_"):
         for m, block in enumerate(party_block_dicts(est)):
@@ -121,12 +128,27 @@ class LinearModel:
     def decision_function(self, X) -> np.ndarray:
         from ..data.bounds import clip_rows, scale_by_bounds
 
-        X = np.asarray(X, dtype=float)
+        X = self._rows(X)
         if self.bounds is not None:
             X = scale_by_bounds(X, self.bounds)
         if self.row_norm is not None:
             X = clip_rows(X, self.row_norm)
         return X @ (self.coef.T if self.coef.ndim == 2 else self.coef) + self.intercept
+
+    def _rows(self, X) -> np.ndarray:
+        """``X`` as a float matrix of this model's columns (named errors: other columns, text, NaN or inf)."""
+        from .._checks import check_finite
+
+        try:
+            X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=float)
+        except (TypeError, ValueError):
+            raise DataFormatError("rows to predict must be numbers (a matrix of the model's columns)") from None
+        n = self.coef.shape[-1]
+        if X.ndim not in (1, 2) or X.shape[-1] != n:  # 1-D: one row, scored as before
+            raise ShapeMismatchError(f"rows to predict have shape {X.shape}; this model takes {n} column(s)"
+                                     + (f" ({', '.join(self.data['feature_names'])})"
+                                        if self.data.get("feature_names") and n <= 20 else ""))
+        return check_finite(X, "rows to predict")
 
     def predict_proba(self, X) -> np.ndarray:
         from scipy.special import expit
@@ -150,34 +172,29 @@ class LinearModel:
 
 
 def load_model(path) -> LinearModel:
-    """Read a ``model.json`` written by :func:`save_model` (or ``privdist fit``).
+    """Read a ``model.json`` written by :func:`save_model` (or ``privdist fit``), validated as a whole by
+    :func:`privdist.learn.model_check.check_model_dict` (issue 40): a file this returns always predicts.
 
     Raises:
         DataFileNotFoundError: no such file.
-        DataFormatError: not a privdist model file (a directory, not JSON, another format, missing or malformed
-            fields); a vertical model whose party block files are missing.
+        DataFormatError: not a privdist model file (a directory, not JSON, another format).
+        ModelFileError (a DataFormatError): a field missing, of the wrong type or shape, non-finite or beyond the
+            magnitude limit (named); a vertical model whose party block files are missing or malformed.
+        IncompleteOutputError: the file is in a ``privdist fit --out`` directory that the fit did not finish.
     """
+    from .model_check import check_model_dict
+
     path = Path(path)
     data = _read_model_json(path, "model file")
     if not isinstance(data, dict) or data.get("format") != MODEL_FORMAT:
         raise DataFormatError(f"{path}: not a {MODEL_FORMAT} file")
-    try:
-        pre = data["preprocessing"]
-        coef, intercept = data["coef"], data["intercept"]
-        if coef is None:  # vertical: join the parties' owner-only blocks
-            coef, intercept = _join_blocks(path, data)
-        intercept = np.asarray(intercept, dtype=float) if isinstance(intercept, list) else float(intercept)
-        bounds = None if pre["bounds"] is None else np.asarray(pre["bounds"], dtype=float)
-        model = LinearModel(data["kind"], np.asarray(coef, dtype=float), intercept, data.get("classes"), bounds,
-                            None if pre["row_norm"] is None else float(pre["row_norm"]), data,
-                            None if pre.get("target_bounds") is None else tuple(pre["target_bounds"]))
-    except (KeyError, TypeError, ValueError) as exc:
-        if isinstance(exc, DataFormatError):
-            raise
-        raise DataFormatError(f"{path}: a malformed {MODEL_FORMAT} file ({type(exc).__name__}: {exc})") from None
-    if model.kind not in ("logistic", "logistic_ovr", "regression"):
-        raise DataFormatError(f"{path}: unknown model kind {model.kind!r}")
-    return model
+    check_complete(path.parent)  # a fit's --out directory: refused when the fit was interrupted
+    coef = intercept = None
+    if data.get("coef", 0) is None:  # vertical: join the parties' owner-only blocks
+        coef, intercept = _join_blocks(path, data)
+    checked = check_model_dict(path, data, coef, intercept)
+    return LinearModel(checked["kind"], checked["coef"], checked["intercept"], checked["classes"], checked["bounds"],
+                       checked["row_norm"], data, checked["target_bounds"])
 
 
 def _read_model_json(path: Path, what: str):
@@ -193,21 +210,41 @@ def _read_model_json(path: Path, what: str):
         raise DataFormatError(f"{path}: not a privdist model file (cannot be read as JSON: {exc})") from None
 
 
-def _join_blocks(path: Path, data: dict) -> tuple[np.ndarray, float]:
-    parties = (data.get("vertical") or {}).get("parties")
-    if not parties:
-        raise DataFormatError(f"{path}: a model without coefficients and without vertical parties")
-    n = sum(len(p["columns"]) for p in parties)
+def _join_blocks(path: Path, data: dict) -> tuple[list, float]:
+    from .model_check import check_block
+
+    vertical = data.get("vertical")
+    parties = vertical.get("parties") if isinstance(vertical, dict) else None
+    if not isinstance(parties, list) or not parties or not all(isinstance(p, dict) for p in parties):
+        raise ModelFileError(f"{path}: a malformed model file: coef is null but vertical.parties does not list the "
+                             "parties' blocks")
+    columns = []
+    for p in parties:
+        cols = p.get("columns")
+        if (not isinstance(cols, list) or not cols
+                or not all(isinstance(j, int) and not isinstance(j, bool) for j in cols)
+                or not isinstance(p.get("block_file"), str)):
+            raise ModelFileError(f"{path}: a malformed model file: vertical.parties entry {shown(p)} needs columns "
+                                 "(a list of column indices) and block_file")
+        if Path(p["block_file"]).is_absolute() or ".." in Path(p["block_file"]).parts:
+            raise ModelFileError(f"{path}: a malformed model file: block_file {p['block_file']!r} leaves the model's "
+                                 "directory")
+        columns += cols
+    n = len(columns)
+    if sorted(columns) != list(range(n)):
+        raise ModelFileError(f"{path}: a malformed model file: the columns of vertical.parties are not each of "
+                             f"0..{n - 1} exactly once")
     coef, intercept = np.zeros(n), 0.0
     for p in parties:
         block_path = path.parent / p["block_file"]
         if not block_path.is_file():
-            raise DataFormatError(f"{path}: a vertical model; party {p['party']}'s coefficient block "
-                                  f"{p['block_file']} is not beside it (each party holds its own block; scoring a "
-                                  "row needs all of them)")
+            raise ModelFileError(f"{path}: a vertical model; party {p.get('party')}'s coefficient block "
+                                 f"{p['block_file']} is not beside it (each party holds its own block; scoring a "
+                                 "row needs all of them)")
         block = _read_model_json(block_path, "party block")
         if not isinstance(block, dict) or block.get("format") != PARTY_FORMAT or block.get("columns") != p["columns"]:
-            raise DataFormatError(f"{block_path}: not party {p['party']}'s block of this model")
-        coef[p["columns"]] = block["coef"]
-        intercept += float(block["intercept"])
-    return coef, intercept
+            raise ModelFileError(f"{block_path}: not party {p.get('party')}'s block of this model")
+        block_coef, block_intercept = check_block(block_path, block, p["columns"])
+        coef[p["columns"]] = block_coef
+        intercept += block_intercept
+    return coef.tolist(), intercept
