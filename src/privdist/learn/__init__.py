@@ -13,6 +13,8 @@ from .budget import NON_PRIVATE_ALGORITHMS, TOTAL_BUDGET_ALGORITHMS, VERTICAL_BU
 from .linear import DistributedLasso, DistributedLogisticRegression, DistributedRidge
 from .vertical import SharedFeatureLogisticRegression
 from .model_io import MODEL_FORMAT, LinearModel, load_model, save_model
+from .personal import PersonalModel, personalize
+from .party_eval import evaluate_parties
 
 __all__ = [
     "DistributedLogisticRegression",
@@ -23,6 +25,9 @@ __all__ = [
     "save_model",
     "LinearModel",
     "MODEL_FORMAT",
+    "personalize",
+    "PersonalModel",
+    "evaluate_parties",
     "total_budget_params",
     "TOTAL_BUDGET_ALGORITHMS",
     "NON_PRIVATE_ALGORITHMS",
