@@ -46,6 +46,9 @@ STRENGTHS = (0.0, 1e-3, 1e-2, 0.1, 1.0, 10.0, math.inf)
 #: Fewer rows than this: no cross-validation, the global model is kept.
 MIN_ROWS = 10
 
+#: The party stays alone unless the chosen strength's mean fold-wise gain over alone exceeds this many standard errors.
+STANDARD_ERRORS = 1.0
+
 #: Folds of the cross-validation (fewer when a party has fewer rows per fold).
 FOLDS = 5
 
@@ -373,6 +376,6 @@ def _select(solve, loss, Z, y, theta_g, alpha, fit_intercept, grid, folds, seed,
     best = min(grid, key=lambda lam: (cv[lam], -lam))
     if 0.0 in per_fold and best != 0.0:  # alone unless the fold-wise gain over it exceeds one standard error
         gain = per_fold[0.0] - per_fold[best]
-        if gain.mean() <= gain.std(ddof=1) / math.sqrt(gain.size):
+        if gain.mean() <= STANDARD_ERRORS * gain.std(ddof=1) / math.sqrt(gain.size):
             best = 0.0
     return solve(A, y, theta_g, alpha, best, fit_intercept), best, cv
