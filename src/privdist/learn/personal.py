@@ -69,19 +69,22 @@ class PersonalModel:
         cv_: ``{lam: mean held-out loss}`` of the cross-validation (a list of them per class for C >= 3).
         n_rows_: The party's rows used.
         global_coef_, global_intercept_: The released model it started from.
-        preprocessor_, target_bounds_, n_features_in_: From the release (predictions of a bounded target are
+        preprocessor_, target_bounds_, n_features_in_, feature_names_in_: From the release (predictions of a bounded target are
             clipped to ``target_bounds_`` widened to the party's own target range).
         note: That it is owner-only and not a release.
     """
 
     def __init__(self, task: str, coef, intercept, strength, *, classes=None, fallback=None, cv=None, n_rows=0,
-                 global_coef=None, global_intercept=None, preprocessor=None, target_bounds=None, n_features=0):
+                 global_coef=None, global_intercept=None, preprocessor=None, target_bounds=None, n_features=0,
+                 feature_names=None):
         self.task = task
         self.coef_, self.intercept_, self.strength_ = coef, intercept, strength
         self.classes_ = classes
         self.fallback_, self.cv_, self.n_rows_ = fallback, cv, n_rows
         self.global_coef_, self.global_intercept_ = global_coef, global_intercept
         self.preprocessor_, self.target_bounds_, self.n_features_in_ = preprocessor, target_bounds, n_features
+        if feature_names is not None:  # a DataFrame's columns are then matched by name
+            self.feature_names_in_ = feature_names
         self.note = _NOTE
 
     def __repr__(self) -> str:
@@ -199,7 +202,8 @@ def personalize(model, X, y, *, random_state=None, strengths=STRENGTHS, folds: i
     alpha = float(model.alpha)
     intercept = bool(getattr(model, "fit_intercept", True))
     common = dict(n_rows=int(X.shape[0]), global_coef=np.copy(model.coef_), global_intercept=np.copy(model.intercept_),
-                  preprocessor=model.preprocessor_, n_features=int(model.n_features_in_))
+                  preprocessor=model.preprocessor_, n_features=int(model.n_features_in_),
+                  feature_names=getattr(model, "feature_names_in_", None))
     if task == "regression":
         y = _numeric_target(y)
         bounds = getattr(model, "target_bounds_", None)
