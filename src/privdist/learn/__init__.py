@@ -4,6 +4,10 @@
 ``epsilon`` and ``delta`` are the TOTAL per-agent budget of the whole fit; the per-round noise is calibrated with
 the PLD accountant (:mod:`privdist.learn.budget`). Noise comes from fresh OS entropy unless ``random_state`` is set
 (research mode, warned).
+
+A party's own use of the release (issue 39, owner-only, no privacy spent): :func:`personalize` (its personal model,
+the release regularised towards on its own rows) and :func:`evaluate_parties` (each party's own test rows scored by
+its model alone, the global model and its personal model).
 """
 
 from __future__ import annotations
