@@ -47,6 +47,10 @@ STRENGTHS = (0.0, 1e-3, 1e-2, 0.1, 1.0, 10.0, math.inf)
 MIN_ROWS = 10
 
 #: The party stays alone unless the chosen strength's mean fold-wise gain over alone exceeds this many standard errors.
+#: A trade-off, measured on 8,000 Adult rows in 100 random parties (~64 training rows each; private global model at
+#: total epsilon 1; accuracy on each party's own test rows): this rule, personal >= alone for 80 of 100 parties, mean
+#: gain +0.0013; the plain CV minimum 73, +0.012; the same rule towards the global model 74, +0.014 (the global model
+#: itself: 74, +0.027). On 20 synthetic non-IID parties (tests) it kept more parties >= alone than 0 or 2.
 STANDARD_ERRORS = 1.0
 
 #: Folds of the cross-validation (fewer when a party has fewer rows per fold).
