@@ -50,6 +50,7 @@ __all__ = [
     "LedgerStateError",
     "JobConflictError",
     "RoundConflictError",
+    "ModelNotFittedError",
 ]
 
 
@@ -252,3 +253,8 @@ class JobConflictError(ValidationError):
 class RoundConflictError(ValidationError):
     """A lifetime ledger was asked to record releases for a round it already recorded with DIFFERENT releases: that
     would be fresh noise for a round already released (issue 38). The same releases again are a no-op."""
+
+
+class ModelNotFittedError(ValidationError, AttributeError):
+    """A method that needs a fitted model (e.g. :func:`privdist.learn.personal.personalize`) got one that was never
+    fitted; the message names the model (issue 39). Also an ``AttributeError``, as scikit-learn's ``NotFittedError``."""

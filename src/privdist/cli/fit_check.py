@@ -198,7 +198,7 @@ def check_fit_data(args, ds, X, groups, n_classes: int) -> None:
     Raises:
         EmptyPartyError: a party with fewer than two rows, more vertical parties than columns.
         ValidationError: a test split too small or too large for the parties; a classification option on a
-            numeric target.
+            numeric target; a regression target holding one value only (issue 40).
         ResourceLimitError: the estimate is above the limits and ``--yes`` was not given.
     """
     from ..privacy.plan import secure_section
@@ -210,6 +210,10 @@ def check_fit_data(args, ds, X, groups, n_classes: int) -> None:
     vertical = args.vertical is not None or args.feature_groups is not None
     if args.target_bounds is not None and ds.extras.get("task") != "regression":
         raise ValidationError("--target-bounds is for a numeric (regression) target; this target is a class label")
+    target = np.asarray(ds.y)
+    if ds.extras.get("task") == "regression" and target.size and np.all(target == target.flat[0]):
+        raise ValidationError(f"the target {args.target!r} holds one value only ({target.flat[0]}): there is nothing "
+                              "to fit (and R^2 is not defined); choose another target")
     if vertical:
         parties = args.vertical or len(args.feature_groups.split(";"))
         secure = secure_section(resolved_trust(args), trust_options(args).get("secure_aggregation"),

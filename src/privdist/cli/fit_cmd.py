@@ -291,6 +291,7 @@ def _fit(args) -> int:
         evaluation = {"owner_only": "NOT A RELEASE: metrics computed without noise from the data (held-out rows, "
                                     "each party's rows); keep with the data holder",
                       "test": rows, "local_only": local, "privacy_utility": curve,
+                      "per_party": getattr(fitted, "parties", None),
                       "draws": {"n": draws, "released": 0, "metrics": draw_metrics,
                                 "note": "the released model is draw 0; the others are owner-only refits at the "
                                         "same budget (see privacy.exposures)"},
@@ -312,6 +313,9 @@ def _spread(metrics: list[dict]) -> dict:
     """Mean, standard deviation (``<metric>_std``) and count of the metrics of several noise draws."""
     out = {}
     for key in metrics[0]:
+        if any(m[key] is None for m in metrics):  # not computable (e.g. R^2 of a constant test target)
+            out[key], out[f"{key}_std"] = None, None
+            continue
         values = np.array([m[key] for m in metrics], dtype=float)
         out[key] = float(np.mean(values))
         out[f"{key}_std"] = float(np.std(values, ddof=1)) if len(values) > 1 else 0.0
@@ -320,8 +324,10 @@ def _spread(metrics: list[dict]) -> dict:
 
 
 def _cell(m: dict, key: str) -> str:
-    value = m.get(key, float("nan"))
-    if f"{key}_std" in m:
+    value = m.get(key)
+    if value is None or not np.isfinite(value):  # not computable (stated in evaluation.json), never "nan"
+        return "n/a"
+    if m.get(f"{key}_std") is not None:
         return f"{value:.3f} ± {m[f'{key}_std']:.3f}"
     return f"{value:.3f}"
 
@@ -352,6 +358,28 @@ def _print_table(console, ds, what, args, fitted, draws: int) -> None:
         who = party_label(ds.extras.get("party_names") if "rows" in m else None, m["party"])
         table.add_row(escape(f"{who} alone ({held})"), *[_cell(m, k) for k in keys])
     console.print(table)
+    if getattr(fitted, "parties", None) is not None:
+        console.print(_parties_summary(fitted.parties))
+
+
+def _parties_summary(parties: dict) -> str:
+    """Three lines whatever the number of parties: for how many parties the personal model and the global private
+    model are at least as good as the party alone on its own test rows, and the mean gain (issue 39)."""
+    metric, summary = parties["metric"], parties["summary"]
+    unit = "accuracy" if metric == "accuracy" else "RMSE"
+    lines = [f"per party, on its own test rows ({metric}; owner-only, not covered by the guarantee):"]
+    for label, key in (("personalised model", "personal"), ("global private model", "global")):
+        s, large = summary["all"], summary["large"]
+        if not s["parties"]:
+            lines.append(f"  {label}: no party has test rows")
+            continue
+        text = (f"  {label}: at least as good as alone for {s[f'{key}_gains']} of {s['parties']} parties, mean gain "
+                f"{s[f'mean_gain_{key}']:+.3f} {unit}")
+        if large["parties"] and large["parties"] != s["parties"]:
+            text += (f" (parties with >= {summary['min_test_rows']} test rows: {large[f'{key}_gains']} of "
+                     f"{large['parties']}, {large[f'mean_gain_{key}']:+.3f})")
+        lines.append(text)
+    return "\n".join(lines)
 
 
 def _range_cell(metrics: list[dict], key: str) -> str:

@@ -24,7 +24,8 @@ CHEAP_FIT = 1e8
 def held_out_metrics(task: str, y_true, score) -> dict:
     """Held-out metrics of ``score``: classification with 1-D decision scores (labels > 0 positive): accuracy and
     log loss; with a 2-D ``(n, C)`` matrix of class probabilities (labels = class indices): accuracy and the
-    multi-class log loss; regression (predictions): RMSE and R^2 (1 - SSE / SST, SST about the test mean)."""
+    multi-class log loss; regression (predictions): RMSE and R^2 (1 - SSE / SST, SST about the test mean; None when
+    the held-out target is constant, SST = 0)."""
     score = np.asarray(score, dtype=float)
     y_true = np.asarray(y_true)
     if task == "classification" and score.ndim == 2:
@@ -43,7 +44,8 @@ def held_out_metrics(task: str, y_true, score) -> dict:
     y_true = y_true.astype(float)
     sse = float(np.sum((score - y_true) ** 2))
     sst = float(np.sum((y_true - y_true.mean()) ** 2))
-    return {"rmse": float(np.sqrt(sse / y_true.size)), "r2": 1.0 - sse / sst if sst > 0 else float("nan")}
+    # R^2 of a constant held-out target is not defined: None (stated, never NaN; issue 40)
+    return {"rmse": float(np.sqrt(sse / y_true.size)), "r2": 1.0 - sse / sst if sst > 0 else None}
 
 
 def majority_score(y_train, n: int, n_classes: int | None = None) -> np.ndarray:

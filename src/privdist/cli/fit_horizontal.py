@@ -3,7 +3,9 @@
 Printed beside the private model (:class:`privdist.learn.DistributedLogisticRegression`, one-vs-rest for three or
 more classes, or :class:`privdist.learn.DistributedRidge`): the same algorithm without noise, scikit-learn on the
 pooled rows (non-private), each party alone (scikit-learn on its own rows) and the majority class (classification)
-or the training mean (regression). All of it is owner-only evaluation (:mod:`privdist.cli.fit_release`).
+or the training mean (regression); then, per party on its own test rows, its model alone, the private model and its
+personal model (:mod:`privdist.learn.personal`, issue 39), summarised in two lines. All of it is owner-only
+evaluation (:mod:`privdist.cli.fit_release`).
 """
 
 from __future__ import annotations
@@ -42,13 +44,15 @@ def sk_model(task, alpha, n_rows):
 
 def fit_horizontal(args, ds, X, y, groups, seed, rng, scale, bounds, progress=NO_PROGRESS) -> SimpleNamespace:
     """Split the rows, fit and compare. Returns a namespace with ``private``, ``rows`` (name -> held-out metrics),
-    ``local`` (each party alone), ``fit(eps, draw)`` (a further private fit: refits for the curve and the draws),
+    ``local`` (each party alone), ``parties`` (:func:`privdist.learn.evaluate_parties`: each party's own test rows
+    scored by its model alone, the private model and its personal model; party names from the data's party column
+    or file names), ``fit(eps, draw)`` (a further private fit: refits for the curve and the draws),
     ``metrics(est)``, ``notes`` (the estimator's warnings), ``n_parties``, ``n_test``, ``n_train`` and ``sizes``
     (training rows per party)."""
     from sklearn.model_selection import train_test_split
 
     from ..data import make_groups
-    from ..learn import DistributedLogisticRegression, DistributedRidge
+    from ..learn import DistributedLogisticRegression, DistributedRidge, evaluate_parties
 
     task = ds.extras["task"]
     classes = ds.extras.get("classes") or []
@@ -97,20 +101,30 @@ def fit_horizontal(args, ds, X, y, groups, seed, rng, scale, bounds, progress=NO
     central = sk_model(task, 1e-4, Ztr.shape[0]).fit(Ztr, ytr)
     rows["centralized (pooled, non-private)"] = held_out_metrics(task, yte, model_score(central, Zte, n_classes))
     local = []
+    names = ds.extras.get("party_names")
     for k in range(K):
         mask = gtr == k
         if task == "classification" and len(np.unique(ytr[mask])) < 2:  # one class only: it predicts that class
             only = ytr[mask][0]
             acc = float(np.mean(yte == only)) if n_classes else float(np.mean((yte > 0) == (only > 0)))
-            m = {"accuracy": acc, "log_loss": float("nan")}
+            m = {"accuracy": acc, "log_loss": None,  # never NaN (issue 40)
+                 "note": "log_loss not computable: the party's training rows hold one class, so its model gives the "
+                         "other classes probability 0"}
         else:
             alone = sk_model(task, 1e-4, int(mask.sum())).fit(Ztr[mask], ytr[mask])
             m = held_out_metrics(task, yte, model_score(alone, Zte, n_classes))
-        local.append({"party": k, "rows": int(mask.sum()), **m})
+        local.append({"party": k, **({"name": names[k]} if names else {}), "rows": int(mask.sum()), **m})
+    # issue 39: each party's own test rows (the split is stratified by party) scored by its model alone, the private
+    # global model and its personal model (owner-only; learn.party_eval)
+    progress.add(1)
+    with progress.step("per-party evaluation (personal models)"):
+        parties = evaluate_parties(private, Xtr, ytr, gtr, Xte, yte, groups[idx_te], names=names,
+                                   random_state=seed % 2**32)
     if task == "classification":  # predict the training majority; its log loss uses the training base rates
         rows["majority class"] = held_out_metrics(task, yte, majority_score(ytr, yte.shape[0], n_classes))
     else:
         rows["mean predictor"] = held_out_metrics(task, yte, np.full(yte.shape, float(np.mean(ytr))))
-    return SimpleNamespace(private=private, rows=rows, local=local, fit=lambda eps, draw=0: fit(eps, draw)[0],
+    return SimpleNamespace(private=private, rows=rows, local=local, parties=parties,
+                           fit=lambda eps, draw=0: fit(eps, draw)[0],
                            metrics=metrics, notes=notes, n_parties=K, n_test=len(idx_te), n_train=len(idx_tr),
                            sizes=np.bincount(gtr, minlength=K), X_train=Xtr, n_models=n_classes or 1)

@@ -9,7 +9,8 @@ Every output of a fit is one of two kinds:
   the data without DP (``--scale data``, category lists or class names taken from the data) makes the report
   ``guaranteed: false`` with the reason, never just a warning.
 * **owner-only evaluation**, not covered: ``evaluation.json`` (held-out metrics of the private, non-private, pooled
-  and local-only models, training scores, clipping counts: noise-free functions of the data),
+  and local-only models, each party's own test rows scored alone, by the private model and by its personal model
+  (issue 39), training scores, clipping counts: noise-free functions of the data),
   ``privacy_utility.png`` (the same models refitted at further epsilons on the same data), a vertical party's
   coefficient block ``parties/party_<m>.json`` (for party ``m`` only; always written, a party needs its block to
   score a row), the private model's spread over further noise draws (``--draws``: refits at the same budget; the
@@ -157,7 +158,9 @@ def release_boundary(*, vertical: bool, n_parties: int, evaluation: bool, curve:
     stated)."""
     where = "written" if evaluation else "not written (secure mode; --evaluation writes it)"
     owner = {"evaluation.json": f"held-out metrics of the private, non-private, pooled and local-only models, "
-                                f"training scores{' and clipping counts' if vertical else ''}: computed without "
+                                + ("" if vertical else "each party's own test rows scored by its model alone, the "
+                                   "private model and its personal model (per_party), ")
+                                + f"training scores{' and clipping counts' if vertical else ''}: computed without "
                                 f"noise from the data ({where})",
              "console": "the comparison table printed by privdist fit (the same metrics, for the data holder)"}
     if curve:

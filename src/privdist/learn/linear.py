@@ -164,6 +164,13 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
         p = expit(self._decision(X))
         return np.column_stack([1.0 - p, p])
 
+    def personalize(self, X, y, random_state=None):
+        """This party's personal model: the released model regularised towards on its own rows ``X, y``
+        (:func:`privdist.learn.personal.personalize`; owner-only, spends no privacy, not a release)."""
+        from .personal import personalize
+
+        return personalize(self, X, y, random_state=random_state)
+
     def predict(self, X):
         if self._multiclass():
             return self.classes_[np.argmax(self.decision_function(X), axis=1)]
@@ -336,6 +343,13 @@ class DistributedRidge(_DistributedRegressor):
         self.random_state = random_state
         self.trust = trust
         self.secure_aggregation = secure_aggregation
+
+    def personalize(self, X, y, random_state=None):
+        """This party's personal model: the released model regularised towards on its own rows ``X, y``
+        (:func:`privdist.learn.personal.personalize`; owner-only, spends no privacy, not a release)."""
+        from .personal import personalize
+
+        return personalize(self, X, y, random_state=random_state)
 
 
 class DistributedLasso(_DistributedRegressor):
