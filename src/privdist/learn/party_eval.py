@@ -95,7 +95,8 @@ def evaluate_parties(model, X_train, y_train, groups_train, X_test, y_test, grou
             continue
         personal = personalize(model, Xtr[tr], ytr[tr], random_state=random_state)
         alone = _alone_predict(task, alpha, Ztr[tr], ytr[tr], Zte[te])
-        scores = {"alone": _metric(task, yte[te], alone), "global": _metric(task, yte[te], model.predict(Xte[te])),
+        scores = {"alone": _metric(task, yte[te], alone),
+                  "global": _metric(task, yte[te], model.predict(_named(model, Xte[te]))),
                   "personal": _metric(task, yte[te], personal.predict(Xte[te]))}
         sign = 1.0 if task == "classification" else -1.0
         row.update(scores, gain_personal=sign * (scores["personal"] - scores["alone"]),
@@ -108,6 +109,17 @@ def evaluate_parties(model, X_train, y_train, groups_train, X_test, y_test, grou
             "parties": rows,
             "summary": {"all": _summary(rows, 0), "large": _summary(rows, min_test_rows),
                         "min_test_rows": int(min_test_rows)}}
+
+
+def _named(model, X):
+    """Rows as the model was fitted: a DataFrame with its column names when it was fitted on one (no scikit-learn
+    feature-name warning), else the array."""
+    names = getattr(model, "feature_names_in_", None)
+    if names is None:
+        return X
+    import pandas as pd
+
+    return pd.DataFrame(X, columns=list(names))
 
 
 def _features(model, X) -> np.ndarray:
