@@ -1,7 +1,8 @@
 """Issue 39: the DP range step's false rate. On pure-noise histograms (no rows at all) the share of columns given a
 range stays at most the designed ``beta`` = FALSE_BIN_RATE, with the exact noise std the step uses (a plain Gaussian
 sum, and each plan's own mechanism: a weighted target, Skellam shares); a regressor's target must also be shown to
-hold half the rows (``holds_rows``), a rule that only ever turns a range into a fallback; and the diabetes
+hold half the rows (``holds_rows``) below a public margin, a rule that only ever turns a range into a fallback and
+leaves the step unchanged above the margin; and the diabetes
 local-trust reproduction of the issue never gives target bounds holding under half the training rows.
 
 The statistical tests are one-sided: ``hits`` out of ``n`` is refused when a Binomial(n, beta) reaches it with
@@ -92,6 +93,26 @@ def test_a_real_target_range_is_kept():
     assert np.array_equal(ranges_from_counts(total, 5000, 37.3, check_rows=True)[0],
                           ranges_from_counts(total, 5000, 37.3)[0])
     assert not ranges_from_counts(total, 5000, 37.3, check_rows=True)[1][0]
+
+
+def test_above_the_margin_the_target_reading_is_unchanged():
+    """The default secure diabetes step (11 columns, 5 parties, share 0.3, target weight 2: N = 4.25 tau_1 for the
+    target): its spans, mostly partial but at the right scale, are read as before in every draw."""
+    from privdist.privacy.dp_ranges import CLEAR_MARGIN, occupied_threshold
+
+    plan = plan_range(COLS, epsilon=1.0, delta=1e-5, share=0.1, exact=True, n_rows=353, n_parties=5,
+                      secure_shares=5, colluding=0, dp_target=True)
+    s = plan.sum_noise_std(range(5), 5) / plan.target_weight
+    assert 353 >= CLEAR_MARGIN * occupied_threshold(s, B)
+    y = np.random.default_rng(5).uniform(25, 346, size=(353, 1))
+    found = 0
+    for seed in range(30):
+        total = bin_counts(y) + s * np.random.default_rng([5, seed]).standard_normal((1, B))
+        b0, f0 = ranges_from_counts(total, 353, s)
+        b1, f1 = ranges_from_counts(total, 353, s, check_rows=True)
+        assert np.array_equal(f0, f1) and np.array_equal(b0, b1)
+        found += int(not f0[0])
+    assert found >= 20
 
 
 @settings(max_examples=40, deadline=None)
