@@ -330,9 +330,11 @@ def fallback_message(record, n_rows: int, epsilon, feature_names=None) -> str | 
         why = f"the step was not run: {n_rows} rows are too few for its noise at epsilon={epsilon}"
     elif step.get("target_only"):
         why = (f"{n_rows} rows are too few for the step's noise on every column at epsilon={epsilon}, so it ran on "
-               "the target alone" + ("" if "<target>" not in names else " and found no bin above its noise"))
+               "the target alone" + ("" if "<target>" not in names else
+                                     " and found no range of the target above its noise holding half the rows"))
     else:
-        why = "no bin rose above the step's noise for them"
+        why = "no bin rose above the step's noise for them" + ("" if "<target>" not in names else
+                                                                " (the target: no span shown to hold half the rows)")
     return (f"no private range for {len(names)} column(s) ({shown}): {why}; they are assumed in [-1, 1] (values "
             "outside clipped). State public bounds for them (bounds=, target_bounds=; --bounds/--target-bounds), "
             "raise range_share, or give more rows")

@@ -172,15 +172,20 @@ class RangePlan:
     def bounds_from(self, total: np.ndarray, n_rows: int, noise_std: float) -> tuple[np.ndarray, np.ndarray]:
         """Post-processing of the summed noisy counts ``total`` (width, bins) into ``(bounds, fallback)``
         (:func:`~privdist.privacy.dp_ranges.ranges_from_counts`), the weighted last histogram divided back by
-        its weight (its per-bin noise std then ``noise_std / target_weight``)."""
+        its weight (its per-bin noise std then ``noise_std / target_weight``). A regressor's target (``"<target>"``,
+        the last column) must pass the sanity rule :func:`~privdist.privacy.dp_ranges.holds_rows`: a false target
+        range is mapped back into every prediction (issue 39: bounds (-2^37, -2^36), RMSE 7.8e10)."""
         from .dp_ranges import ranges_from_counts
 
         total = np.atleast_2d(np.asarray(total, dtype=float))
         a = self.target_weight
+        target = np.zeros(total.shape[0], dtype=bool)
+        if self.columns and self.columns[-1] == "<target>" and self.party_columns is None:
+            target[-1] = True  # a regressor's target: its span must hold half the rows (holds_rows)
         if a == 1:
-            return ranges_from_counts(total, n_rows, noise_std)
+            return ranges_from_counts(total, n_rows, noise_std, check_rows=target)
         b1, f1 = ranges_from_counts(total[:-1], n_rows, noise_std)
-        b2, f2 = ranges_from_counts(total[-1:] / a, n_rows, noise_std / a)
+        b2, f2 = ranges_from_counts(total[-1:] / a, n_rows, noise_std / a, check_rows=True)
         return np.column_stack([b1, b2]), np.r_[f1, f2]
 
     @property
