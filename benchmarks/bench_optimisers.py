@@ -1,8 +1,8 @@
 """Benchmark ``optimisers``: which private optimiser of the horizontal estimators wins where (issue 25).
 
 Every ``algorithm=`` the estimators offer is fitted from its defaults (step sizes and rounds from public quantities,
-``privdist.learn``) at total epsilon 1, delta 1e-5 per party, with ``trust="auto"`` (secure aggregation for dpmm,
-local DP for the others, which have no secure sum) and, for dpmm, also ``trust="local"``, on cases of
+``privdist.learn``) at total epsilon 1, delta 1e-5 per party, with ``trust="auto"`` (secure aggregation for dpmm and
+ssp, local DP for the others, which have no secure sum) and, for dpmm, also ``trust="local"``, on cases of
 ``bench_utility`` (same splits, parties and public bounds): Adult with 10 and 100 x 100 parties, the synthetic
 mixed-scale set, breast cancer and, for ridge, diabetes. Private = mean +- sd over ``--draws`` noise draws (default
 3). Writes ``benchmarks/results/optimisers.{json,md}``.
@@ -28,9 +28,9 @@ sys.path.insert(0, str(HERE))
 import bench_utility as bu  # noqa: E402  (the same cases and metric)
 
 #: (algorithm, trust) pairs per task; ridge runs dpmm (sufficient statistics) and the gradient methods
-CLASSIFIERS = [("dpmm", "auto"), ("dpmm", "local"), ("dpsgd", "auto"), ("dpadmm", "auto"), ("pvp", "auto"),
-               ("dvp", "auto"), ("laadmm", "auto")]
-REGRESSORS = [("dpmm", "auto"), ("dpmm", "local"), ("dpsgd", "auto"), ("dpadmm", "auto")]
+CLASSIFIERS = [("dpmm", "auto"), ("dpmm", "local"), ("ssp", "auto"), ("dpsgd", "auto"), ("dpadmm", "auto"),
+               ("pvp", "auto"), ("dvp", "auto"), ("laadmm", "auto")]
+REGRESSORS = [("dpmm", "auto"), ("dpmm", "local"), ("ssp", "auto"), ("dpsgd", "auto"), ("dpadmm", "auto")]
 START, END = "<!-- optimiser-table:start -->", "<!-- optimiser-table:end -->"
 CASES = ("Adult, 10 parties", "Adult, 100 x 100", "synthetic", "breast cancer", "diabetes")
 
@@ -102,7 +102,8 @@ def main(argv=None) -> int:
                   + f"  [{r['seconds']:.1f} s]", flush=True)
     md = table(rows) + (f"\nTotal epsilon 1, delta 1e-5 per party; mean ± sd over {args.draws} noise draws; test "
                         "accuracy (RMSE for diabetes, lower is better); best per column in bold. trust=auto is "
-                        "secure aggregation for dpmm and local DP for the others.\n")
+                        "secure aggregation for dpmm and ssp (one-shot sufficient statistics, issue 39) and local DP for the "
+                        "others.\n")
     print()
     print(md)
     stem = Path(args.out)
