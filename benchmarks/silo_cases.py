@@ -144,6 +144,5 @@ def party_cells(r) -> list[str]:
     count += f" ({big['personal_gains']:g} of {big['parties']})" if big["parties"] else " (none)"
     if pp["parties_scored"] < r["parties"]:
         count += ", sampled"
-    gain = (f"{a['mean_gain_personal']:+.3f} / {a['mean_gain_global']:+.3f}" if t == "classification" else
-            f"{a['mean_gain_personal']:+.2f} / {a['mean_gain_global']:+.2f}")
+    gain = f"{a['mean_gain_personal']:+.3f} / {a['mean_gain_global']:+.3f}"
     return [count, gain]

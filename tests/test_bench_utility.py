@@ -72,7 +72,8 @@ def test_readme_summary(bench, rows):
     assert lines[0].startswith("| data | private (epsilon 1) |") and len(lines) == 4
     c, r = rows
     assert lines[2].split(" | ")[4] == f"{c['local_max']:.3f}" and lines[2].endswith("| 0.600 |")
-    assert lines[3].split(" | ")[4] == f"{r['local_min']:.1f}" and lines[3].endswith("| n/a |")  # RMSE: lowest
+    assert lines[3].split(" | ")[4] == bench._fmt(r["local_min"], "regression") and lines[3].endswith("| n/a |")
+    assert bench._fmt(0.0213, "regression") == "0.021" and bench._fmt(72.345, "regression") == "72.3"
     readme = f"x\n{bench.README_START}\nold\n{bench.README_END}\n"
     assert "old" not in bench.replace_block(readme, lines[0], bench.README_START, bench.README_END)
 
