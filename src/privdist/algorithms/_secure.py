@@ -15,8 +15,9 @@ coordinator) and :class:`~privdist.algorithms.sharing.ADMMSharing` (the coordina
 A decentralized graph has no coordinator to sum at: :class:`~privdist.errors.SecureAggregationUnavailableError`.
 
 **Dropout recovery** (``recovery``; ``"sparse"``: SecAgg+'s sparse masking graph, issue 41,
-:mod:`privdist.runtime.secure.secagg_plus`): ``"retry"`` (default; keys once per run, a party that fails after sending
-costs a retried attempt among the others, :mod:`privdist.runtime.secure.secure_round`) or ``"shamir"`` (Bonawitz et al.'s
+:mod:`privdist.runtime.secure.secagg_plus`): ``"auto"`` (default: ``"sparse"`` from 100 parties, ``"retry"``
+below), ``"retry"`` (keys once per run, a party that fails after sending costs a retried attempt among the others,
+:mod:`privdist.runtime.secure.secure_round`) or ``"shamir"`` (Bonawitz et al.'s
 threshold recovery with fresh keys every round: no retried attempt, :mod:`privdist.runtime.secure.secagg_threshold`), with
 ``threshold`` parties' shares rebuilding a seed (default ``colluding + 1``; it must exceed ``colluding``: fewer
 than ``threshold`` colluders learn nothing from their shares).

@@ -117,7 +117,7 @@ class DPMM(SecureSum, Budgeted, AlgorithmBase):
             round (dropouts) and still meet the budget; more dropouts lower the recomputed guarantee.
         bits: secure aggregation: the modulus ``2^bits`` of the secure sums (checked against the sums' range);
             ``None`` (default): the smallest of 32 .. 53 that holds them, from public quantities (row counts, noise).
-        recovery, threshold: secure aggregation: dropout recovery, ``"retry"`` (default) or ``"shamir"``
+        recovery, threshold: secure aggregation: dropout recovery, ``"auto"`` (default: ``"sparse"`` from 100 parties, ``"retry"`` below), ``"retry"``, ``"shamir"`` or ``"sparse"``
             (threshold secret sharing, ``threshold`` shares rebuild a seed; default ``colluding + 1``)
             (:mod:`privdist.algorithms._secure`).
         prior: secure aggregation: releases each party made before the run (the estimators' DP range step; a

@@ -120,7 +120,7 @@ class DPSGD(SecureSum, PerIterationGaussian, AlgorithmBase):
             round and still meet the budget; more dropouts lower the recomputed guarantee.
         bits: secure aggregation: the modulus ``2^bits`` of the sums (``None``: the smallest of 32 .. 53 that
             holds them, from public quantities).
-        recovery, threshold: secure aggregation: dropout recovery, ``"retry"`` (default) or ``"shamir"``
+        recovery, threshold: secure aggregation: dropout recovery, ``"auto"`` (default: ``"sparse"`` from 100 parties, ``"retry"`` below), ``"retry"``, ``"shamir"`` or ``"sparse"``
             (threshold secret sharing, ``threshold`` shares rebuild a seed; default ``colluding + 1``)
             (:mod:`privdist.algorithms._secure`).
     """

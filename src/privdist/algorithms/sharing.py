@@ -132,7 +132,7 @@ class ADMMSharing(SecureSum, Budgeted, AlgorithmBase):
         colluding, dropout_tolerance, bits: secure aggregation: parties colluding with the aggregator, the fraction
             of parties the calibration may lose per round, the modulus ``2^bits`` (``None``: the smallest of 32 ..
             53 that holds the sums) (:mod:`privdist.algorithms._secure`).
-        recovery, threshold: secure aggregation: dropout recovery, ``"retry"`` (default) or ``"shamir"``
+        recovery, threshold: secure aggregation: dropout recovery, ``"auto"`` (default: ``"sparse"`` from 100 parties, ``"retry"`` below), ``"retry"``, ``"shamir"`` or ``"sparse"``
             (threshold secret sharing, ``threshold`` shares rebuild a seed; default ``colluding + 1``)
             (:mod:`privdist.algorithms._secure`).
         average: each party's estimate is the mean of its iterates over the rounds run, not the last one

@@ -20,7 +20,7 @@ declare silent with ``secure_silent(name, t)``, a public schedule) are concatena
 left out of that round's sum (its release is none: the ledger records nothing for it); the guarantee of the others is
 recomputed from the parties in the sum (``algorithm.secure_events``).
 
-**Recovery** (the algorithm's ``recovery``): ``"retry"`` (default) is the protocol above: keys once per run, and a
+**Recovery** (the algorithm's ``recovery``): ``"retry"`` (the default below 100 parties, ``"auto"``) is the protocol above: keys once per run, and a
 party that fails after sending costs a retried attempt without it. ``"shamir"`` is threshold recovery
 (:mod:`privdist.runtime.secure.secagg_threshold`): before round ``t`` (:func:`prepare_round`) the parties exchange fresh
 round keys and Shamir shares of their seeds; a party that fails after sending stays in the sum (the aggregator rebuilds
@@ -44,7 +44,7 @@ __all__ = ["Dropout", "PartySide", "secure_specs", "secure_bits", "active_names"
 
 def protocol_of(algorithm, n_parties: int) -> tuple[str, int | None]:
     """``(recovery, threshold)`` of the algorithm's secure sums over ``n_parties`` (:data:`~privdist.contract.RECOVERIES`):
-    its ``recovery`` (default ``"retry"``; ``"auto"`` resolved by
+    its ``recovery`` (default ``"auto"``, resolved by
     :func:`~privdist.privacy.secure_params.resolve_recovery`) and, for ``"shamir"``, its ``shamir_threshold``."""
     from ...privacy.secure_params import resolve_recovery
 
