@@ -44,6 +44,7 @@ import platform
 import sys
 import time
 import warnings
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -258,9 +259,10 @@ def run_case(case, draws=5, dpl=None, local_sample=LOCAL_SAMPLE, algorithms=()):
 
 
 # ------------------------------------------------------------------------------------------------------ output
-def _fmt(v, task):
-    """Accuracy to 3 decimals; an RMSE to 3 decimals below 10 (a target in units), else to 1."""
-    return f"{v:.3f}" if task == "classification" or abs(v) < 10 else f"{v:.1f}"
+def _fmt(v, task, scale=None):
+    """Accuracy to 3 decimals; an RMSE to 3 decimals when the case's scale (its mean predictor's RMSE, else the value)
+    is below 10, else to 1: one format per row."""
+    return f"{v:.3f}" if task == "classification" or abs(v if scale is None else scale) < 10 else f"{v:.1f}"
 
 
 def markdown_table(rows, draws=None) -> str:
@@ -275,14 +277,15 @@ def markdown_table(rows, draws=None) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         t = r["task"]
-        alone = f"{_fmt(r['local_mean'], t)} ({_fmt(r['local_min'], t)}-{_fmt(r['local_max'], t)})"
+        fmt = partial(_fmt, task=t, scale=r["baseline"])  # one format per row
+        alone = f"{fmt(r['local_mean'])} ({fmt(r['local_min'])}-{fmt(r['local_max'])})"
         if r["local_parties_scored"] < r["parties"]:
             alone += f", {r['local_parties_scored']} sampled parties"
-        cells = [r["dataset"], f"{_fmt(r['private_mean'], t)} +- {_fmt(r['private_std'], t)}",
-                 _fmt(r["non_private"], t), _fmt(r["pooled"], t), alone, _fmt(r["baseline"], t)]
+        cells = [r["dataset"], f"{fmt(r['private_mean'])} +- {fmt(r['private_std'])}",
+                 fmt(r["non_private"]), fmt(r["pooled"]), alone, fmt(r["baseline"])]
         if have_dpl:
             d = r.get("diffprivlib")
-            cells.append(f"{_fmt(np.mean(d), t)} +- {_fmt(np.std(d), t)}" if d else "n/a")
+            cells.append(f"{fmt(np.mean(d))} +- {fmt(np.std(d))}" if d else "n/a")
         cells += party_cells(r)
         cells.append(f"{r['seconds']:.0f}")
         lines.append("| " + " | ".join(cells) + " |")
@@ -296,11 +299,12 @@ def algorithm_table(rows, algorithms) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         t = r["task"]
-        cells = [r["dataset"], _fmt(r["baseline"], t), _fmt(r["local_mean"], t),
-                 f"{_fmt(r['private_mean'], t)} +- {_fmt(r['private_std'], t)}"]
+        fmt = partial(_fmt, task=t, scale=r["baseline"])  # one format per row
+        cells = [r["dataset"], fmt(r["baseline"]), fmt(r["local_mean"]),
+                 f"{fmt(r['private_mean'])} +- {fmt(r['private_std'])}"]
         for a in algorithms:
             b = r.get("by_algorithm", {}).get(a)
-            cells.append(f"{_fmt(b['mean'], t)} +- {_fmt(b['std'], t)}" if b else "n/a")
+            cells.append(f"{fmt(b['mean'])} +- {fmt(b['std'])}" if b else "n/a")
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -313,15 +317,18 @@ def select_cases(cases, selectors):
 
 
 def compact_table(rows) -> str:
-    """The README's short table: private, non-private, pooled, best party alone and diffprivlib per case."""
-    head = ["data", "private (epsilon 1)", "non-private distributed", "pooled", "best party alone", "diffprivlib"]
+    """The README's short table: private, non-private, pooled, best party alone, the parties whose personal model is
+    at least their model alone on their own test rows, and diffprivlib per case."""
+    head = ["data", "private (epsilon 1)", "non-private distributed", "pooled", "best party alone",
+            "own rows: personal >= alone", "diffprivlib"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         t, d = r["task"], r.get("diffprivlib")
+        fmt = partial(_fmt, task=t, scale=r["baseline"])
         best = r["local_max"] if t == "classification" else r["local_min"]
         lines.append("| " + " | ".join([
-            r["dataset"], f"{_fmt(r['private_mean'], t)} ± {_fmt(r['private_std'], t)}", _fmt(r["non_private"], t),
-            _fmt(r["pooled"], t), _fmt(best, t), f"{_fmt(np.mean(d), t)}" if d else "n/a"]) + " |")
+            r["dataset"], f"{fmt(r['private_mean'])} ± {fmt(r['private_std'])}", fmt(r["non_private"]),
+            fmt(r["pooled"]), fmt(best), party_cells(r)[0], f"{fmt(np.mean(d))}" if d else "n/a"]) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -340,17 +347,18 @@ def below(rows):
     out = []
     for r in rows:
         t = r["task"]
+        fmt = partial(_fmt, task=t, scale=r["baseline"])  # one format per row
         sign = 1 if t == "classification" else -1  # accuracy: higher is better; RMSE: lower
         if sign * (r["private_mean"] - r["baseline"]) < 0:
-            out.append(f"{r['dataset']}: private below the {r['baseline_kind']} ({_fmt(r['private_mean'], t)} against "
-                       f"{_fmt(r['baseline'], t)})")
+            out.append(f"{r['dataset']}: private below the {r['baseline_kind']} ({fmt(r['private_mean'])} against "
+                       f"{fmt(r['baseline'])})")
         if r.get("diffprivlib") and sign * (r["private_mean"] - float(np.mean(r["diffprivlib"]))) < 0:
             out.append(f"{r['dataset']}: private below diffprivlib")
         sizes = r["party_sizes"]
         largest = max(sizes) if isinstance(sizes, list) else sizes["max"]
         if largest <= 1000 and sign * (r["private_mean"] - r["local_mean"]) < 0:
-            out.append(f"{r['dataset']}: private below the average party alone ({_fmt(r['private_mean'], t)} "
-                       f"against {_fmt(r['local_mean'], t)})")
+            out.append(f"{r['dataset']}: private below the average party alone ({fmt(r['private_mean'])} "
+                       f"against {fmt(r['local_mean'])})")
         own = (r.get("per_party") or {}).get("all", {})
         if largest <= 1000 and own.get("mean_gain_global") is not None and own["mean_gain_global"] < 0:
             out.append(f"{r['dataset']}: on the parties' own test rows the global private model is below going "
