@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import make_logistic_problem
+from conftest import assert_secure_ledger, make_logistic_problem
 from privdist.algorithms import make_algorithm
 from privdist.errors import SecureRoundError, ValidationError
 from privdist.network import make_network
-from privdist.privacy import agent_epsilon, privacy_report
+from privdist.privacy import privacy_report
 from privdist.privacy.secagg_graph import choose_graph
 from privdist.runtime import run
 from privdist.runtime.secure.secagg import SecAggParties, center, party_secrets, session_id
@@ -171,16 +171,7 @@ def test_a_run_with_dropouts_recovers_them_and_recomputes_the_guarantee(monkeypa
     rounds = config["rounds"][:-1]
     assert all(r["attempts"] == 1 for r in rounds) and any(r["recovered"]["pair_masks_of"] for r in rounds)
     report = privacy_report(res.ledger, 1e-5)
-    algo = algo.for_rounds(T)
-    for agent in range(K):
-        releases = []
-        for r in config["rounds"]:
-            present = np.ones(K, dtype=bool)
-            present[r["absent"]] = False
-            event = algo.secure_events(r["round"], present, problem)[agent]
-            if event is not None:
-                releases.append((event, 1))
-        assert report["per_agent"][agent]["epsilon"]["rdp"] == pytest.approx(agent_epsilon(releases, 1e-5, "rdp"))
+    assert_secure_ledger(algo.for_rounds(T), problem, res, config["rounds"], range(K), K, report)
     assert any("random regular graph" in a for a in report["assumptions"])
 
 

@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import make_logistic_problem
+from conftest import assert_secure_ledger, make_logistic_problem
 from privdist.algorithms import make_algorithm
 from privdist.errors import ReconstructionError, UnknownNameError, ValidationError
 from privdist.network import make_network
-from privdist.privacy import agent_epsilon, privacy_report
+from privdist.privacy import privacy_report
 from privdist.runtime import run
 from privdist.runtime.secure.secagg import SecAggParties, center, party_secrets, session_id
 from privdist.runtime.secure.secagg_threshold import SEED_BYTES, ThresholdParty, combine, recover, split
@@ -171,16 +171,7 @@ def test_a_run_recovers_every_dropout_without_a_retry_and_recomputes_the_guarant
         assert present.sum() == K - len(config["rounds"][t - 1]["absent"])
         np.testing.assert_array_equal(got["g"], plain[t]["g"][present].sum(axis=0))
     report = privacy_report(res.ledger, 1e-5)
-    algo = algo.for_rounds(T)
-    for agent in range(K):
-        releases = []
-        for r in config["rounds"]:
-            present = np.ones(K, dtype=bool)
-            present[r["absent"]] = False
-            event = algo.secure_events(r["round"], present, problem)[agent]
-            if event is not None:
-                releases.append((event, 1))
-        assert report["per_agent"][agent]["epsilon"]["rdp"] == pytest.approx(agent_epsilon(releases, 1e-5, "rdp"))
+    assert_secure_ledger(algo.for_rounds(T), problem, res, config["rounds"], range(K), K, report)
     assert any("Shamir" in a for a in report["assumptions"])
 
 
