@@ -74,6 +74,19 @@ def test_serve_start_run_twice_status_stop(tmp_path):
     time.sleep(1)
 
 
+def _kill_groups(server, head) -> None:
+    """Whatever a killed-server test left: the server's and the ray start's process groups."""
+    import signal
+
+    if server.poll() is None:
+        os.killpg(server.pid, signal.SIGKILL)
+    if head is not None:
+        try:
+            os.killpg(head, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def test_serve_killed_is_found_and_stopped(tmp_path):
     """Issue 26: after kill -9 of privdist serve, --status reports the cluster it left and --stop ends it."""
     import signal
@@ -104,13 +117,7 @@ def test_serve_killed_is_found_and_stopped(tmp_path):
 
         assert not _group_alive(head)  # every process of the ray start process group has ended
     finally:
-        if server.poll() is None:
-            os.killpg(server.pid, signal.SIGKILL)
-        if head is not None:
-            try:
-                os.killpg(head, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        _kill_groups(server, head)
 
 
 def test_serve_killed_while_starting_is_found_and_stopped(tmp_path):
@@ -152,10 +159,4 @@ def test_serve_killed_while_starting_is_found_and_stopped(tmp_path):
 
         assert not _group_alive(head)
     finally:
-        if server.poll() is None:
-            os.killpg(server.pid, signal.SIGKILL)
-        if head is not None:
-            try:
-                os.killpg(head, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        _kill_groups(server, head)

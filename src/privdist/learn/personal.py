@@ -40,8 +40,8 @@ import math
 
 import numpy as np
 
-from .._checks import shown
-from ..errors import ModelNotFittedError, NonFiniteDataError, NonNumericDataError, ParameterTypeError, \
+from .._checks import check_finite, shown
+from ..errors import ModelNotFittedError, NonNumericDataError, ParameterTypeError, \
     ShapeMismatchError, ValidationError
 
 __all__ = ["personalize", "PersonalModel", "STRENGTHS", "MIN_ROWS", "FOLDS"]
@@ -164,13 +164,7 @@ def check_features(model, X) -> np.ndarray:
     d = int(model.n_features_in_)
     if X.shape[1] != d:
         raise ShapeMismatchError(f"X has {X.shape[1]} column(s), the model was fitted on {d}")
-    try:
-        X = X.astype(float)
-    except (TypeError, ValueError):
-        raise NonNumericDataError("X must be numeric (the model's columns, preprocessed as for its fit)") from None
-    if not np.all(np.isfinite(X)):
-        raise NonFiniteDataError(f"X holds {int(np.sum(~np.isfinite(X)))} NaN or infinite value(s)")
-    return X
+    return _finite_floats(X, "X", "X must be numeric (the model's columns, preprocessed as for its fit)")
 
 
 def _check_model(model) -> None:
@@ -261,14 +255,18 @@ def _too_few(n: int, min_rows: int) -> str | None:
     return None
 
 
-def _numeric_target(y) -> np.ndarray:
+def _finite_floats(a, name: str, not_numeric: str) -> np.ndarray:
+    """``a`` as floats: :class:`NonNumericDataError` (``not_numeric``) if it holds text, else the project's
+    :func:`~privdist._checks.check_finite` (:class:`NonFiniteDataError` on NaN or inf)."""
     try:
-        y = y.astype(float)
+        a = np.asarray(a).astype(float)
     except (TypeError, ValueError):
-        raise NonNumericDataError("y must be numeric for a regression model's personal model") from None
-    if not np.all(np.isfinite(y)):
-        raise NonFiniteDataError(f"y holds {int(np.sum(~np.isfinite(y)))} NaN or infinite value(s)")
-    return y
+        raise NonNumericDataError(not_numeric) from None
+    return check_finite(a, name)
+
+
+def _numeric_target(y) -> np.ndarray:
+    return _finite_floats(y, "y", "y must be numeric for a regression model's personal model")
 
 
 def _theta(coef, intercept, fit_intercept: bool) -> np.ndarray:
