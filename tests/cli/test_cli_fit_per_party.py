@@ -50,7 +50,7 @@ def test_fit_writes_per_party_rows_with_party_names_and_no_nan(tmp_path, capsys)
     for row in per_party["parties"]:
         assert row["test_rows"] > 0 and {"alone", "global", "personal", "gain_personal"} <= set(row)
     north = per_party["parties"][1]
-    assert north["alone"] == 1.0 and north["personal_strength"] == "global"  # one class: alone predicts it
+    assert north["alone"] == 1.0 and north["personal_strength"] == "global coefficients"  # one class: alone predicts it
     summary = per_party["summary"]["all"]
     assert summary["parties"] == 4 and 0 <= summary["personal_gains"] <= 4
     local = {r["name"]: r for r in evaluation["local_only"]}

@@ -8,7 +8,8 @@ comparison isolates the model):
   alpha ||w||^2: ``LogisticRegression(C=1/(2 alpha n))`` / ``Ridge(alpha=alpha n)``, :func:`alone_model`); rows
   holding one class predict that class;
 * **global**: the private global model as released;
-* **personal**: the party's personal model (:func:`privdist.learn.personal.personalize` on its training rows).
+* **personal**: the party's personal model (:func:`privdist.learn.personal.personalize` on its training rows; a
+  party with few rows or one class: the global coefficients with its own intercept partially pooled).
 
 Metric: accuracy (classification) or RMSE (regression); the gain is signed so that positive = better than alone
 (accuracy - alone accuracy; alone RMSE - RMSE). Nothing is NaN: a party without test rows has ``None`` metrics and a
@@ -64,7 +65,8 @@ def evaluate_parties(model, X_train, y_train, groups_train, X_test, y_test, grou
         ``{"metric", "owner_only", "parties": [...], "summary": {...}}``; each party row is ``{"party", "name",
         "train_rows", "test_rows", "alone", "global", "personal", "gain_personal", "gain_global",
         "personal_strength", "personal_fallback"}`` (``None`` + ``reason`` when a metric cannot be computed; a
-        strength of ``inf`` is written ``"global"``); the summary is ``{"all": s, "large": s}`` with
+        strength of ``inf``, the global coefficients with the party's partially pooled intercept, is written
+        ``"global coefficients"``); the summary is ``{"all": s, "large": s}`` with
         ``s = {"parties", "personal_gains", "personal_better", "global_gains", "mean_gain_personal",
         "mean_gain_global"}`` over parties with a computed metric (``personal_gains``: personal >= alone, i.e. gain >=
         -1e-9; ``personal_better``: strictly better), ``large`` restricted to parties with ``min_test_rows``.
@@ -141,7 +143,7 @@ def _metric(task, y_true, pred) -> float:
 
 def _strength(value):
     values = np.atleast_1d(np.asarray(value, dtype=float))
-    out = ["global" if math.isinf(v) else float(v) for v in values]
+    out = ["global coefficients" if math.isinf(v) else float(v) for v in values]
     return out[0] if np.ndim(value) == 0 else out
 
 
