@@ -149,7 +149,7 @@ def test_ridge_leave_one_out_is_exact():
 def test_intercept_is_free_coefficients_pulled(ridge_case):
     """Without the intercept prior only the coefficients are pulled towards the global model: a party whose targets
     are the global model's predictions shifted by a constant keeps the global coefficients and its own intercept at a
-    large lam; with the prior (mu rows) its intercept moves by n / (n + mu) of the shift (Gelman & Hill eq. 12.1)."""
+    large lam; with the prior (mu rows) its intercept moves by n / (n + mu) of the shift (Gelman & Hill 2007, ch. 12)."""
     model, (Xtr, *_) = ridge_case
     X = Xtr[:40]
     y = model._decision(X) + 7.5

@@ -9,7 +9,7 @@ intercept; ``theta = (w, b)``, ``theta_g = (w_g, b_g)`` the released global mode
 ``lam`` the pull of the coefficients towards the global ones (Ditto, Li, Hu, Beirami & Smith, ICML 2021, eq. 2),
 ``mu`` the intercept prior in pseudo-rows: the party's intercept is a draw around the global one, b ~ N(b_g, tau^2),
 with ``mu = sigma^2 / tau^2`` for the squared loss and ``mu = 1 / (2 tau^2)`` for the log loss (Gelman & Hill 2007,
-ch. 12: partial pooling of a group's intercept; its weight on the group's own mean is n / (n + mu), eq. 12.1).
+ch. 12: partial pooling of a group's intercept; its weight on the group's own mean is n / (n + mu)).
 In these functions ``prior`` is the per-row weight ``mu / n``. ``lam = inf``: the coefficients are the global ones
 and only the intercept is fitted (:func:`_offset`); ``mu = inf`` keeps the global intercept.
 """
@@ -55,7 +55,7 @@ def _pull(d: int, lam: float, fit_intercept: bool, prior: float = 0.0) -> np.nda
 def _offset(A, y, theta_g, prior, fit_intercept, logistic: bool):
     """``lam = inf``: the global coefficients and the party's intercept, shifted from the global one by the MAP of
     its own rows under the prior (``prior`` = mu / n per row; mu = inf: the global model unchanged). Squared loss:
-    the shift is the mean residual times n / (n + mu), Gelman & Hill's partial-pooling weight (2007, eq. 12.1);
+    the shift is the mean residual times n / (n + mu), Gelman & Hill's partial-pooling weight (2007, ch. 12);
     logistic: 1-D Newton steps on the shift."""
     theta = theta_g.copy()
     if not fit_intercept or math.isinf(prior) or A.shape[0] == 0:
