@@ -115,6 +115,8 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
     Attributes:
         coef_, intercept_: The model on ``X``'s columns (concatenation of the parties' blocks).
         coef_blocks_: Party ``m``'s coefficients on its own columns ``feature_groups_[m]``.
+        intercept_blocks_: ``protocol="pool"`` only: party ``m``'s share of the intercept (their sum is
+            ``intercept_``; ADMM sharing's intercept is party 0's bias coefficient).
         feature_groups_: Column indices of each party. n_parties_: their number.
         preprocessor_: The fitted per-column maps (:class:`privdist.data.bounds.Preprocessor`, rows not clipped).
         privacy_report_: Requested budget, guarantee per party (PLD with an RDP cross-check; the Skellam RDP
@@ -198,6 +200,7 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         from .ranges import fit_ranges_vertical
 
         X_in = X  # scored as given (column names kept)
+        self.__dict__.pop("intercept_blocks_", None)  # a pool's shares, not of a refit with another protocol
         X, y = _validate_data(self, X, y, accept_sparse="csr")
         y_pm = binary_labels(self, y)
         self._check_params()
@@ -263,12 +266,13 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         range step's releases only."""
         from .vertical_pool import POOL_SCOPE, fit_local_pool
 
-        blocks, intercept, info = fit_local_pool([Z[:, g] for g in groups], y_pm, float(self.alpha),
-                                                 bool(self.fit_intercept))
+        blocks, shares, info = fit_local_pool([Z[:, g] for g in groups], y_pm, float(self.alpha),
+                                              bool(self.fit_intercept))
         coef = np.zeros(X.shape[1])
         for g, b in zip(groups, blocks):
             coef[g] = b
-        self.coef_, self.intercept_ = coef, float(intercept)
+        self.coef_, self.intercept_ = coef, float(sum(shares))  # gathered here for the data holders
+        self.intercept_blocks_ = [float(b) for b in shares]  # party m's share (its block file holds it)
         self.feature_groups_ = [np.asarray(g) for g in groups]
         self.coef_blocks_ = [coef[g].copy() for g in groups]
         self.n_parties_ = len(groups)
@@ -308,12 +312,15 @@ def pool_report(est, plan, ledger, scope: str, weight: float, *, stacklevel: int
     report["exposures"] = list(report.get("exposures", [])) + [POOL_LABEL_EXPOSURE]
     mech = {"kind": "none", "note": "pool: no training release (each party's block is fitted and kept by it)",
             "pool_weight": weight}
-    rep = summarise_privacy(report, mech, est.preprocessor_.record, None, epsilon=est.epsilon, delta=est.delta,
+    ranged = plan.range is not None and plan.range.released
+    noise = {"mode": ("none in training (pool); the DP range step's: " + ("seeded" if plan.seeded else "secure"))
+             if ranged else "none (pool: no noisy release)"}
+    rep = summarise_privacy(report, mech, est.preprocessor_.record, noise, epsilon=est.epsilon, delta=est.delta,
                             rounds=0, algorithm="pool (party-local experts, log-odds pool)" if plan.private
                             else "pool (no range noise)", stacklevel=stacklevel)
     rep["requested"]["scope"] = "total per party, whole run"
     rep["label_holder"] = "coordinator (labels given to every party, see exposures)"
-    rep["scope"] = scope + (RANGE_SCOPE if plan.range is not None and plan.range.released else "")
+    rep["scope"] = scope + (RANGE_SCOPE if ranged else "")
     rep["training_releases"] = "none (no DP event: nothing computed from a party's columns leaves it while training)"
     rep["clipping"] = {}
     rep["b1"] = None

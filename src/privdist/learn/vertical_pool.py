@@ -14,7 +14,9 @@
 
        s = pi + a sum_m (c_m - pi),   a = 1 / sqrt(M)   (:func:`pool_weight`),
 
-   i.e. coefficient block ``a x_m`` at party ``m`` and intercept ``pi + a sum_m (b_m - pi)``.
+   i.e. party ``m`` holds the coefficient block ``a x_m`` and the intercept share ``a (b_m - pi)`` (party 0's
+   also ``pi``): the model's intercept ``pi + a sum_m (b_m - pi)`` is the sum of the shares, formed only when a
+   row is scored (each party's ``b_m`` is a function of its columns and never sent while training).
 
 **Privacy argument.** Nothing computed from a party's columns leaves it while training: ``x_m`` and ``c_m`` stay
 with party ``m``, the coordinator computes ``pi`` and ``a`` from the labels and the public ``M``. The training
@@ -91,9 +93,10 @@ def fit_local_pool(blocks, y_pm: np.ndarray, alpha: float, fit_intercept: bool):
             and ``pi = 0``).
 
     Returns:
-        ``(coef_blocks, intercept, info)``: the pooled coefficient block of every party (``a x_m``), the pooled
-        intercept, and ``info`` (``weight``, ``prior_log_odds``, the parties' own ``intercepts``: for the data
-        holders, not a release).
+        ``(coef_blocks, intercept_shares, info)``: party ``m``'s pooled coefficient block ``a x_m`` and intercept
+        share ``a (b_m - pi)`` (party 0's also holds the coordinator's ``pi``: the labels are exposed to every party
+        anyway), so the model's intercept is their sum and scoring a row sums the parties' shares, as ADMM
+        sharing's; ``info``: ``weight`` and ``prior_log_odds`` (public weight, a function of the labels).
     """
     from sklearn.linear_model import LogisticRegression
 
@@ -108,5 +111,6 @@ def fit_local_pool(blocks, y_pm: np.ndarray, alpha: float, fit_intercept: bool):
         model = LogisticRegression(C=1.0 / (2.0 * alpha), max_iter=2000, fit_intercept=fit_intercept).fit(D, y01)
         coef.append(a * np.asarray(model.coef_, dtype=float).ravel())
         own_b.append(float(model.intercept_[0]) if fit_intercept else 0.0)
-    intercept = prior + a * sum(b - prior for b in own_b)
-    return coef, float(intercept), {"weight": a, "prior_log_odds": prior, "intercepts": own_b}
+    shares = [a * (b - prior) for b in own_b]
+    shares[0] += prior
+    return coef, shares, {"weight": a, "prior_log_odds": prior}
