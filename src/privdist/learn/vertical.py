@@ -28,6 +28,12 @@ with ``b1``), within 0.007 for ``rho`` in {0.3, 1, 3} and lower at ``rho = 10``;
 iterate: at a total epsilon near 1 every share's noise is far larger than the share, and the mean averages the
 fresh noise of each round out (validation split above, seeds 0-2: 0.8307, 0.8326, 0.8321 against 0.8275, 0.8260,
 0.8266). A non-private fit keeps its last iterate (it converges).
+
+**The pool** (``protocol="pool"``, issue 39; :mod:`privdist.learn.vertical_pool`): each party fits its own block on
+its columns and the labels and the coordinator pools the parties' log-odds with the public weight ``1/sqrt(M)``;
+nothing computed from a party's columns leaves it while training, so the ledger holds only the range step's
+releases. Why: ADMM sharing's private model stays below the best party alone (above), and under S2's neighbours no
+noisy share can carry what a combination needs (the module docstring of the pool has the measurements).
 """
 
 from __future__ import annotations

@@ -27,9 +27,9 @@ row-level neighbours, :func:`privdist.learn.ranges.fit_ranges_vertical`), and th
 composition under the accountant, at most the request (the rest of the budget is not spent). Not covered, as for
 ADMM sharing: the labels (named exposure) and scoring a new row, which needs each party's ``D_m^new x_m``.
 
-**Why no noisy shares.** Under S2's neighbours a share's sensitivity is its whole range (the clipped bound of
-:mod:`privdist.algorithms.sharing` holds for any two blocks), so every release carries noise far above its signal
-(spec §3.6-§3.7, AMB-V3): issue 39 measured on Adult, 3 parties, total epsilon 1, that ADMM sharing then converges to
+**Why no noisy shares.** The sensitivity bound privdist has for a share under S2's neighbours is the clipped one of
+:mod:`privdist.algorithms.sharing`, which holds for any two blocks: a share's whole range. Every release then
+carries noise far above its signal (spec §3.6-§3.7, AMB-V3): issue 39 measured on Adult, 3 parties, total epsilon 1, that ADMM sharing then converges to
 the sum of the parties' own fits (0.836 on test against 0.839 for the best party alone), and one round of noisy
 own-fit shares (share of norm 1, sensitivity 2, noise multiplier 4.107 at epsilon 0.9) gave the coordinator a
 share-to-noise norm ratio of 0.0007 and stacking weights of 0 to 3 decimals (validation accuracy of the majority
