@@ -29,11 +29,12 @@ ADMM sharing: the labels (named exposure) and scoring a new row, which needs eac
 
 **Why no noisy shares.** The sensitivity bound privdist has for a share under S2's neighbours is the clipped one of
 :mod:`privdist.algorithms.sharing`, which holds for any two blocks: a share's whole range. Every release then
-carries noise far above its signal (spec §3.6-§3.7, AMB-V3): issue 39 measured on Adult, 3 parties, total epsilon 1, that ADMM sharing then converges to
-the sum of the parties' own fits (0.836 on test against 0.839 for the best party alone), and one round of noisy
-own-fit shares (share of norm 1, sensitivity 2, noise multiplier 4.107 at epsilon 0.9) gave the coordinator a
-share-to-noise norm ratio of 0.0007 and stacking weights of 0 to 3 decimals (validation accuracy of the majority
-class, seeds 0-2). What a combination needs across parties is thus set publicly: the pool weight ``a``.
+carries noise far above its signal (spec §3.6-§3.7, AMB-V3): ADMM sharing's private model stays below the best
+party alone on Adult with 3 parties at a total epsilon of 1 (the measurement of ``docs/own-data.md``), and one round
+of noisy own-fit shares (share of norm 1, sensitivity 2, noise multiplier 4.107 at epsilon 0.9, PLD) gave the
+coordinator a share-to-noise norm ratio of 0.0007 and logistic stacking weights of 0 to 3 decimals (validation
+accuracy 0.7559, 0.7504, 0.7483 for seeds 0-2: the majority class). What a combination needs across parties is thus
+set publicly: the pool weight ``a``.
 
 **The pool weight** ``a = 1 / sqrt(M)``: between the geometric mean (``a = 1/M``, right for redundant experts) and
 the product of experts (``a = 1``, right for experts conditionally independent given the label). Chosen on a
@@ -49,7 +50,10 @@ validation split of Adult's training rows (80 % of the CLI's training split, see
 5      0.8273      0.8452        0.8439     0.8392     0.8329
 =====  ==========  ============  =========  =========  =======
 
-(scikit-learn's logistic stacking of the three parties' scores, fitted without noise, reached 0.8467-0.8485 on
+With the estimator itself (``M = 3``, no public bounds: a DP range step, guarantee epsilon 0.285 per party at a
+requested total of 1), validation accuracy 0.8472, 0.8488, 0.8484 (seeds 0-2) against 0.8367, 0.8378, 0.8354 for
+the best party alone; confirmed afterwards on the test splits of ``privdist fit`` (9,045 rows): 0.8450, 0.8456,
+0.8422 against 0.8385, 0.8363, 0.8344. (scikit-learn's logistic stacking of the three parties' scores, fitted without noise, reached 0.8467-0.8485 on
 the same three splits with ``M = 3``.) The pool is a fixed rule, not a fit of the combination: on data where one
 party carries all the signal it can be below that party alone.
 """
