@@ -53,9 +53,10 @@ validation split of Adult's training rows (80 % of the CLI's training split, see
 With the estimator itself (``M = 3``, no public bounds: a DP range step, guarantee epsilon 0.285 per party at a
 requested total of 1), validation accuracy 0.8472, 0.8488, 0.8484 (seeds 0-2) against 0.8367, 0.8378, 0.8354 for
 the best party alone; confirmed afterwards on the test splits of ``privdist fit`` (9,045 rows): 0.8450, 0.8456,
-0.8422 against 0.8385, 0.8363, 0.8344. (scikit-learn's logistic stacking of the three parties' scores, fitted without noise, reached 0.8467-0.8485 on
-the same three splits with ``M = 3``.) The pool is a fixed rule, not a fit of the combination: on data where one
-party carries all the signal it can be below that party alone.
+0.8422 against 0.8385, 0.8363, 0.8344. (scikit-learn's logistic stacking of the three parties' scores, fitted
+without noise, reached 0.8467-0.8485 on the validation splits with ``M = 3``.) The pool is a fixed rule, not a fit
+of the combination: nothing guarantees it is at least the best party alone on other data (e.g. where one party
+carries all the signal and the others only noise).
 """
 
 from __future__ import annotations
