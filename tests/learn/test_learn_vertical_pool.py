@@ -126,3 +126,10 @@ def test_cli_vertical_protocol_pool(tmp_path, capsys):
     assert model.coef.shape == (6,)
     assert main(common + ["--trust", "secure_aggregation"]) == 2  # nothing to aggregate: a named error
     assert "no sum for secure aggregation" in capsys.readouterr().err
+
+
+def test_pool_plan_promises_no_training_release():
+    X, y = _data(n=120)
+    promised = _pool(X, y).privacy_report_["promised"]
+    assert promised["training"][0]["epsilon"] is None and "b1" not in promised["public"]
+    assert promised["budget"]["epsilon"] == 1.0

@@ -163,10 +163,14 @@ def vertical_plan(est, *, rows: int, columns: int, dp_columns: tuple, party_colu
         train = eps
         if rng_plan is not None and rng_plan.released:
             prior = (min(z for z in rng_plan.noise_multipliers if z is not None),)
+    public = _public(est)
+    if algorithm == "pool":  # no noisy training release (epsilon None: nothing spent) and no clip bound b1
+        train = None
+        public.pop("b1", None)
     return PrivacyPlan(kind="vertical", algorithm=algorithm, epsilon=eps, delta=delta, trust=trust,
                        secure=secure, parties=parties, rows=int(rows), columns=int(columns), classes=1,
                        rounds=rounds, range=rng_plan, training=(TrainingPlan(train, delta, prior),),
-                       public=_public(est), seeded=bool(seeded))
+                       public=public, seeded=bool(seeded))
 
 
 def declared_ledger(plan: PrivacyPlan, factories, problem_shape: dict):
