@@ -28,6 +28,7 @@ OPTIONS = {
     "--scale": ["dp", "none", "bounds", "data", "zz"],
     "--party-column": ["party", "label", "nope", "a"],
     "--vertical": ["2", "1", "3", "0", "100"],
+    "--vertical-protocol": ["admm_sharing", "pool", "x"],
     "--feature-groups": ["a;b", "a,b;c", "0;1", "", ";", "a,a;b", "x", "a;b;c;d;e", "txt;a"],
     "--dirichlet": ["0.5", "5", "0", "-1", "nan", "inf"],
     "--agents-count": ["3", "2", "1", "0"],

@@ -4,7 +4,8 @@ The rows are split into train and test; the columns are split among the parties 
 contiguous split; ``--feature-groups "a,b;c,d"``: party 0 holds columns a and b, party 1 c and d; an attribute
 name stands for its one-hot columns ``name=...``). The labels are held by the coordinator (S2). Printed: the
 private shared model (:class:`privdist.learn.SharedFeatureLogisticRegression`, total ``--epsilon``/``--delta`` per
-party), the same without noise, a centralized model on all columns, the majority class, and each party's
+party; ``--vertical-protocol pool``: the log-odds pool of :mod:`privdist.learn.vertical_pool`), ADMM sharing without
+noise, a centralized model on all columns, the majority class, and each party's
 local-only model: scikit-learn's logistic regression on that party's columns WITH the labels (what the label holder
 could fit if it held those columns; in S2 every party also reads the labels off the protocol), non-private.
 """
@@ -74,8 +75,10 @@ def fit_vertical(args, ds, X, y, seed: int, scale: str = "dp", bounds=None, prog
         if label is None:
             label = f"refit at epsilon {eps:g}, draw {draw}" if eps is not None else "refit without noise"
         with progress.step(label):
-            return fit_with_notes(SharedFeatureLogisticRegression(epsilon=eps, random_state=state, **common), Ftr,
-                                  ytr)
+            # the non-private reference stays the joint ADMM sharing model (the pool is a private protocol)
+            protocol = getattr(args, "vertical_protocol", "admm_sharing") if eps is not None else "admm_sharing"
+            return fit_with_notes(SharedFeatureLogisticRegression(epsilon=eps, random_state=state, protocol=protocol,
+                                                                  **common), Ftr, ytr)
 
     private, notes = fit(args.epsilon, label=f"private shared model (epsilon {args.epsilon:g})")
     nonpriv, _ = fit(None, label="shared model without noise")

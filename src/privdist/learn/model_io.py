@@ -86,7 +86,9 @@ def party_block_dict(m: int, columns, coef, intercept: float) -> dict:
 
 def party_block_dicts(est) -> list[dict]:
     """A vertical model's blocks, one JSON-ready dict per party (owner-only for that party; see the module doc)."""
-    return [party_block_dict(m, g, np.ravel(est.coef_)[g], float(est.intercept_) if m == 0 else 0.0)
+    shares = getattr(est, "intercept_blocks_", None)  # the pool's per-party intercept shares (learn.vertical_pool)
+    return [party_block_dict(m, g, np.ravel(est.coef_)[g], float(shares[m]) if shares is not None else
+                             float(est.intercept_) if m == 0 else 0.0)
             for m, g in enumerate(est.feature_groups_)]
 
 

@@ -144,9 +144,12 @@ def _public(est) -> dict:
 
 def vertical_plan(est, *, rows: int, columns: int, dp_columns: tuple, party_columns: tuple,
                   seeded: bool) -> PrivacyPlan:
-    """The plan of a vertical (ADMM sharing) fit: ``party_columns[m]`` are party ``m``'s columns among
-    ``dp_columns`` (those without public bounds)."""
+    """The plan of a vertical fit (ADMM sharing, or the pool of :mod:`.vertical_pool`: no training rounds):
+    ``party_columns[m]`` are party ``m``'s columns among ``dp_columns`` (those without public bounds)."""
     eps, delta, rounds = est.epsilon, float(est.delta), int(est.rounds)
+    algorithm = getattr(est, "protocol", "admm_sharing")
+    if algorithm == "pool":  # no training rounds: each party fits its own block (learn.vertical_pool)
+        rounds = 0
     trust = resolve_trust("admm_sharing", est.trust, eps)
     secure = secure_section(trust, est.secure_aggregation, eps is not None)
     parties = len(party_columns)
@@ -160,10 +163,14 @@ def vertical_plan(est, *, rows: int, columns: int, dp_columns: tuple, party_colu
         train = eps
         if rng_plan is not None and rng_plan.released:
             prior = (min(z for z in rng_plan.noise_multipliers if z is not None),)
-    return PrivacyPlan(kind="vertical", algorithm="admm_sharing", epsilon=eps, delta=delta, trust=trust,
+    public = _public(est)
+    if algorithm == "pool":  # no noisy training release (epsilon None: nothing spent) and no clip bound b1
+        train = None
+        public.pop("b1", None)
+    return PrivacyPlan(kind="vertical", algorithm=algorithm, epsilon=eps, delta=delta, trust=trust,
                        secure=secure, parties=parties, rows=int(rows), columns=int(columns), classes=1,
                        rounds=rounds, range=rng_plan, training=(TrainingPlan(train, delta, prior),),
-                       public=_public(est), seeded=bool(seeded))
+                       public=public, seeded=bool(seeded))
 
 
 def declared_ledger(plan: PrivacyPlan, factories, problem_shape: dict):

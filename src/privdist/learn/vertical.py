@@ -28,6 +28,12 @@ with ``b1``), within 0.007 for ``rho`` in {0.3, 1, 3} and lower at ``rho = 10``;
 iterate: at a total epsilon near 1 every share's noise is far larger than the share, and the mean averages the
 fresh noise of each round out (validation split above, seeds 0-2: 0.8307, 0.8326, 0.8321 against 0.8275, 0.8260,
 0.8266). A non-private fit keeps its last iterate (it converges).
+
+**The pool** (``protocol="pool"``, issue 39; :mod:`privdist.learn.vertical_pool`): each party fits its own block on
+its columns and the labels and the coordinator pools the parties' log-odds with the public weight ``1/sqrt(M)``;
+nothing computed from a party's columns leaves it while training, so the ledger holds only the range step's
+releases. Why: ADMM sharing's private model stays below the best party alone (above), and under S2's neighbours no
+noisy share can carry what a combination needs (the module docstring of the pool has the measurements).
 """
 
 from __future__ import annotations
@@ -36,13 +42,16 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ..errors import ValidationError
+from ..errors import UnknownNameError, ValidationError
 from .._checks import shown
 from .trust import trust_report
 from ._base import (_validate_data, binary_classifier_tags, binary_labels, check_budget_and_counts, check_finite_fit,
                     check_number, noise_seed, summarise_privacy, warn_if_majority)
 
-__all__ = ["SharedFeatureLogisticRegression", "VERTICAL_SCOPE", "vertical_report"]
+__all__ = ["SharedFeatureLogisticRegression", "VERTICAL_SCOPE", "vertical_report", "PROTOCOLS"]
+
+#: The vertical protocols: S2's DP ADMM sharing, or party-local experts pooled in log-odds (issue 39).
+PROTOCOLS = ("admm_sharing", "pool")
 
 #: What the guarantee of a vertical fit does not cover (beside the label exposure the algorithm names).
 VERTICAL_SCOPE = ("shared_feature: the DP guarantee covers each party's shares Q_m (what the coordinator and the "
@@ -101,10 +110,19 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
             (:class:`~privdist.privacy.secure_params.SecureAggregation` or a dict of its fields: ``colluding``,
             ``dropout_tolerance``, ``bits``, ``recovery``, ``threshold``); None: the defaults. Only with
             ``trust="secure_aggregation"``.
+        protocol: ``"admm_sharing"`` (default: S2, the parties exchange noisy shares every round) or ``"pool"``
+            (:mod:`privdist.learn.vertical_pool`: each party fits its own block on its columns and the labels, the
+            coordinator pools their log-odds with the public weight ``1/sqrt(M)``; nothing computed from a party's
+            columns leaves it while training, so no DP event beyond the range step; with the pool, ``rounds``,
+            ``rho`` and ``b1`` are unused and ``trust`` must be ``"auto"`` or ``"local"``: there is no sum to
+            aggregate). Issue 39: on Adult with 3 parties the pool is above the best party alone, ADMM sharing
+            below it.
 
     Attributes:
         coef_, intercept_: The model on ``X``'s columns (concatenation of the parties' blocks).
         coef_blocks_: Party ``m``'s coefficients on its own columns ``feature_groups_[m]``.
+        intercept_blocks_: ``protocol="pool"`` only: party ``m``'s share of the intercept (their sum is
+            ``intercept_``; ADMM sharing's intercept is party 0's bias coefficient).
         feature_groups_: Column indices of each party. n_parties_: their number.
         preprocessor_: The fitted per-column maps (:class:`privdist.data.bounds.Preprocessor`, rows not clipped).
         privacy_report_: Requested budget, guarantee per party (PLD with an RDP cross-check; the Skellam RDP
@@ -126,7 +144,7 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
 
     def __init__(self, epsilon=1.0, delta=1e-5, n_parties=3, feature_groups=None, rounds=50, rho=1.0, b1=1.0,
                  alpha=1e-3, fit_intercept=True, scale="dp", bounds=None, range_share=0.1, secure=True,
-                 random_state=None, trust="auto", secure_aggregation=None):
+                 random_state=None, trust="auto", secure_aggregation=None, protocol="admm_sharing"):
         self.epsilon = epsilon
         self.delta = delta
         self.n_parties = n_parties
@@ -143,6 +161,7 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.trust = trust
         self.secure_aggregation = secure_aggregation
+        self.protocol = protocol
 
     def __sklearn_tags__(self):
         return binary_classifier_tags(super().__sklearn_tags__())
@@ -151,6 +170,12 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         from ..privacy.plan import resolve_trust
 
         check_budget_and_counts(self, ("rounds", "n_parties"))
+        if not isinstance(self.protocol, str) or self.protocol not in PROTOCOLS:
+            raise UnknownNameError("protocol", str(self.protocol), PROTOCOLS)
+        if self.protocol == "pool" and (self.trust == "secure_aggregation" or self.secure_aggregation is not None):
+            raise ValidationError("protocol='pool' releases nothing computed from a party's columns while training, "
+                                  "so there is no sum for secure aggregation: use trust='auto' or 'local' (and no "
+                                  "secure_aggregation parameters), or protocol='admm_sharing'")
         from ..privacy.plan import secure_section
 
         secure_section(resolve_trust("admm_sharing", self.trust, self.epsilon), self.secure_aggregation,
@@ -181,6 +206,7 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         from .ranges import fit_ranges_vertical
 
         X_in = X  # scored as given (column names kept)
+        self.__dict__.pop("intercept_blocks_", None)  # a pool's shares, not of a refit with another protocol
         X, y = _validate_data(self, X, y, accept_sparse="csr")
         y_pm = binary_labels(self, y)
         self._check_params()
@@ -204,6 +230,8 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
         problem = VerticalProblem([Z[:, g] for g in groups], y_pm, float(self.alpha), "sum",
                                   bias=bool(self.fit_intercept))
         M = len(groups)
+        if self.protocol == "pool":
+            return self._fit_pool(X, X_in, y_pm, Z, groups, plan, ledger)
         training = plan.training[0]
         params = {**total_budget_params("admm_sharing", training.epsilon, training.delta, plan.rounds),
                   **plan.training_params(0)}
@@ -239,6 +267,30 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
             warn_if_majority(self, X_in, y_pm, "")
         return self
 
+    def _fit_pool(self, X, X_in, y_pm, Z, groups, plan, ledger):
+        """``protocol="pool"`` (:mod:`privdist.learn.vertical_pool`): no training release; the ledger holds the
+        range step's releases only."""
+        from .vertical_pool import POOL_SCOPE, fit_local_pool
+
+        blocks, shares, info = fit_local_pool([Z[:, g] for g in groups], y_pm, float(self.alpha),
+                                              bool(self.fit_intercept))
+        coef = np.zeros(X.shape[1])
+        for g, b in zip(groups, blocks):
+            coef[g] = b
+        self.coef_, self.intercept_ = coef, float(sum(shares))  # gathered here for the data holders
+        self.intercept_blocks_ = [float(b) for b in shares]  # party m's share (its block file holds it)
+        self.feature_groups_ = [np.asarray(g) for g in groups]
+        self.coef_blocks_ = [coef[g].copy() for g in groups]
+        self.n_parties_ = len(groups)
+        self.history_ = {"rounds": 0, "pool_weight": info["weight"],
+                         "note": "pool: no rounds; each party's own fit, for the data holders only"}
+        self.ledger_, self.privacy_plan_ = ledger, plan
+        self.clipping_ = {}
+        self.privacy_report_ = pool_report(self, plan, ledger, POOL_SCOPE, info["weight"], stacklevel=4)
+        if plan.private:
+            warn_if_majority(self, X_in, y_pm, "")
+        return self
+
     def decision_function(self, X):
         check_is_fitted(self, "coef_")
         X = _validate_data(self, X, accept_sparse="csr", reset=False)
@@ -254,6 +306,33 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
     def predict(self, X):
         score = self.decision_function(X)  # checks fitted first
         return self.classes_[(score > 0).astype(int)]
+
+
+def pool_report(est, plan, ledger, scope: str, weight: float, *, stacklevel: int = 3) -> dict:
+    """The ``privacy_report_`` of a pooled fit: the guarantee composed from ``ledger`` (the range step's releases
+    only: the pool's training records no event), the label exposure and the scope."""
+    from ..privacy import privacy_report
+    from .vertical_pool import POOL_LABEL_EXPOSURE
+
+    report = privacy_report(ledger, float(est.delta))
+    report["exposures"] = list(report.get("exposures", [])) + [POOL_LABEL_EXPOSURE]
+    mech = {"kind": "none", "note": "pool: no training release (each party's block is fitted and kept by it)",
+            "pool_weight": weight}
+    ranged = plan.range is not None and plan.range.released
+    noise = {"mode": ("none in training (pool); the DP range step's: " + ("seeded" if plan.seeded else "secure"))
+             if ranged else "none (pool: no noisy release)"}
+    rep = summarise_privacy(report, mech, est.preprocessor_.record, noise, epsilon=est.epsilon, delta=est.delta,
+                            rounds=0, algorithm="pool (party-local experts, log-odds pool)" if plan.private
+                            else "pool (no range noise)", stacklevel=stacklevel)
+    rep["requested"]["scope"] = "total per party, whole run"
+    rep["label_holder"] = "coordinator (labels given to every party, see exposures)"
+    rep["scope"] = scope + (RANGE_SCOPE if ranged else "")
+    rep["training_releases"] = "none (no DP event: nothing computed from a party's columns leaves it while training)"
+    rep["clipping"] = {}
+    rep["b1"] = None
+    rep["promised"] = plan.promised()
+    rep["trust"] = trust_report(plan, None)
+    return rep
 
 
 def vertical_report(est, plan, algo, ledger, noise, clipping: dict, *, stacklevel: int = 3) -> dict:
