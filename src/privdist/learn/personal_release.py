@@ -232,8 +232,33 @@ def own_comparison(released, X, y, personal, *, holdout: float = 0.3, seed: int 
             "personal": mean(lambda i: float(lams[i])), "strength": _strength(personal.strength_)}
 
 
+def party_personal(job, path, *, holdout: float = 0.3, seed: int = 0) -> tuple[Path, dict]:
+    """A party's personal model after a job across organisations (:class:`~privdist.learn.job.PartyJob` that
+    received the coordinator's release): checked against the job it took part in (:func:`check_release_matches`),
+    fitted on its own rows, written owner-only to ``path`` (:func:`save_personal`); returns ``(path, comparison)``
+    (:func:`own_comparison`). Nothing is sent and nothing is added to its ledger."""
+    import pandas as pd
+
+    from .personal import personalize
+
+    if job.release_ is None or job.own_ is None:
+        raise ModelFileError(f"{job.name}: the coordinator sent no release after the rounds: no personal model (an "
+                             "older coordinator? personalise later with privdist personalize model.json)")
+    released = released_model(job.release_)
+    X, y, names = job.own_
+    settings = job._job[1]
+    pre = job.preprocessor_
+    check_release_matches(released, names, getattr(job, "job_classes_", None), settings["alpha"], settings["fit_intercept"], pre.bounds_, pre.row_norm)
+    frame = pd.DataFrame(X, columns=list(names))
+    personal = personalize(released, frame, y, random_state=seed)
+    comparison = own_comparison(released, frame, y, personal, holdout=holdout, seed=seed)
+    meta = {"job": str(settings.get("job_id")), "party": job.name, "comparison": comparison,
+            "epsilon": (released.privacy_report_ or {}).get("epsilon")}
+    return save_personal(personal, released, path, meta), comparison
+
+
 def check_release_matches(released: ReleasedModel, names, classes, alpha: float, fit_intercept: bool,
-                          bounds=None) -> None:
+                          bounds=None, row_norm=None) -> None:
     """The release a party received is the job it took part in: its columns, classes, objective and (when given)
     the column maps it trained with; else :class:`ModelFileError`."""
     problems = []
@@ -248,6 +273,8 @@ def check_release_matches(released: ReleasedModel, names, classes, alpha: float,
     if ours != theirs or (ours and (np.shape(bounds) != np.shape(released.preprocessor_.bounds_)
                                     or not np.allclose(bounds, released.preprocessor_.bounds_, rtol=1e-12))):
         problems.append("its column maps differ from those the party trained with")
+    if row_norm is not None and released.preprocessor_.row_norm != float(row_norm):
+        problems.append("its row clipping differs from the party's")
     if problems:
         raise ModelFileError("the coordinator's release does not match the job this party took part in: "
                              + "; ".join(problems))
