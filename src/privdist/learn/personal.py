@@ -243,8 +243,14 @@ def personalize(model, X, y, *, random_state=None, strengths=STRENGTHS, folds: i
         coef, b = _unpack(theta, intercept)
         out_coef.append(coef), out_b.append(b), lams.append(lam), cvs.append(cv)
     if multi:
-        return PersonalModel(task, np.stack(out_coef), np.array(out_b), np.array(lams), classes=classes,
-                             fallback=fallback, cv=cvs, **common)
+        personal = PersonalModel(task, np.stack(out_coef), np.array(out_b), np.array(lams), classes=classes,
+                                 fallback=fallback, cv=cvs, **common)
+        if fallback is None:  # the party's multinomial alone model as a candidate (personal_multi)
+            from .personal_multi import with_multinomial_alone
+
+            personal = with_multinomial_alone(personal, Z, y, classes, [_theta(coefs[c], intercepts[c], intercept)
+                                              for c in range(len(classes))], alpha, intercept, folds, seed)
+        return personal
     return PersonalModel(task, out_coef[0], out_b[0], lams[0], classes=classes, fallback=fallback, cv=cvs[0],
                          **common)
 

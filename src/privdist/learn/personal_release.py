@@ -15,7 +15,8 @@ older than issue 39 without ``objective`` or with an ``l1`` objective (:class:`~
 
 The personal model is written by :func:`save_personal` as ``privdist-personal-model/1``: the fields of a model file
 (so :func:`load_personal` validates it with the same checker and it predicts the same way) plus ``owner_only`` and
-``release: false``. It is NOT a release: :func:`~privdist.learn.model_io.load_model` refuses it (another format),
+``release: false`` (and ``probabilities: "softmax"`` when it is the party's multinomial alone model, three or more
+classes, :mod:`privdist.learn.personal_multi`). It is NOT a release: :func:`~privdist.learn.model_io.load_model` refuses it (another format),
 the file is created readable by its owner only (mode 0600), and nothing in privdist sends it anywhere. Computing it
 costs no privacy: post-processing of the release and of the party's own rows (Dwork & Roth 2014, Prop. 2.1); no
 event is added to any ledger.
@@ -29,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .model_io import LinearModel
 from ..errors import DataFormatError, ModelFileError, ParameterTypeError, ValidationError
 
 __all__ = ["ReleasedModel", "released_model", "personalize_release", "save_personal", "load_personal",
@@ -98,7 +100,7 @@ class ReleasedModel:
 def released_model(source) -> ReleasedModel:
     """The release at ``source`` (a path to ``model.json``, a :class:`~privdist.learn.model_io.LinearModel`, or a
     model-file dict) as a :class:`ReleasedModel`; every field checked (:mod:`privdist.learn.model_check`)."""
-    from .model_io import MODEL_FORMAT, LinearModel, load_model
+    from .model_io import MODEL_FORMAT, load_model
     from .model_check import check_model_dict
 
     if isinstance(source, ReleasedModel):
@@ -149,6 +151,7 @@ def personal_dict(personal, released: ReleasedModel, meta: dict | None = None) -
                           "target_bounds": (None if personal.target_bounds_ is None
                                             else [float(v) for v in personal.target_bounds_])},
         "objective": data["objective"],
+        **({"probabilities": "softmax"} if getattr(personal, "multinomial_", False) else {}),
         "owner_only": _OWNER_ONLY,
         "release": False,
         "personal": {"strength": _strength(personal.strength_), "fallback": personal.fallback_,
@@ -175,7 +178,7 @@ def save_personal(personal, released, path, meta: dict | None = None) -> Path:
 def load_personal(path):
     """Read a personal model file back as a :class:`~privdist.learn.model_io.LinearModel` (same checks as a model
     file; :class:`~privdist.errors.DataFormatError` for any other file, a release included)."""
-    from .model_io import LinearModel, _read_model_json
+    from .model_io import _read_model_json
     from .model_check import check_model_dict
 
     path = Path(path)
@@ -183,8 +186,19 @@ def load_personal(path):
     if not isinstance(data, dict) or data.get("format") != PERSONAL_FORMAT:
         raise DataFormatError(f"{path}: not a {PERSONAL_FORMAT} file (a personal model)")
     c = check_model_dict(path, data)
-    return LinearModel(c["kind"], c["coef"], c["intercept"], c["classes"], c["bounds"], c["row_norm"], data,
-                       c["target_bounds"], c["objective"])
+    cls = _SoftmaxModel if data.get("probabilities") == "softmax" and c["kind"] == "logistic_ovr" else LinearModel
+    return cls(c["kind"], c["coef"], c["intercept"], c["classes"], c["bounds"], c["row_norm"], data,
+               c["target_bounds"], c["objective"])
+
+
+class _SoftmaxModel(LinearModel):
+    """A personal file holding the party's multinomial alone model (``probabilities: "softmax"``,
+    :mod:`privdist.learn.personal_multi`): the class of the largest score, softmax probabilities."""
+
+    def predict_proba(self, X):
+        from .personal_multi import softmax
+
+        return softmax(self.decision_function(X))
 
 
 def own_comparison(released, X, y, personal, *, holdout: float = 0.3, seed: int = 0) -> dict:
