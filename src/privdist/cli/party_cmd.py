@@ -225,5 +225,6 @@ def comparison_line(comp: dict) -> str:
     else:
         where = "own rows cross-validated (optimistic for personal)"
     metric = comp["metric"].replace("_", " ")
-    return (f"{where}, {metric}: alone {comp['alone']:.4f}, global {comp['global']:.4f}, personal "
-            f"{comp['personal']:.4f} (strength {shown}; 0 = alone)")
+    personal = comp["note"] if comp.get("personal") is None else f"personal {comp['personal']:.4f}"
+    return (f"{where}, {metric}: alone {comp['alone']:.4f}, global {comp['global']:.4f}, {personal} "
+            f"(strength {shown}; 0 = alone)")

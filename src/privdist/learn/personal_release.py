@@ -241,9 +241,13 @@ def own_comparison(released, X, y, personal, *, holdout: float = 0.3, seed: int 
         return {"method": "none", "reason": personal.fallback_ or "no cross-validation", "metric": None,
                 "alone": None, "global": None, "personal": None}
     mean = lambda key: float(np.mean([c[key(i)] for i, c in enumerate(cvs)]))  # noqa: E731
-    return {"method": "cv", "metric": "log_loss" if released._loss == "logistic" else "squared_error",
-            "train_rows": n, "test_rows": 0, "alone": mean(lambda i: 0.0), "global": mean(lambda i: math.inf),
-            "personal": mean(lambda i: float(lams[i])), "strength": _strength(personal.strength_)}
+    out = {"method": "cv", "metric": "log_loss" if released._loss == "logistic" else "squared_error",
+           "train_rows": n, "test_rows": 0, "alone": mean(lambda i: 0.0), "global": mean(lambda i: math.inf),
+           "personal": mean(lambda i: float(lams[i])), "strength": _strength(personal.strength_)}
+    if getattr(personal, "multinomial_", False):  # its folds' losses are multi-class ones: not on this scale
+        out.update(personal=None, note="personal = the party's multinomial alone model (chosen over the one-vs-rest "
+                                       "personal model on multi-class log loss)")
+    return out
 
 
 def party_personal(job, path, *, holdout: float = 0.3, seed: int = 0) -> tuple[Path, dict]:
