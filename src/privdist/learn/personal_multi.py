@@ -3,9 +3,9 @@
 For C >= 3 classes the released model is one-vs-rest, and so is :func:`~privdist.learn.personal.personalize`'s
 personal model (one pull ``lam`` per class). The party "alone" of :mod:`privdist.learn.party_eval` is scikit-learn's
 multinomial logistic regression on the party's rows (``alone_model``: mean log loss + alpha ||w||^2, the estimators'
-objective scale), so a personal model at strength 0 (one-vs-rest alone) was not that model. :func:`with_multinomial_alone`
-makes the two consistent: on the party's own rows, the same :data:`~privdist.learn.personal.REPEATS` x
-:data:`~privdist.learn.personal.FOLDS` stratified folds score, by the multi-class log loss of the held-out rows,
+objective scale), so a personal model at strength 0 (one-vs-rest alone) was not that model.
+:func:`with_multinomial_alone` makes the two consistent: on the party's own rows, the same
+:data:`~privdist.learn.personal.REPEATS` x :data:`~privdist.learn.personal.FOLDS` stratified folds score, by the multi-class log loss of the held-out rows,
 
 * the one-vs-rest personal model at the chosen strengths (refitted on each fold's training part; probabilities:
   scikit-learn's normalised one-vs-rest sigmoids, as the estimators'), and
@@ -18,8 +18,8 @@ party's multinomial alone model (:class:`MultinomialPersonal`, ``strength_`` 0 f
 True, softmax probabilities). Parties whose rows miss a class, or hold fewer than ``FOLDS`` rows of one, keep the
 one-vs-rest personal model (``multinomial_note_`` says why). The one-vs-rest candidate keeps, in every fold, the
 strengths chosen on all the party's rows (not re-selected per fold): if anything this favours it, i.e. the rule
-moves a party off the one-vs-rest personal model only on clear evidence. Like the rest of the personal model: the party's own rows
-and the release only; no privacy spent, nothing released.
+moves a party off the one-vs-rest personal model only on clear evidence. Like the rest of the personal model: the
+party's own rows and the release only; no privacy spent, nothing released.
 """
 
 from __future__ import annotations

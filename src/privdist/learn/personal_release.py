@@ -16,10 +16,10 @@ older than issue 39 without ``objective`` or with an ``l1`` objective (:class:`~
 The personal model is written by :func:`save_personal` as ``privdist-personal-model/1``: the fields of a model file
 (so :func:`load_personal` validates it with the same checker and it predicts the same way) plus ``owner_only`` and
 ``release: false`` (and ``probabilities: "softmax"`` when it is the party's multinomial alone model, three or more
-classes, :mod:`privdist.learn.personal_multi`). It is NOT a release: :func:`~privdist.learn.model_io.load_model` refuses it (another format),
-the file is created readable by its owner only (mode 0600), and nothing in privdist sends it anywhere. Computing it
-costs no privacy: post-processing of the release and of the party's own rows (Dwork & Roth 2014, Prop. 2.1); no
-event is added to any ledger.
+classes, :mod:`privdist.learn.personal_multi`). It is NOT a release: :func:`~privdist.learn.model_io.load_model`
+refuses it (another format), the file is created readable by its owner only (mode 0600), and nothing in privdist
+sends it anywhere. Computing it costs no privacy: post-processing of the release and of the party's own rows (Dwork &
+Roth 2014, Prop. 2.1); no event is added to any ledger.
 """
 
 from __future__ import annotations
@@ -266,7 +266,8 @@ def party_personal(job, path, *, holdout: float = 0.3, seed: int = 0) -> tuple[P
     X, y, names = job.own_
     settings = job._job[1]
     pre = job.preprocessor_
-    check_release_matches(released, names, getattr(job, "job_classes_", None), settings["alpha"], settings["fit_intercept"], pre.bounds_, pre.row_norm)
+    check_release_matches(released, names, getattr(job, "job_classes_", None), settings["alpha"],
+                          settings["fit_intercept"], pre.bounds_, pre.row_norm)
     frame = pd.DataFrame(X, columns=list(names))
     personal = personalize(released, frame, y, random_state=seed)
     comparison = own_comparison(released, frame, y, personal, holdout=holdout, seed=seed)
