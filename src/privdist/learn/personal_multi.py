@@ -5,7 +5,8 @@ personal model (one pull ``lam`` per class). The party "alone" of :mod:`privdist
 multinomial logistic regression on the party's rows (``alone_model``: mean log loss + alpha ||w||^2, the estimators'
 objective scale), so a personal model at strength 0 (one-vs-rest alone) was not that model.
 :func:`with_multinomial_alone` makes the two consistent: on the party's own rows, the same
-:data:`~privdist.learn.personal.REPEATS` x :data:`~privdist.learn.personal.FOLDS` stratified folds score, by the multi-class log loss of the held-out rows,
+:data:`~privdist.learn.personal.REPEATS` x :data:`~privdist.learn.personal.FOLDS` stratified folds score, by the
+multi-class log loss of the held-out rows,
 
 * the one-vs-rest personal model at the chosen strengths (refitted on each fold's training part; probabilities:
   scikit-learn's normalised one-vs-rest sigmoids, as the estimators'), and
