@@ -85,6 +85,16 @@ CASES = [  # (kind, mutation, field named in the message)
     ("ovr", lambda d: d.update(classes=d["classes"][:2]), "classes"),
     ("regression", lambda d: d.update(classes=[0, 1]), "classes"),
     ("regression", lambda d: d["preprocessing"].update(target_bounds=[5, -5]), "preprocessing.target_bounds"),
+    # issue 39: the fit's public objective (absent from older files: allowed; present: checked)
+    ("binary", lambda d: d.update(objective=[]), "objective"),
+    ("binary", lambda d: d["objective"].pop("alpha"), "objective.alpha"),
+    ("binary", lambda d: d["objective"].update(alpha=-0.1), "objective.alpha"),
+    ("binary", lambda d: d["objective"].update(alpha=float("nan")), "objective.alpha"),
+    ("binary", lambda d: d["objective"].update(loss="squared"), "objective.loss"),
+    ("ovr", lambda d: d["objective"].update(fit_intercept="yes"), "objective.fit_intercept"),
+    ("ovr", lambda d: d["objective"].update(fit_intercept=False), "objective.fit_intercept"),
+    ("regression", lambda d: d["objective"].update(loss="logistic"), "objective.loss"),
+    ("regression", lambda d: d["objective"].update(regularizer="elastic"), "objective.regularizer"),
 ]
 
 
@@ -126,7 +136,8 @@ VALUES = [None, float("nan"), float("inf"), "inf", -1e308, 1e308, 0, 1, -1.5, Tr
           [0.0, 1.0], [1.0] * 5, [[1.0] * 5] * 2, [[1.0] * 5] * 3, [float("nan")] * 5, ["a", "b"], [1, 1]]
 FIELDS = ["kind", "coef", "intercept", "classes", "feature_names", "preprocessing", "privacy", "coef[]",
           "coef[][]", "intercept[]", "classes[]", "preprocessing.bounds", "preprocessing.row_norm",
-          "preprocessing.target_bounds", "preprocessing.bounds[][]", "drop"]
+          "preprocessing.target_bounds", "preprocessing.bounds[][]", "drop", "objective", "objective.loss",
+          "objective.regularizer", "objective.alpha", "objective.fit_intercept"]
 
 
 @st.composite
@@ -154,6 +165,8 @@ def _apply(data: dict, edit) -> None:
                 b[at(b, i)][at(b[at(b, i)], j)] = value
         else:
             data["preprocessing"][key] = value
+    elif field.startswith("objective.") and isinstance(data.get("objective"), dict):
+        data["objective"][field.split(".")[1]] = value
     elif field.endswith("[][]"):
         c = data.get("coef")
         if at(c, i) is not None and isinstance(c[at(c, i)], list) and at(c[at(c, i)], j) is not None:
@@ -191,6 +204,12 @@ def _check(saved, tmp_path, case) -> None:
         assert np.all(np.isfinite(proba)) and proba.shape == (len(X), len(model.classes)), edits
     else:
         assert all(math.isfinite(float(v)) for v in pred), edits
+    if model.objective is not None:  # a loaded objective is one a personal model can use (issue 39)
+        from privdist.learn.model_check import LOSSES
+
+        ob = model.objective
+        assert ob["loss"] == LOSSES[model.kind] and ob["regularizer"] in ("l2", "l1"), edits
+        assert math.isfinite(ob["alpha"]) and ob["alpha"] >= 0 and isinstance(ob["fit_intercept"], bool), edits
 
 
 @settings(deadline=None, suppress_health_check=list(HealthCheck), derandomize=True, max_examples=150)

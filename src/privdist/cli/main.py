@@ -16,7 +16,7 @@ from ..errors import PrivdistError
 __all__ = ["main", "build_parser"]
 
 _COMMAND_MODULES = ("list_cmd", "run_cmd", "reproduce_cmd", "account_cmd", "data_cmd", "report_cmd", "fit_cmd",
-                    "audit_cmd", "serve_cmd", "pki_cmd", "party_cmd", "coordinate_cmd")
+                    "audit_cmd", "serve_cmd", "pki_cmd", "party_cmd", "coordinate_cmd", "personalize_cmd")
 
 
 class _Parser(argparse.ArgumentParser):

@@ -8,6 +8,13 @@ and its lifetime ledger and refuses with the reasons before it reads any value o
 file, builds the algorithm from the plan with the privdist installed on this machine and answers the rounds; each
 round's releases are in its ledger before they leave. Nothing executable is received.
 
+After the rounds the coordinator sends the release (the model, public) and the party fits its PERSONAL model from it
+and its own rows (issue 39, :mod:`privdist.learn.personal_release`): written owner-only (mode 0600, marked
+``owner_only``, ``release: false``) to ``--out DIR``/``personal-model.json`` (default: the folder of DATA.csv), never
+sent, no privacy spent; it prints one line comparing alone / global / personal on its own rows (``--holdout F``, default
+0.3: a seeded split of its rows, the personal model and "alone" fitted on the rest, accuracy on the held-out part;
+``--holdout 0``: the cross-validated log loss of the personal model's own selection). ``--no-personal`` skips it.
+
 ``privdist party --vertical DATA.csv --out DIR --key ... --coordinator ...`` takes part in a vertical job (ADMM
 sharing): the file holds some COLUMNS of every row (rows in the order the consortium agreed; no label column: the
 coordinator holds the labels), the party states its row count and column names, and when the job ends it writes its
@@ -33,8 +40,13 @@ def register(sub) -> None:
                    help="PUBLIC categories of a text column, one-hot encoded (as privdist fit --categories)")
     p.add_argument("--vertical", action="store_true", help="a vertical job: the file holds some columns of every "
                                                             "row and no labels (the coordinator holds them)")
-    p.add_argument("--out", metavar="DIR", help="--vertical: folder for this party's own coefficient block "
-                                                "(parties/party_<m>.json, owner-only)")
+    p.add_argument("--out", metavar="DIR", help="folder for this party's owner-only files: its personal model "
+                                                "personal-model.json (default: DATA.csv's folder); --vertical: its "
+                                                "coefficient block parties/party_<m>.json")
+    p.add_argument("--holdout", type=float, default=0.3, metavar="F",
+                   help="share of the party's rows held out for its printed comparison alone / global / personal "
+                        "(default 0.3; 0: cross-validated log loss); the saved personal model uses every row")
+    p.add_argument("--no-personal", action="store_true", help="do not fit or write the personal model")
     p.add_argument("--key", help="this party's private key (privdist pki request)")
     p.add_argument("--cert", help="this party's certificate, signed by the consortium CA")
     p.add_argument("--ca", help="the consortium CA's certificate")
@@ -183,4 +195,36 @@ def party_main(args) -> int:
     block = getattr(job, "block_file", None)
     console.print(f"{me.name}: the job finished; ledger: {ledger.path}"
                   + (f"; its own coefficient block (owner-only): {block}" if block else ""))
+    if not args.vertical and not args.no_personal:
+        _personal(job, args, me.name, console)
     return 0
+
+
+def _personal(job, args, name: str, console) -> None:
+    """The party's personal model (module docstring): written owner-only, one line printed."""
+    from pathlib import Path
+
+    from ..learn.personal_release import PERSONAL_FILE, party_personal
+
+    out = Path(args.out) if args.out else Path(args.data).resolve().parent
+    out.mkdir(parents=True, exist_ok=True)
+    path, comp = party_personal(job, out / PERSONAL_FILE, holdout=args.holdout)
+    console.print(f"{name}: its personal model (owner-only, not a release, no privacy spent): {path}", soft_wrap=True)
+    console.print(f"{name}: {comparison_line(comp)}", soft_wrap=True)
+
+
+def comparison_line(comp: dict) -> str:
+    """One line of :func:`privdist.learn.personal_release.own_comparison`'s result."""
+    if comp["method"] == "none":
+        return f"own rows: no comparison ({comp['reason']})"
+    strength = comp.get("strength")
+    values = strength if isinstance(strength, list) else [strength]
+    shown = ", ".join("global" if v == "global" or v == float("inf") else f"{float(v):g}" for v in values)
+    if comp["method"] == "holdout":
+        where = f"own rows held out ({comp['test_rows']} of {comp['train_rows'] + comp['test_rows']})"
+    else:
+        where = "own rows cross-validated (optimistic for personal)"
+    metric = comp["metric"].replace("_", " ")
+    personal = comp["note"] if comp.get("personal") is None else f"personal {comp['personal']:.4f}"
+    return (f"{where}, {metric}: alone {comp['alone']:.4f}, global {comp['global']:.4f}, {personal} "
+            f"(strength {shown}; 0 = alone)")

@@ -74,7 +74,7 @@ def run_party(job, *, key, cert, ca, coordinator: str, coordinator_name: str, ti
     with PartyClient(me, coordinator, coordinator=coordinator_name, timeout=timeout) as client:
         job_id = client.job
         serve_link(job, GrpcEnd(client, timeout))
-    if not job.closed:
+    if not job.closed and not getattr(job, "finished", False):  # finished: the rounds ended, only the release missed
         job.abandon()
         return PartyOutcome("abandoned", job_id)
     if job.decision is not None and not job.decision[0]:

@@ -14,6 +14,11 @@ training (:mod:`privdist.learn.job_ranges`).
 
 Each party builds its algorithm itself, from the plan and its installed privdist: the noise it adds is what its own
 code computes from the plan it accepted, never a number sent to it.
+
+After the rounds the coordinator sends each party the release (``release``: the model file's content, public), so a
+party can fit its owner-only personal model from it and its own rows (issue 39,
+:mod:`privdist.learn.personal_release`); then ``close``. A party whose training ended (its ledger entry finished)
+counts as finished even if the release never arrives.
 """
 
 from __future__ import annotations
@@ -127,13 +132,28 @@ class PartyJob:
             every private plan and records nothing.
     """
 
+    #: After training, wait for the coordinator's ``release`` (a horizontal job's model; module docstring).
+    awaits_release = True
+
     def __init__(self, name: str, load, facts: dict, *, gate=None):
         self.name, self.load, self.facts, self.gate = name, load, dict(facts), gate
         self.party, self.decision, self.phase, self.called_off, self.trained = None, None, None, False, False
         self.data_read = False
         self.closed = False
+        self.finished = False  # the training ended and its ledger entry is finished
+        self.release_, self.own_ = None, None  # the coordinator's release; the party's own (X, y, names)
+        self.preprocessor_, self.job_classes_ = None, None  # the column maps it trained with; the job's classes
 
     def handle(self, method: str, args: dict):
+        if self.finished:  # after the rounds: the release, then close
+            if method == "release":
+                self.release_ = args.get("model")
+            elif method != "close":
+                from ..runtime.remote import RemoteCallError
+
+                raise RemoteCallError(f"{self.name}: {method!r} after the job's rounds ended")
+            self.closed = True
+            return None
         if method == "hello":
             return {"name": self.name, **self.facts}
         if method == "offer":
@@ -163,12 +183,15 @@ class PartyJob:
                 self.gate.end(True)
             elif self.gate is not None:
                 self.gate.end(False, _CALLED_OFF)
+            if self.trained and self.awaits_release:  # the release comes next (module docstring)
+                self.finished = True
+                return out
         self.closed = self.party.closed
         return out
 
     def abandon(self) -> None:
         """The coordinator went away before closing the job: it ends aborted in the party's ledger."""
-        if self.gate is not None and self.party is not None and not self.closed:
+        if self.gate is not None and self.party is not None and not self.closed and not self.finished:
             self.gate.end(False)
 
     def _offer(self, args):
@@ -192,6 +215,8 @@ class PartyJob:
         if names != list(args["columns"]) or X.shape[0] != int(self.facts["rows"]):
             raise JobRefusedError(f"{self.name}: the data read do not match the facts it stated")
         X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=float)
+        self.own_ = (X, np.asarray(y), names)  # kept on this machine for its personal model
+        self.job_classes_ = [str(c) for c in args["classes"]]
         y_pm = np.where(np.asarray(y).astype(str) == str(args["classes"][1]), 1.0, -1.0)
         self._job = (plan, settings, k, est, algo, X, y_pm, names, int(args["max_rows"]))
         if plan.range is not None and plan.range.released:  # the range step's round comes first
@@ -215,7 +240,8 @@ class PartyJob:
         from ..runtime.remote import RemoteParty
 
         plan, settings, k, est, algo, X, y_pm, names, max_rows = self._job
-        Z = est._design(_preprocessor(est, names, plan, released, X).transform(X))
+        self.preprocessor_ = _preprocessor(est, names, plan, released, X)  # kept: a release is checked against it
+        Z = est._design(self.preprocessor_.transform(X))
         handle = _handle(settings, plan.parties, plan.columns, max_rows,
                          [f"held-by-party-{j}" for j in range(plan.parties)])
         handle._local[(k,)] = _own_problem(handle, k, Z, y_pm)  # its own block; no other source is ever resolved
@@ -331,4 +357,20 @@ def coordinate(request: JobRequest, links, *, classes=None):
     est.remote_ = {**result.config.get("remote", {}), "names": [f["name"] for f in facts], "rows": rows,
                    "secure_aggregation": result.config.get("secure_aggregation"), "range_step": range_config,
                    "timings": dict(result.timings)}  # the coordinator's seconds: init, rounds, mean per round
+    _send_release(est, links, result.config.get("remote", {}).get("lost_parties", {}))
     return est
+
+
+def _send_release(est, links, lost) -> None:
+    """Every party still reachable gets the release (the model file's content: public), then ``close``."""
+    from ..runtime.remote import LinkLostError
+    from .model_io import model_to_dict
+
+    release = model_to_dict(est, list(est.feature_names_in_))
+    for k, link in enumerate(links):
+        if int(k) in {int(j) for j in lost}:
+            continue
+        try:
+            link.call("release", {"model": release})
+        except (LinkLostError, PrivdistError):  # a party gone after its rounds keeps its ledger; no personal model
+            pass

@@ -160,6 +160,8 @@ class VerticalPartyJob(PartyJob):
             :attr:`block` only.
     """
 
+    awaits_release = False  # a vertical job has no released coefficients: the job ends at close
+
     def __init__(self, name: str, load, facts: dict, *, gate=None, out=None):
         super().__init__(name, load, facts, gate=gate)
         self.out, self.block, self.block_file = out, None, None

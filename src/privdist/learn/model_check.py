@@ -6,7 +6,10 @@ Checked: the required fields and their types; ``kind``; ``classes`` (a classifie
 two for ``"logistic"``, three or more for ``"logistic_ovr"``; a regression: null); ``coef`` (one finite number per
 feature name; one-vs-rest: one such row per class); ``intercept`` (one number; one-vs-rest: one per class);
 ``preprocessing`` (``bounds`` as ``[[lower...], [upper...]]`` with ``lower < upper`` per column, ``row_norm`` in
-``(0, MAX_ROW_NORM]``, ``target_bounds`` as ``[low, high]`` with ``low <= high``).
+``(0, MAX_ROW_NORM]``, ``target_bounds`` as ``[low, high]`` with ``low <= high``); ``objective`` when present
+(issue 39; older files lack it): ``loss`` matching ``kind`` (``"logistic"`` for a classifier, ``"squared"`` for a
+regression), ``regularizer`` in ``("l2", "l1")``, ``alpha`` a finite number >= 0, ``fit_intercept`` a bool (and
+false only with every intercept 0).
 
 **Magnitude limit.** Every coefficient and intercept must satisfy ``|v| <= MAX_MODEL_VALUE`` (1e100). The model's
 own preprocessing maps each column into [-1, 1] (``bounds``) and clips each row to Euclidean norm ``row_norm`` <=
@@ -30,13 +33,16 @@ import numpy as np
 from .._checks import shown
 from ..errors import ModelFileError
 
-__all__ = ["MAX_MODEL_VALUE", "KINDS", "check_model_dict", "check_block"]
+__all__ = ["MAX_MODEL_VALUE", "KINDS", "LOSSES", "check_model_dict", "check_block", "check_objective"]
 
 #: Largest magnitude of a coefficient or intercept in a model file (module docstring: keeps every score finite).
 MAX_MODEL_VALUE = 1e100
 
 #: The model kinds of format ``privdist-linear-model/1``.
 KINDS = ("logistic", "logistic_ovr", "regression")
+
+#: The loss of ``objective`` each kind must state.
+LOSSES = {"logistic": "logistic", "logistic_ovr": "logistic", "regression": "squared"}
 
 
 class _Checker:
@@ -127,6 +133,32 @@ def _preprocessing(c: _Checker, pre, n_features: int):
     return bounds, row_norm, target
 
 
+def check_objective(path, objective, kind: str, intercept) -> dict | None:
+    """The checked ``objective`` field (None when absent: a file older than issue 39), else :class:`ModelFileError`.
+    """
+    if objective is None:
+        return None
+    c = _Checker(Path(path))
+    if not isinstance(objective, dict):
+        c.fail("objective", f"must be an object (loss, regularizer, alpha, fit_intercept), got {shown(objective)}")
+    for key in ("loss", "regularizer", "alpha", "fit_intercept"):
+        if key not in objective:
+            c.fail(f"objective.{key}", "is missing")
+    if objective["loss"] != LOSSES[kind]:
+        c.fail("objective.loss", f"of a {kind} model must be {LOSSES[kind]!r}, got {shown(objective['loss'])}")
+    if objective["regularizer"] not in ("l2", "l1"):
+        c.fail("objective.regularizer", f"must be 'l2' or 'l1', got {shown(objective['regularizer'])}")
+    alpha = c.number(objective["alpha"], "objective.alpha")
+    if alpha < 0:
+        c.fail("objective.alpha", f"must be >= 0, got {alpha:g}")
+    if not isinstance(objective["fit_intercept"], bool):
+        c.fail("objective.fit_intercept", f"must be true or false, got {shown(objective['fit_intercept'])}")
+    if not objective["fit_intercept"] and np.any(np.asarray(intercept) != 0):
+        c.fail("objective.fit_intercept", "is false, but the intercept is not 0")
+    return {"loss": objective["loss"], "regularizer": objective["regularizer"], "alpha": alpha,
+            "fit_intercept": objective["fit_intercept"]}
+
+
 def check_block(path, block: dict, columns: list) -> tuple[np.ndarray, float]:
     """A vertical party block's ``coef`` (one finite number per column it holds) and ``intercept``."""
     c = _Checker(path)
@@ -140,7 +172,7 @@ def check_model_dict(path, data: dict, coef=None, intercept=None) -> dict:
 
     Returns:
         dict with ``kind``, ``coef`` (ndarray, 1-D; one-vs-rest 2-D), ``intercept`` (float; one-vs-rest ndarray),
-        ``classes``, ``bounds``, ``row_norm`` and ``target_bounds``.
+        ``classes``, ``bounds``, ``row_norm``, ``target_bounds`` and ``objective`` (None in older files).
 
     Raises:
         ModelFileError: the first field that is missing, of the wrong type, inconsistent or non-finite (named).
@@ -181,5 +213,6 @@ def check_model_dict(path, data: dict, coef=None, intercept=None) -> dict:
     bounds, row_norm, target = _preprocessing(c, data["preprocessing"], coef.shape[-1])
     if "privacy" in data and not isinstance(data["privacy"], (dict, type(None))):
         c.fail("privacy", f"must be an object (the privacy report), got {shown(data['privacy'])}")
+    objective = check_objective(path, data.get("objective"), kind, intercept)
     return {"kind": kind, "coef": coef, "intercept": intercept, "classes": classes, "bounds": bounds,
-            "row_norm": row_norm, "target_bounds": target}
+            "row_norm": row_norm, "target_bounds": target, "objective": objective}

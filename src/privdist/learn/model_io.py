@@ -10,7 +10,10 @@ without DP) and ``meta``. To predict by hand: map each column with the bounds in
 (three or more classes, one-vs-rest): ``coef`` is one list per class and ``intercept`` one number per class (in the
 order of ``classes``); the predicted class is that of the largest score, and the probabilities are the classes'
 sigmoids divided by their sum (scikit-learn's one-vs-rest convention). A regression model with
-``preprocessing.target_bounds`` (public) clips its predictions to them.
+``preprocessing.target_bounds`` (public) clips its predictions to them. ``objective`` (issue 39; public parameters
+of the fit, absent from older files): ``loss`` (``"logistic"`` or ``"squared"``), ``regularizer`` (``"l2"``,
+``"l1"``), ``alpha`` (the weight of the objective mean loss + alpha ||w||^2) and ``fit_intercept``: what a party
+needs to fit its personal model from this file and its own rows (:mod:`privdist.learn.personal_release`).
 
 **Release boundary** (issue 24). A model file is a release: everything in it is a function of released (noisy)
 values and public parameters. A horizontal model's ``coef`` is the average of the agents' released models. A
@@ -70,9 +73,16 @@ def model_to_dict(est, feature_names=None, meta: dict | None = None, classes=Non
                          "note": "each party's coefficient block stays with that party (owner-only file "
                                  "block_file); this file holds no coefficients"}}
            if vertical else {}),
+        "objective": None if vertical else _objective(est),
         "privacy": est.privacy_report_,
         "meta": dict(meta or {}),
     }
+
+
+def _objective(est) -> dict:
+    """The public parameters of the fit's objective (issue 39): what a personal model needs from a release."""
+    return {"loss": str(getattr(est, "_loss", "logistic")), "regularizer": str(getattr(est, "_regularizer", "l2")),
+            "alpha": float(est.alpha), "fit_intercept": bool(getattr(est, "fit_intercept", True))}
 
 
 def party_block_dict(m: int, columns, coef, intercept: float) -> dict:
@@ -126,6 +136,7 @@ class LinearModel:
     row_norm: float | None
     data: dict
     target_bounds: tuple | None = None
+    objective: dict | None = None  # ``loss``, ``regularizer``, ``alpha``, ``fit_intercept``; None in older files
 
     def decision_function(self, X) -> np.ndarray:
         from ..data.bounds import clip_rows, scale_by_bounds
@@ -196,7 +207,7 @@ def load_model(path) -> LinearModel:
         coef, intercept = _join_blocks(path, data)
     checked = check_model_dict(path, data, coef, intercept)
     return LinearModel(checked["kind"], checked["coef"], checked["intercept"], checked["classes"], checked["bounds"],
-                       checked["row_norm"], data, checked["target_bounds"])
+                       checked["row_norm"], data, checked["target_bounds"], checked["objective"])
 
 
 def _read_model_json(path: Path, what: str):

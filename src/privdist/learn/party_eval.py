@@ -24,6 +24,7 @@ import numpy as np
 
 from ..errors import ShapeMismatchError
 from .personal import check_features, personalize
+from .personal_multi import alone_model  # defined beside the personal model's multinomial candidate (issue 39)
 
 __all__ = ["evaluate_parties", "alone_model", "MIN_TEST_ROWS"]
 
@@ -33,17 +34,6 @@ MIN_TEST_ROWS = 20
 #: A gain above ``-GAIN_TOLERANCE`` counts as "at least alone" (a personal model at ``lam = 0`` IS the party alone,
 #: up to rounding between two solvers).
 GAIN_TOLERANCE = 1e-9
-
-
-def alone_model(task: str, alpha: float, n_rows: int):
-    """scikit-learn's model with the estimators' objective scale (mean loss + alpha ||w||^2) for ``n_rows`` rows: the
-    objective of ``privdist fit``'s baselines (``cli.fit_horizontal.sk_model``), solved by Newton-Cholesky (the same
-    optimum; lbfgs took ~10x longer on 20 parties of 10 columns)."""
-    from sklearn.linear_model import LogisticRegression, Ridge
-
-    if task == "classification":  # C = 1 / (2 alpha n)
-        return LogisticRegression(C=1.0 / max(2 * alpha * n_rows, 1e-12), solver="newton-cholesky", max_iter=200)
-    return Ridge(alpha=alpha * n_rows)
 
 
 def evaluate_parties(model, X_train, y_train, groups_train, X_test, y_test, groups_test, *, names=None,

@@ -175,6 +175,10 @@ class PersonalModel:
         if self.task != "classification":
             raise ValidationError("predict_proba is for a classifier's personal model; this one is a regression")
         score = self.decision_function(X)
+        if getattr(self, "multinomial_", False):  # the party's multinomial alone model (personal_multi)
+            from .personal_multi import softmax
+
+            return softmax(score)
         if score.ndim == 2:
             from .multiclass import ovr_proba
 
@@ -297,8 +301,18 @@ def personalize(model, X, y, *, random_state=None, strengths=STRENGTHS, folds: i
         coef, b = _unpack(theta, intercept)
         out_coef.append(coef), out_b.append(b), lams.append(lam), cvs.append(cv)
     if multi:
-        return PersonalModel(task, np.stack(out_coef), np.array(out_b), np.array(lams), classes=classes,
-                             fallback=fallback, cv=cvs, **common)
+        personal = PersonalModel(task, np.stack(out_coef), np.array(out_b), np.array(lams), classes=classes,
+                                 fallback=fallback, cv=cvs, **common)
+        if fallback is None:  # the party's multinomial alone model as a candidate (personal_multi)
+            from .personal_multi import with_multinomial_alone
+
+            A = _design(Z, intercept)
+            fit = lambda tr, c: _logistic(A[tr], np.where(y[tr] == classes[c], 1.0, -1.0),  # noqa: E731
+                                          _theta(coefs[c], intercepts[c], intercept), alpha, lams[c], intercept)
+            personal = with_multinomial_alone(personal, Z, A, y, classes, fit,
+                                              lambda labels: _folds(labels, folds, seed, True, REPEATS), alpha,
+                                              intercept, STANDARD_ERRORS)
+        return personal
     return PersonalModel(task, out_coef[0], out_b[0], lams[0], classes=classes, fallback=fallback, cv=cvs[0],
                          **common)
 
