@@ -54,6 +54,14 @@ def test_default_optimiser_audit_is_consistent_with_the_ledger(name, trust):
           f"(threshold), {res.epsilon_lb_gdp:.4f} (GDP), {res.verdict}")
 
 
+def test_the_aggregate_view_sees_the_canary():
+    """At epsilon 8 (2 rounds) 300 releases of the unmasked sums separate the neighbours (a bound well above 0, below
+    the guarantee); the parties' masked outboxes alone would look uniform."""
+    res = audit(make_algorithm("dpmm", trust="secure_aggregation", epsilon=8.0), releases=300, rounds=ROUNDS)
+    assert res.verdict == "consistent" and res.mode == "runs"
+    assert 1.0 < res.epsilon_lb_gdp < res.claims["guarantee"]
+
+
 def test_the_declared_canary_moves_the_gram_and_the_gradient():
     """``u, -u`` (the generic worst pair) leaves the Gram unchanged; dpmm's pair moves the Gram by its sensitivity
     ``sqrt(2) row_bound^2`` (upper triangle) and the clipped gradient at ``w = 0`` by ``sqrt(2) c1``."""

@@ -22,7 +22,9 @@
    ``2 (1 - confidence)``.
 
 With more than one round the audited release is, by default, the target's whole transcript (``view="all"``):
-that is what the composed guarantee is about; ``view="last"`` audits the final round's outbox only.
+that is what the composed guarantee is about; ``view="last"`` audits the final round's outbox only. For an algorithm
+with secure-sum messages (``trust="secure_aggregation"``) the release is what the aggregator unmasks, the sums
+(:mod:`.aggregate`), audited run by run.
 """
 
 from __future__ import annotations

@@ -14,7 +14,9 @@ Canary strategies (:data:`CANARIES`):
   row ``u`` (rows of norm <= 1 are what ``c1 = 1`` assumes) with the largest label of the data in ``D`` and
   ``-u`` with the same label in ``D'``, so the per-sample gradients at margin 0 are opposite (a label flip for
   +/-1 labels). Vertical: the last column of the target's block is ``c - v/2`` in ``D`` and ``c + v/2`` in ``D'``
-  with ``v`` the unit vector along the labels. Online: the target's cost is linear with gradient ``+theta u`` in
+  with ``v`` the unit vector along the labels. An algorithm whose releases the generic pair does not move (a Gram
+  matrix: ``u u^T = (-u)(-u)^T``) declares its own pair, ``audit_records`` (dpmm, ssp), which
+  :func:`privdist.audit.audit` passes as ``records``. Online: the target's cost is linear with gradient ``+theta u`` in
   ``D`` and ``-theta u`` in ``D'`` (``theta`` the problem's gradient bound, 1 without one).
 * ``extreme``: ``D`` is the data as given; ``D'`` moves one record to the data's own extremes. Horizontal: the
   target's most influential record (largest ``|y| ||x||``) becomes ``-x`` rescaled to the largest row norm of the

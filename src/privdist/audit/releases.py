@@ -9,7 +9,9 @@ A *release* is what the target agent sends, by ``view`` (:data:`VIEWS`):
   the same constant in every release of both datasets (e.g. a data-free ``init`` message of zeros) are dropped:
   they tell nothing apart;
 * an :class:`ObserverView`: not the target's outboxes but what one observer receives, the messages of the agents it
-  hears in each round ``1..rounds`` (the view of a per-pair, network-DP guarantee, :mod:`privdist.audit.network`).
+  hears in each round ``1..rounds`` (the view of a per-pair, network-DP guarantee, :mod:`privdist.audit.network`);
+* an :class:`~privdist.audit.aggregate.AggregateView`: under secure aggregation, the sums the aggregator unmasks (the
+  target's own outbox is masked), chosen by :func:`privdist.audit.audit` for an algorithm with secure-sum messages.
 
 Each replicate draws independent noise: replicate ``i`` runs with ``trial = i`` (or in secure mode, with fresh OS
 entropy).

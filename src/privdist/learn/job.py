@@ -91,7 +91,8 @@ def job_estimator(settings: dict, parties: int):
                               "public bounds), 'bounds' (public bounds of every column) or 'none' (columns already in "
                               f"range); got scale={settings.get('scale')!r}")
     return DistributedLogisticRegression(
-        algorithm=check_job_algorithm(settings.get("algorithm", "dpmm")), epsilon=settings["epsilon"], delta=settings["delta"], n_agents=parties,
+        algorithm=check_job_algorithm(settings.get("algorithm", "dpmm")), epsilon=settings["epsilon"],
+        delta=settings["delta"], n_agents=parties,
         rounds=settings["rounds"], alpha=settings["alpha"], fit_intercept=settings["fit_intercept"],
         row_norm=settings["row_norm"], scale=settings["scale"], bounds=settings["bounds"], trust=settings["trust"],
         secure_aggregation=settings["secure_aggregation"], secure=settings["seed"] is None,
