@@ -49,7 +49,7 @@ def _cli(*args):
 
 
 def _start(d: Path, out: Path, job_id: str, *, seed=None, rogue: bool = False, timeout: float = 120,
-           rounds=None, ledgers: str = "ledger"):
+           rounds=None, ledgers: str = "ledger", algorithm=None):
     """Start the coordinator and the K parties; returns the processes (the parties' ledgers in ``d/<ledgers>k``)."""
     port_file = out.parent / f"{out.name}.port"
     coord = subprocess.Popen(_cli("coordinate", "--parties", ",".join(f"party{k}" for k in range(K)),
@@ -57,7 +57,8 @@ def _start(d: Path, out: Path, job_id: str, *, seed=None, rogue: bool = False, t
                                   "--ca", d / "ca/ca.crt", "--port", 0, "--port-file", port_file, "--job-id", job_id,
                                   "--epsilon", 1, "--bounds", d / "bounds.json", "--out", out, "--timeout", timeout,
                                   *(["--seed", seed] if seed is not None else []),
-                                  *(["--rounds", rounds] if rounds is not None else [])),
+                                  *(["--rounds", rounds] if rounds is not None else []),
+                                  *(["--algorithm", algorithm] if algorithm is not None else [])),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     from conftest import wait_until
 
@@ -83,7 +84,7 @@ def _job(d: Path, out: Path, job_id: str, **kw):
     return coord, coord_out, parties, outs
 
 
-def _pooled():
+def _pooled(algorithm="dpmm", seed=5):
     from privdist.learn import DistributedLogisticRegression
 
     X = np.vstack([_rows(k)[0] for k in range(K)])
@@ -93,8 +94,8 @@ def _pooled():
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return DistributedLogisticRegression(epsilon=1.0, delta=1e-5, scale="bounds",
-                                             bounds={c: tuple(b) for c, b in BOUNDS.items()}, random_state=5
+        return DistributedLogisticRegression(algorithm=algorithm, epsilon=1.0, delta=1e-5, scale="bounds",
+                                             bounds={c: tuple(b) for c, b in BOUNDS.items()}, random_state=seed
                                              ).fit(pd.DataFrame(X, columns=COLUMNS), y, groups=groups)
 
 
@@ -117,6 +118,18 @@ def test_a_job_across_processes_then_a_job_over_budget(pki, tmp_path):
     coord, (cout, cerr), parties, outs = _job(pki, tmp_path / "job2", "job2", seed=6)
     assert coord.returncode != 0 and "lifetime_epsilon" in cerr
     assert all(p.returncode == 3 for p in parties) and "no data read" in outs[0][0]
+
+
+def test_a_job_with_the_ssp_optimiser_across_processes(pki, tmp_path):
+    """Issue 39: ``--algorithm ssp``; the plan names it, each party builds it: the estimator's model (seeded)."""
+    coord, (cout, cerr), parties, outs = _job(pki, tmp_path / "ssp", "ssp1", seed=9, algorithm="ssp",
+                                              ledgers="ssp_ledger")
+    assert coord.returncode == 0, cerr
+    assert all(p.returncode == 0 for p in parties), [o[1][-2000:] for o in outs]
+    results = json.loads((tmp_path / "ssp" / "results.json").read_text())
+    model = json.loads((tmp_path / "ssp" / "model.json").read_text())
+    assert results["plan"]["algorithm"] == "ssp" and results["privacy"]["guaranteed"]
+    np.testing.assert_allclose(model["coef"], _pooled("ssp", 9).coef_, rtol=0, atol=0)
 
 
 def test_a_party_the_consortium_did_not_sign_is_refused(pki, tmp_path):

@@ -217,6 +217,31 @@ class DPMM(SecureSum, Budgeted, AlgorithmBase):
             out.append(self._trust_assumption())
         return out
 
+    def audit_records(self, n_features: int, loss) -> tuple:
+        """The replace-one pair of the audit's ``worst`` canary (:mod:`privdist.audit.neighbours`): ``(x, y)`` and
+        ``(x', y')``.
+
+        ``x = row_bound e_0`` and ``x' = row_bound e_1``: orthogonal rows at the row bound, whose Gram difference has
+        upper-triangle norm ``sqrt(2) row_bound^2``, the Gram release's sensitivity. Labels of opposite signs, as
+        large as :meth:`_audit_label` (squared loss: each per-sample gradient at ``w = 0``, round 1's, is clipped to
+        ``c1``): the gradient sums differ by ``sqrt(2) c1`` of the sensitivity ``2 c1``. No pair attains both
+        sensitivities (``u`` and ``-u`` attain the gradient's and leave the Gram unchanged), so the pair's
+        Gaussian is ``sqrt((1/2 + gram_uses) / (1 + gram_uses))`` of the declared one in ``mu`` (0.95 for
+        ``gram_uses = 4``); the generic ``u, -u`` pair sees only ``1 / sqrt(1 + gram_uses)`` of it (0.45)."""
+        r = self.row_bound
+        x0, x1 = np.zeros(n_features), np.zeros(n_features)
+        x0[0] = r
+        x1[min(1, n_features - 1)] = r if n_features > 1 else -r
+        lab = self._audit_label(loss)
+        return (x0, lab), (x1, -lab)
+
+    def _audit_label(self, loss) -> float:
+        """The canary's label: ``+-1`` for the logistic loss, else the smallest ``|y|`` whose gradient at ``w = 0``
+        reaches the clipping norm, ``c1 / (|l'(0, 1)| row_bound)`` (at least 1)."""
+        if loss.name == "logistic":
+            return 1.0
+        return max(1.0, self._clip(loss) / (abs(float(loss.dz(0.0, 1.0))) * self.row_bound))
+
     def _c1_text(self) -> str:
         return f"c1={self.c1:g}" if self.c1 is not None else "c1 = row_bound (logistic) / 2 row_bound (squared)"
 

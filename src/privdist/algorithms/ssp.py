@@ -165,6 +165,13 @@ class SSP(DPMM):
             out.append(self._trust_assumption())
         return out
 
+    def _audit_label(self, loss) -> float:
+        """The audit canary's label (:meth:`DPMM.audit_records`): ``+-y_bound`` (``+-1`` logistic), so the ``X^T y``
+        releases differ by ``sqrt(2) y_bound row_bound`` of the sensitivity ``2 y_bound row_bound``: the pair's
+        Gaussian is ``sqrt((1/2 + gram_uses) / (1 + gram_uses))`` of the declared one in ``mu`` (0.87 for
+        ``gram_uses = 1``)."""
+        return 1.0 if loss.name == "logistic" else self.y_bound
+
     # ------------------------------------------------------------------ protocol
     def _clipped_sums(self, state, w) -> np.ndarray:
         """Each agent's ``u_k = sum_j y_j x_j`` (rows clipped at init, targets clipped to ``y_bound`` here)."""

@@ -22,7 +22,9 @@
    ``2 (1 - confidence)``.
 
 With more than one round the audited release is, by default, the target's whole transcript (``view="all"``):
-that is what the composed guarantee is about; ``view="last"`` audits the final round's outbox only.
+that is what the composed guarantee is about; ``view="last"`` audits the final round's outbox only. For an algorithm
+with secure-sum messages (``trust="secure_aggregation"``) the release is what the aggregator unmasks, the sums
+(:mod:`.aggregate`), audited run by run.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from ..privacy import privacy_report
 from ..privacy.audit_stats import threshold_audit
 from ..privacy.audit_tradeoff import ClaimCurve, TradeoffTest, tradeoff_audit
 from ..runtime import AgentBlock, AgentStreams, run
+from .aggregate import aggregate_view
 from .neighbours import KINDS, neighbours, problem_kind
 from .releases import collect_releases, default_view
 
@@ -224,6 +227,16 @@ def _curve(entries) -> ClaimCurve | None:
         return None
 
 
+def _records(algorithm, problem, canary: str):
+    """The replace-one pair of records an algorithm declares as attaining its sensitivities jointly
+    (``audit_records(n_features, loss)``, e.g. :meth:`privdist.algorithms.dpmm.DPMM.audit_records`), for the
+    ``worst`` canary of a horizontal problem; ``None``: the generic worst records (:mod:`.neighbours`)."""
+    hook = getattr(algorithm, "audit_records", None)
+    if canary != "worst" or hook is None or problem_kind(problem) != "horizontal":
+        return None
+    return hook(problem.n_features, problem.loss)
+
+
 def audit(algorithm, problem=None, network=None, *, releases: int = 1000, rounds: int = 1, canary: str = "worst",
           pair=None, delta: float | None = None, claim: str = "guarantee", target: int = 0, seed: int = 0,
           jobs: int = 1, secure: bool = False, vectorise="auto", confidence: float = 0.95,
@@ -292,8 +305,12 @@ def audit(algorithm, problem=None, network=None, *, releases: int = 1000, rounds
             network = network or net
         elif network is None:
             raise ValidationError("a problem needs its network")
-        d0, d1 = neighbours(problem, canary, target)
+        d0, d1 = neighbours(problem, canary, target, records=_records(algorithm, problem, canary))
     kind = problem_kind(d0)
+    if not hasattr(view, "rows"):  # under secure aggregation the release is the sum the aggregator unmasks
+        agg = aggregate_view(algorithm, d0, network, target, view)
+        if agg is not None:
+            view, vectorise = agg, False
     claims, reasons, curves = _claims(algorithm, d0, network, rounds, delta, target)
     x0, x1, info = collect_releases(algorithm, d0, d1, network, rounds, releases, target=target, seed=seed,
                                     jobs=jobs, secure=secure, vectorise=vectorise, parallel=parallel,

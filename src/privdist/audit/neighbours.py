@@ -14,7 +14,9 @@ Canary strategies (:data:`CANARIES`):
   row ``u`` (rows of norm <= 1 are what ``c1 = 1`` assumes) with the largest label of the data in ``D`` and
   ``-u`` with the same label in ``D'``, so the per-sample gradients at margin 0 are opposite (a label flip for
   +/-1 labels). Vertical: the last column of the target's block is ``c - v/2`` in ``D`` and ``c + v/2`` in ``D'``
-  with ``v`` the unit vector along the labels. Online: the target's cost is linear with gradient ``+theta u`` in
+  with ``v`` the unit vector along the labels. An algorithm whose releases the generic pair does not move (a Gram
+  matrix: ``u u^T = (-u)(-u)^T``) declares its own pair, ``audit_records`` (dpmm, ssp), which
+  :func:`privdist.audit.audit` passes as ``records``. Online: the target's cost is linear with gradient ``+theta u`` in
   ``D`` and ``-theta u`` in ``D'`` (``theta`` the problem's gradient bound, 1 without one).
 * ``extreme``: ``D`` is the data as given; ``D'`` moves one record to the data's own extremes. Horizontal: the
   target's most influential record (largest ``|y| ||x||``) becomes ``-x`` rescaled to the largest row norm of the
@@ -47,7 +49,7 @@ def problem_kind(problem) -> str:
     raise ValidationError(f"the audit knows no neighbouring relation for a {type(problem).__name__}")
 
 
-def neighbours(problem, canary: str = "worst", target: int = 0, pair=None):
+def neighbours(problem, canary: str = "worst", target: int = 0, pair=None, records=None):
     """``(D, D')``: two problems that differ in ``target``'s data under the relation of the problem's kind.
 
     Args:
@@ -55,6 +57,9 @@ def neighbours(problem, canary: str = "worst", target: int = 0, pair=None):
         canary: one of :data:`CANARIES`.
         target: the agent/party/node whose data differ.
         pair: ``(D, D')`` for ``canary="pair"``.
+        records: horizontal ``worst`` canary only: ``((x, y), (x', y'))``, the target's record 0 in ``D`` and in
+            ``D'`` instead of the generic ``(u, y), (-u, y)`` (an algorithm's own sensitivity-attaining pair, e.g.
+            one that releases a Gram matrix, which ``u`` and ``-u`` leave unchanged).
 
     Raises:
         UnknownNameError: unknown canary. ValidationError: ``pair`` missing, bad target.
@@ -69,7 +74,9 @@ def neighbours(problem, canary: str = "worst", target: int = 0, pair=None):
     n = problem.n_agents
     if not 0 <= int(target) < n:
         raise ValidationError(f"target must be in [0, {n}), got {target}")
-    return {"horizontal": _horizontal, "vertical": _vertical, "online": _online}[kind](problem, canary, int(target))
+    if kind == "horizontal":
+        return _horizontal(problem, canary, int(target), records)
+    return {"vertical": _vertical, "online": _online}[kind](problem, canary, int(target))
 
 
 # ------------------------------------------------------------------------------------------- horizontal
@@ -81,7 +88,7 @@ def _rebuild_erm(problem, parts, copies: int = 1):
                          loss_scale=problem.loss_scale)
 
 
-def _horizontal(problem, canary, target):
+def _horizontal(problem, canary, target, records=None):
     parts = [(X.copy(), y.copy()) for X, y in problem.parts()]
     X, y = parts[target]
     rmax = max(float(np.linalg.norm(Xk, axis=1).max()) for Xk, _ in parts) or 1.0
@@ -92,7 +99,7 @@ def _horizontal(problem, canary, target):
             u = np.eye(X.shape[1])[0]
         u = u / np.linalg.norm(u)
         j, lab = 0, ymax if problem.loss.name != "logistic" else 1.0
-        a, b = (u, lab), (-u, lab)
+        a, b = ((u, lab), (-u, lab)) if records is None else records
         X0, y0, X1, y1 = X.copy(), y.copy(), X.copy(), y.copy()
         X0[j], y0[j] = a
         X1[j], y1[j] = b

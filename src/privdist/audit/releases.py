@@ -9,7 +9,9 @@ A *release* is what the target agent sends, by ``view`` (:data:`VIEWS`):
   the same constant in every release of both datasets (e.g. a data-free ``init`` message of zeros) are dropped:
   they tell nothing apart;
 * an :class:`ObserverView`: not the target's outboxes but what one observer receives, the messages of the agents it
-  hears in each round ``1..rounds`` (the view of a per-pair, network-DP guarantee, :mod:`privdist.audit.network`).
+  hears in each round ``1..rounds`` (the view of a per-pair, network-DP guarantee, :mod:`privdist.audit.network`);
+* an :class:`~privdist.audit.aggregate.AggregateView`: under secure aggregation, the sums the aggregator unmasks (the
+  target's own outbox is masked), chosen by :func:`privdist.audit.audit` for an algorithm with secure-sum messages.
 
 Each replicate draws independent noise: replicate ``i`` runs with ``trial = i`` (or in secure mode, with fresh OS
 entropy).
@@ -128,7 +130,7 @@ def default_view(view, rounds: int) -> str:
     """
     if view is None:
         return "last" if int(rounds) == 1 else "all"
-    if isinstance(view, ObserverView):
+    if hasattr(view, "rows"):  # an ObserverView or an AggregateView (:mod:`.aggregate`)
         return view
     if view not in VIEWS:
         raise UnknownNameError("audit view", str(view), VIEWS)
@@ -138,7 +140,7 @@ def default_view(view, rounds: int) -> str:
 def view_of(result, agents, rounds: int, view: str = "last") -> np.ndarray:
     """Rows: ``agents``' release under ``view`` (``"last"``: :func:`release_of` round ``rounds``; ``"all"``: rounds
     ``0..rounds`` concatenated; an :class:`ObserverView`: what the observer receives)."""
-    if isinstance(view, ObserverView):
+    if hasattr(view, "rows"):
         return view.rows(result, agents, rounds)
     if view == "last":
         return release_of(result, agents, rounds)
@@ -259,7 +261,7 @@ def collect_releases(algorithm, d0, d1, network, rounds: int, n: int, *, target:
     parts = _map_batches(jobs_list, jobs, parallel, address)
     x0 = np.concatenate([p[0] for p in parts])[:n]
     x1 = np.concatenate([p[1] for p in parts])[:n]
-    if view == "all":
+    if view == "all" or (hasattr(view, "rows") and not isinstance(view, ObserverView)):
         x0, x1 = _drop_constant(x0, x1)
     return x0, x1, {"mode": "copies" if vectorise else "runs", "batches": len(jobs_list), "parallel": parallel,
                     "view": view}

@@ -1,7 +1,7 @@
 """``privdist coordinate``: the coordinator of a job across organisations (issue 38). It holds no data.
 
 ``privdist coordinate --parties A,B,C --key coord.key --cert coord.crt --ca ca.crt [--host 127.0.0.1] [--port N]
---epsilon 1 --delta 1e-5 [--bounds bounds.json] --out DIR`` listens with mutual TLS for the named
+--epsilon 1 --delta 1e-5 [--bounds bounds.json] [--algorithm dpmm|ssp] --out DIR`` listens with mutual TLS for the named
 parties (each dials in with a certificate the consortium CA signed), collects their public facts, builds the job's
 privacy plan (the builder of ``privdist fit``) and offers it; if every party accepts, it runs the rounds (the
 parties' sums through secure aggregation by default), then writes ``DIR/model.json`` and ``DIR/results.json``: the
@@ -34,6 +34,9 @@ def register(sub) -> None:
                    help="the job's id (each party's ledger keys it; a rerun needs a new one)")
     p.add_argument("--epsilon", type=float, required=True, help="total epsilon per party for the whole job")
     p.add_argument("--delta", type=float, default=1e-5, help="total delta per party")
+    p.add_argument("--algorithm", choices=("dpmm", "ssp"),
+                   help="the optimiser of a horizontal job (default dpmm; ssp: one-shot sufficient statistics); the "
+                        "plan names it and every party builds and checks it")
     p.add_argument("--rounds", type=int, help="rounds (default: the algorithm's)")
     p.add_argument("--trust", choices=("auto", "local", "secure_aggregation"), default="auto",
                    help="auto (secure aggregation; --vertical: local), local, or secure_aggregation")
@@ -93,6 +96,8 @@ def coordinate_main(args) -> int:
         params.check()
         params.shares(len(names))  # an honest party left in every sum
     labels = None
+    if args.vertical and args.algorithm:
+        raise ValidationError("--algorithm is the optimiser of a horizontal job; a vertical job runs ADMM sharing")
     if args.vertical:
         if not args.labels or not args.target:
             raise ValidationError("--vertical needs --labels FILE and --target COL (the coordinator holds the labels)")
@@ -114,7 +119,8 @@ def coordinate_main(args) -> int:
                                   "horizontal job each party holds its own")
         request = JobRequest(epsilon=args.epsilon, delta=args.delta, trust=args.trust,
                              secure_aggregation=secure or None, rounds=args.rounds, row_norm=args.row_norm,
-                             scale=args.scale, bounds=bounds, job_id=args.job_id, seed=args.seed)
+                             scale=args.scale, bounds=bounds, job_id=args.job_id, seed=args.seed,
+                             algorithm=args.algorithm or "dpmm")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
 

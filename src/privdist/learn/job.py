@@ -8,7 +8,9 @@ a single value of its data (:class:`PartyJob`). When every party accepts, the ro
 own processes (:class:`~privdist.runtime.remote.backend.RemoteBackend`); the coordinator keeps the sums and the
 model and writes the same release as ``privdist fit`` (the model and its privacy report, the plan beside it).
 
-Scope of this version: the horizontal default (``dpmm``; secure aggregation or local trust), binary labels; the
+Scope of this version: the horizontal estimators' optimisers with a coordinator (:data:`JOB_ALGORITHMS`: ``dpmm``,
+the default, or ``ssp``; secure aggregation or local trust; the plan names it, so every party checks and builds the
+optimiser it accepted), binary labels; the
 columns without public bounds get theirs from the plan's DP range step, run as its own round of the parties before
 training (:mod:`privdist.learn.job_ranges`).
 
@@ -27,9 +29,14 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..errors import PrivdistError, ValidationError
+from ..errors import PrivdistError, UnknownNameError, ValidationError
 
-__all__ = ["JobRequest", "PartyJob", "LifetimeGate", "JobRefusedError", "coordinate", "job_estimator"]
+__all__ = ["JOB_ALGORITHMS", "JobRequest", "PartyJob", "LifetimeGate", "JobRefusedError", "coordinate",
+           "job_estimator", "check_job_algorithm"]
+
+#: The optimisers a horizontal job runs: the estimators' algorithms whose parties only talk to a coordinator (the
+#: remote backend's star; the others exchange with graph neighbours), dpmm first (the default).
+JOB_ALGORITHMS = ("dpmm", "ssp")
 
 
 class JobRefusedError(PrivdistError, RuntimeError):
@@ -53,14 +60,35 @@ class JobRequest:
     bounds: object = None
     job_id: str = "job"
     seed: int | None = None
+    algorithm: str = "dpmm"
+
+    def __post_init__(self):
+        check_job_algorithm(self.algorithm)
 
     def settings(self) -> dict:
         return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in asdict(self).items()}
 
 
+def check_job_algorithm(name) -> str:
+    """``name`` if a job can run it (:data:`JOB_ALGORITHMS`).
+
+    Raises:
+        UnknownNameError: not a registered algorithm. ValidationError: registered, but not a job's optimiser.
+    """
+    from ..algorithms import ALGORITHMS
+
+    if not isinstance(name, str) or name not in ALGORITHMS:
+        raise UnknownNameError("algorithm", str(name), JOB_ALGORITHMS)
+    if name not in JOB_ALGORITHMS:
+        raise ValidationError(f"a job across organisations runs {' or '.join(JOB_ALGORITHMS)} (parties that talk "
+                              f"only to the coordinator); {name!r} exchanges with graph neighbours")
+    return name
+
+
 def job_estimator(settings: dict, parties: int):
     """The estimator object both sides build from the job's public settings (never fitted on pooled data): its
-    plan builder and algorithm factory are ``privdist fit``'s."""
+    plan builder and algorithm factory are ``privdist fit``'s, with the job's optimiser (``settings["algorithm"]``,
+    default ``dpmm``)."""
     from .linear import DistributedLogisticRegression
 
     if settings.get("scale") not in ("dp", "bounds", "none"):
@@ -68,7 +96,8 @@ def job_estimator(settings: dict, parties: int):
                               "public bounds), 'bounds' (public bounds of every column) or 'none' (columns already in "
                               f"range); got scale={settings.get('scale')!r}")
     return DistributedLogisticRegression(
-        algorithm="dpmm", epsilon=settings["epsilon"], delta=settings["delta"], n_agents=parties,
+        algorithm=check_job_algorithm(settings.get("algorithm", "dpmm")), epsilon=settings["epsilon"],
+        delta=settings["delta"], n_agents=parties,
         rounds=settings["rounds"], alpha=settings["alpha"], fit_intercept=settings["fit_intercept"],
         row_norm=settings["row_norm"], scale=settings["scale"], bounds=settings["bounds"], trust=settings["trust"],
         secure_aggregation=settings["secure_aggregation"], secure=settings["seed"] is None,
@@ -200,6 +229,12 @@ class PartyJob:
 
         plan = PrivacyPlan.from_dict(args["plan"])
         settings, k = dict(args["settings"]), int(args["party"])
+        job_algorithm = settings.get("algorithm", "dpmm")
+        if plan.kind != "horizontal" or plan.algorithm != job_algorithm:  # the party builds what the plan names
+            reason = (f"the plan's optimiser {plan.algorithm!r} ({plan.kind} plan) is not the job's settings' "
+                      f"{job_algorithm!r}")
+            self.decision = (False, [reason])
+            return {"accepted": False, "reasons": [reason]}
         est = job_estimator(settings, plan.parties)
         P = plan.columns + (1 if settings["fit_intercept"] else 0)
         algo = est._algorithm(plan, 0, P)[0]
