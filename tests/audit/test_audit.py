@@ -10,11 +10,9 @@ import pytest
 
 from privdist.algorithms import ALGORITHMS, make_algorithm
 from privdist.algorithms.dpsgd import DPSGD
-from privdist.audit import (LinearCost, audit, copies_are_independent, neighbours, problem_for, problem_kind,
-                            small_problem)
+from privdist.audit import (LinearCost, audit, copies_are_independent, first_releasing_rounds, neighbours,
+                            problem_for, problem_kind, small_problem)
 from privdist.cli.main import main
-from privdist.privacy import privacy_report
-from privdist.runtime import run
 
 #: Typical private configuration of an algorithm whose default runs without noise or needs a public constant.
 TYPICAL_PRIVATE = {"admm_sharing": {"mode": "output", "epsilon": 1.0, "b1": 10.0}, "dzoa": {"R": 9.0}}
@@ -24,25 +22,12 @@ def _algorithm(name):
     return make_algorithm(name, **TYPICAL_PRIVATE.get(name, {}))
 
 
-def _first_releasing_rounds(algo) -> int | None:
-    """The fewest rounds (1, 2 or 3) in which agent 0's run declares a guaranteed release; None: none does (no
-    guarantee to audit). dpmm and ssp need 2: their last round only delivers the model."""
-    for rounds in (1, 2, 3):
-        problem, network = problem_for(algo, rounds)
-        entry = privacy_report(run(algo, problem, network, rounds).ledger, 1e-3)["per_agent"][0]
-        if not entry["guaranteed"]:
-            return None
-        if entry["releases"] > 0:
-            return rounds
-    return None
-
-
 @pytest.mark.parametrize("name", sorted(ALGORITHMS))
 def test_ci_audit_every_declared_guarantee(name):
     """Fast audit (worst-case canary, small N) of every registered algorithm that declares a guarantee, over the
     fewest rounds in which it releases: fails when the empirical lower bound exceeds the guarantee of those rounds."""
     algo = _algorithm(name)
-    rounds = _first_releasing_rounds(algo)
+    rounds = first_releasing_rounds(algo)
     if rounds is None:
         pytest.skip(f"{name} declares no guarantee in 1-3 rounds of its default/typical private configuration")
     problem, network = problem_for(algo, rounds)
@@ -197,3 +182,12 @@ def test_replicates_on_ray_equal_the_processes():
     assert on_ray[2]["parallel"] == "ray"
     np.testing.assert_array_equal(serial[0], on_ray[0])
     np.testing.assert_array_equal(serial[1], on_ray[1])
+
+
+def test_cli_audit_of_dpmm_defaults_to_the_rounds_in_which_it_releases(capsys):
+    """dpmm's last round only delivers the model: a one-round audit would audit nothing, so the CLI picks 2."""
+    assert main(["audit", "dpmm", "--releases", "50"]) == 0
+    out = capsys.readouterr().out
+    assert "(rounds: 2, the fewest in which dpmm releases" in out and "2 round(s)" in out
+    assert main(["audit", "dpsgd", "--releases", "50"]) == 0
+    assert "1 round(s)" in capsys.readouterr().out

@@ -6,7 +6,7 @@ Sits above :mod:`privdist.runtime` and below the experiments and the CLI; the st
 :mod:`privdist.privacy.audit_stats`.
 """
 
-from .core import CLAIMS, AuditResult, audit, problem_for, small_problem
+from .core import CLAIMS, AuditResult, audit, first_releasing_rounds, problem_for, small_problem
 from .neighbours import CANARIES, KINDS, LinearCost, neighbours, problem_kind
 from .network import PairAudit, audit_pair
 from .outputs import OutputAudit, audit_outputs
@@ -16,4 +16,5 @@ from .releases import (VIEWS, DisjointCopies, ObserverView, collect_releases, co
 
 __all__ = ["CANARIES", "CLAIMS", "KINDS", "VIEWS", "AuditResult", "DisjointCopies", "LinearCost", "ObserverView",
            "OutputAudit", "PairAudit", "audit", "audit_outputs", "audit_pair", "collect_releases",
-           "copies_are_independent", "neighbours", "plot_privacy_region", "problem_for", "problem_kind", "release_of", "small_problem", "view_of"]
+           "copies_are_independent", "first_releasing_rounds", "neighbours", "plot_privacy_region", "problem_for",
+           "problem_kind", "release_of", "small_problem", "view_of"]

@@ -113,6 +113,20 @@ def _accepts(algorithm, problem, network) -> bool:
         return False
 
 
+def first_releasing_rounds(algorithm, max_rounds: int = 3) -> int | None:
+    """The fewest rounds (1 .. ``max_rounds``) in which agent 0's run on the audit's small problem declares a
+    guaranteed release; ``None``: none does (nothing to audit). dpmm and ssp need 2: their last round only
+    delivers the model."""
+    for rounds in range(1, max_rounds + 1):
+        problem, network = problem_for(algorithm, rounds)
+        entry = privacy_report(run(algorithm, problem, network, rounds).ledger, 1e-3)["per_agent"][0]
+        if not entry["guaranteed"]:
+            return None
+        if entry["releases"] > 0:
+            return rounds
+    return None
+
+
 def problem_for(algorithm, rounds: int = 1, seed: int = 0, n_agents: int = 2):
     """The first small problem of ``n_agents`` agents (online, vertical, horizontal: the most specific first) whose kind
     ``algorithm.init`` accepts; returns ``(problem, network)``.

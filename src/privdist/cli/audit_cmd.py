@@ -25,7 +25,10 @@ def register(sub) -> None:
     p.add_argument("--params", nargs="*", default=[], metavar="K=V", help="algorithm parameters (TOML values)")
     p.add_argument("--run", help="label of the spec's run to audit (default: its first private run)")
     p.add_argument("--releases", type=int, default=1000, help="releases per dataset (default 1000)")
-    p.add_argument("--rounds", type=int, default=1, help="rounds per run (the claims compose the same rounds)")
+    p.add_argument("--rounds", type=int, default=None,
+                   help="rounds per run (the claims compose the same rounds); default: the fewest (1-3) in which "
+                        "a registered algorithm releases (2 for dpmm and ssp, whose last round only delivers the "
+                        "model), else 1")
     p.add_argument("--view", default=None,
                    help="what is audited: the target's last-round outbox (last) or its outboxes of all rounds "
                         "(all: the whole transcript the guarantee covers); default last for 1 round, all for more")
@@ -133,7 +136,7 @@ def _check_outputs(args) -> None:
 
 def _main(args) -> int:
     from ..algorithms import ALGORITHMS, make_algorithm
-    from ..audit import CANARIES, CLAIMS, VIEWS, audit, plot_privacy_region
+    from ..audit import CANARIES, CLAIMS, VIEWS, audit, first_releasing_rounds, plot_privacy_region
 
     if args.canary not in CANARIES:
         raise ValidationError(f"--canary must be one of {list(CANARIES)}, got {args.canary!r}")
@@ -145,7 +148,7 @@ def _main(args) -> int:
     if args.claim not in CLAIMS:
         raise ValidationError(f"--claim must be one of {list(CLAIMS)}, got {args.claim!r}")
     for name, low in (("releases", 8), ("rounds", 1), ("jobs", 1), ("agents", 2)):
-        if getattr(args, name) < low:
+        if getattr(args, name) is not None and getattr(args, name) < low:
             raise ValidationError(f"--{name} must be >= {low}, got {getattr(args, name)}")
     if args.ray_address and args.backend != "ray":
         raise ValidationError("--ray-address needs --backend ray")
@@ -164,7 +167,12 @@ def _main(args) -> int:
         algo, problem, network = make_algorithm(args.target, **{**supplied, **params}), None, None
     else:
         algo, problem, network = _from_spec(args.target, args.run, params)
-    res = audit(algo, problem, network, releases=args.releases, rounds=args.rounds, canary=args.canary,
+    rounds = args.rounds
+    if rounds is None:
+        rounds = (first_releasing_rounds(algo) if args.target in ALGORITHMS else None) or 1
+        if rounds > 1:
+            print(f"  (rounds: {rounds}, the fewest in which {args.target} releases; --rounds to change)")
+    res = audit(algo, problem, network, releases=args.releases, rounds=rounds, canary=args.canary,
                 delta=args.delta, claim=args.claim, target=args.target_agent, seed=args.seed, jobs=args.jobs,
                 parallel=args.backend, address=args.ray_address,
                 secure=args.secure, n_agents=args.agents, view=args.view, allow_large=args.yes)
