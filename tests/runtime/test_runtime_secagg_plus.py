@@ -18,8 +18,9 @@ from privdist.network import make_network
 from privdist.privacy import privacy_report
 from privdist.privacy.secagg_graph import choose_graph
 from privdist.runtime import run
-from privdist.runtime.secure.secagg import SecAggParties, center, party_secrets, session_id
-from privdist.runtime.secure.secagg_plus import SparseParty, neighbours, recover, reverse, route
+from privdist.runtime.secure.secagg import SecAggParties, center, party_secrets, session_id, unmask_sum
+from privdist.runtime.secure.secagg_plus import (SparseParty, check_connected, neighbours, recover, reverse,
+                                                route)
 from privdist.runtime.secure.secure_round import Dropout
 
 
@@ -43,10 +44,19 @@ def _setup(K, params, blocks=1, seed=0, t=3, bits=32):
 
 
 def _sum(parties, keys, session, x, present, answered, t=3, bits=32):
+    """The sum over ``present`` recovered from the reveals, or (``None`` from :func:`recover`: an absent party's
+    neighbour went silent) the retried attempt's sum among the parties that answered; ``(total, info, in the sum)``."""
     y = np.vstack([p.masking(t).mask(t, 0, x[p.agents]) for p in parties])
     revealed = np.vstack([p.reveal(t, present) for p in parties])
     total = y[present].sum(axis=0, dtype=np.uint64)
-    return recover(total, present, answered, revealed, keys, session, t, bits)
+    out = recover(total, present, answered, revealed, keys, session, t, bits)
+    if out is not None:
+        return (*out, present)
+    retry = present & answered
+    check_connected(keys["neighbours"], retry, t)
+    y = np.vstack([p.masking(t).mask(t, 1, x[p.agents]) for p in parties])
+    z = np.vstack([p.masking(t).unmask(t, 1, retry, x.shape[1]) for p in parties])
+    return unmask_sum(y, z, retry, bits), {"retried": True}, retry
 
 
 def test_the_graph_is_regular_symmetric_and_fresh_each_round():
@@ -78,9 +88,14 @@ def test_the_masks_cancel_exactly_with_dropouts_up_to_the_tolerance(K, dim, bloc
     present[failed[:split]] = False
     answered[failed] = False
     x = np.random.default_rng(seed).integers(-10**6, 10**6, size=(K, dim))
-    total, info = _sum(parties, keys, session, x, present, answered)
-    np.testing.assert_array_equal(total, x[present].sum(axis=0))
-    assert sorted(info["rebuilt_pairwise"]) == sorted(failed[:split])
+    total, info, summed = _sum(parties, keys, session, x, present, answered)
+    np.testing.assert_array_equal(total, x[summed].sum(axis=0))
+    if "retried" in info:  # an absent party's neighbour went silent: the sum is over those who answered
+        silent = present & ~answered
+        assert any(silent[keys["neighbours"][v]].any() for v in failed[:split])
+        np.testing.assert_array_equal(summed, present & answered)
+    else:
+        assert sorted(info["rebuilt_pairwise"]) == sorted(failed[:split])
 
 
 def test_a_party_with_fewer_answering_neighbours_than_the_threshold_stops_the_round_by_name():
@@ -116,13 +131,15 @@ def test_a_party_reveals_one_seed_of_each_neighbour_never_both():
     parties, keys, session, _ = _setup(K, params)
     present = np.ones(K, bool)
     present[[3, 7]] = False
-    held = parties[0]._round["held"]
+    held, seeds = parties[0]._round["held"], parties[0]._round["round_seeds"]
     shown = parties[0].reveal(3, present)
     nbrs = keys["neighbours"]
     for v in range(K):
         for j, u in enumerate(nbrs[v]):
-            half = 1 if present[u] else 0
-            assert np.array_equal(shown[v, j], held[v, j, half * 32:(half + 1) * 32])
+            if not present[v]:  # a party outside S answers nothing
+                assert not shown[v, j].any()
+            else:  # the share of b_u if u is in S, their round seed otherwise; never both
+                assert np.array_equal(shown[v, j], (held if present[u] else seeds)[v, j])
 
 
 def test_shares_and_keys_are_fresh_each_round():
@@ -169,7 +186,10 @@ def test_a_run_with_dropouts_recovers_them_and_recomputes_the_guarantee(monkeypa
     res = run(algo, problem, make_network("complete", n=K), T, seed=4, dropout=Dropout(0.1, after_send=0.05))
     config = res.config["secure_aggregation"]
     rounds = config["rounds"][:-1]
-    assert all(r["attempts"] == 1 for r in rounds) and any(r["recovered"]["pair_masks_of"] for r in rounds)
+    # one attempt where the reveals sufficed; a retried attempt among those who answered where an absent party's
+    # neighbour went silent (its round seed with the absent party is known to nobody else)
+    assert all((r["attempts"] == 1) == (r["recovered"] is not None) for r in rounds)
+    assert any(r["recovered"] and r["recovered"]["pair_masks_of"] for r in rounds)
     report = privacy_report(res.ledger, 1e-5)
     assert_secure_ledger(algo.for_rounds(T), problem, res, config["rounds"], range(K), K, report)
     assert any("random regular graph" in a for a in report["assumptions"])

@@ -206,6 +206,30 @@ class SecAggParties:
         self._self = [self._prg.context(s[KEY_BYTES:2 * KEY_BYTES]) for s in secrets_]
         self._session = bytes(session)
         self._pairs: tuple | None = None
+        self._retry_self: list | None = None
+
+    @classmethod
+    def keyed(cls, agents, n_agents: int, bits: int, self_keys: list[bytes], pairs, pair_keys: list[bytes],
+              retry_self: list[bytes] | None = None, prg: str = "shake") -> "SecAggParties":
+        """A block whose mask keys are given, without key agreement (the sparse protocol's round instance,
+        :mod:`privdist.runtime.secure.secagg_plus`): ``self_keys`` one per agent; ``pairs`` ``(lo, hi)`` id arrays
+        with one end in the block and ``pair_keys`` their keys; ``retry_self`` the self-mask keys of attempts
+        ``>= 1`` (default: ``self_keys``)."""
+        inst = cls.__new__(cls)
+        inst.agents = np.asarray(agents, dtype=np.int64).reshape(-1)
+        inst.n_agents, inst.bits = check_int(n_agents, "n_agents", 1), check_bits(bits)
+        if len(self_keys) != len(inst.agents) or (retry_self is not None and len(retry_self) != len(inst.agents)):
+            raise ValidationError(f"one self-mask key per agent of the block ({len(inst.agents)})")
+        inst._sk, inst._prg, inst._session = [], _PRGS[prg](inst.bits), b""
+        inst._self = [inst._prg.context(k) for k in self_keys]
+        inst._retry_self = None if retry_self is None else [inst._prg.context(k) for k in retry_self]
+        lo, hi = (np.asarray(a, dtype=np.int64).reshape(-1) for a in pairs)
+        rows = np.full(inst.n_agents, -1, dtype=np.int64)
+        rows[inst.agents] = np.arange(len(inst.agents))
+        inst._pairs = (lo, hi, [inst._prg.context(k) for k in pair_keys], _incidence(rows[lo], rows[hi],
+                                                                                      len(inst.agents)))
+        inst._rows = rows
+        return inst
 
     def __getstate__(self):
         raise TypeError("secure-aggregation secrets never leave the process of their parties")
@@ -258,7 +282,8 @@ class SecAggParties:
         contexts, incidence = self._pairs[2], self._pairs[3]
         counters = _counters(t, attempt, dim)
         out = np.zeros((len(self.agents), dim), dtype=np.uint64)
-        out[own] = self._prg.words([self._self[i] for i in own], counters, dim)
+        selves = self._self if attempt == 0 or self._retry_self is None else self._retry_self
+        out[own] = self._prg.words([selves[i] for i in own], counters, dim)
         step = max(1, _CHUNK_WORDS // dim)  # pairs per chunk: bounded memory at any K and D
         for start in range(0, len(pairs), step):
             part = pairs[start:start + step]

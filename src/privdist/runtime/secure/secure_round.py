@@ -287,12 +287,18 @@ def secure_sum(be, algorithm, specs, t: int, agent_out: dict, dropout: Dropout |
         revealed = be.secure_reveal(t, present)
         answered = present & ~fails & ~_lost(be, K)
         total = _concat(masked, names)[present].sum(axis=0, dtype=np.uint64)
-        flat, rebuilt = recover_sparse(total, present, answered, revealed, round_keys, be.secure_session, t, bits)
-        records.append({"secagg.revealed@attempt0": np.where(answered[:, None, None], revealed, 0).astype(np.uint8),
-                        "secagg.rebuilt_seeds@attempt0": rebuilt["seeds"]})
-        info["recovered"] = {"self_masks": len(rebuilt["rebuilt_self"]),
-                             "pair_masks_of": rebuilt["rebuilt_pairwise"],
-                             "unanswered": np.flatnonzero(present & ~answered).tolist()}
+        out = recover_sparse(total, present, answered, revealed, round_keys, be.secure_session, t, bits)
+        shown = {"secagg.revealed@attempt0": np.where(answered[:, None, None], revealed, 0).astype(np.uint8)}
+        if out is not None:
+            flat, rebuilt = out
+            records.append({**shown, "secagg.rebuilt_seeds@attempt0": rebuilt["seeds"]})
+            info["recovered"] = {"self_masks": len(rebuilt["rebuilt_self"]),
+                                 "pair_masks_of": rebuilt["rebuilt_pairwise"],
+                                 "unanswered": np.flatnonzero(present & ~answered).tolist()}
+        else:  # an absent party's neighbour sent and then went silent: retried among those who answered
+            records.append(shown)
+            info["recovered"] = None
+            present, attempt = answered, 1
     elif round_keys is not None:  # threshold recovery: attempt 0 ends with the revealed shares
         fails = dropout.failures(seed, trial, t, 0, K)[1] if dropout is not None else np.zeros(K, bool)
         revealed = be.secure_reveal(t, present)
@@ -319,6 +325,10 @@ def secure_sum(be, algorithm, specs, t: int, agent_out: dict, dropout: Dropout |
                 attempt += 1
                 continue
             records.append({f"{n}@attempt{attempt}": masked[n] for n in names})
+        if isinstance(round_keys, dict) and present.any():  # the sparse graph's retried attempt: connected first
+            from .secagg_plus import check_connected
+
+            check_connected(round_keys["neighbours"], present, t)
         fails = dropout.failures(seed, trial, t, attempt, K)[1] if dropout is not None else np.zeros(K, bool)
         answers = be.secure_answer(t, attempt, present)
         answered = present & ~fails & ~_lost(be, K)
