@@ -105,7 +105,8 @@ def test_a_party_with_fewer_answering_neighbours_than_the_threshold_stops_the_ro
     parties, keys, session, _ = _setup(K, params)
     x = np.arange(K * 3).reshape(K, 3)
     present, answered = np.ones(K, bool), np.ones(K, bool)
-    answered[keys["neighbours"][5][0]] = False  # sent, then silent: party 5 keeps one answering neighbour of 2
+    w = keys["neighbours"][5][0]
+    answered[[5, w]] = False  # both sent, then went silent: party 5 keeps one answering neighbour of 2
     with pytest.raises(SecureRoundError, match="fewer than the threshold 2"):
         _sum(parties, keys, session, x, present, answered)
 
@@ -135,11 +136,12 @@ def test_a_party_reveals_one_seed_of_each_neighbour_never_both():
     shown = parties[0].reveal(3, present)
     nbrs = keys["neighbours"]
     for v in range(K):
-        for j, u in enumerate(nbrs[v]):
-            if not present[v]:  # a party outside S answers nothing
-                assert not shown[v, j].any()
-            else:  # the share of b_u if u is in S, their round seed otherwise; never both
-                assert np.array_equal(shown[v, j], (held if present[u] else seeds)[v, j])
+        if not present[v]:  # a party outside S answers nothing
+            assert not shown[v].any()
+            continue
+        for j, u in enumerate(nbrs[v]):  # the share of b_u if u is in S, their round seed otherwise; never both
+            assert np.array_equal(shown[v, j], (held if present[u] else seeds)[v, j])
+        assert shown[v, -1, :16].tobytes() == parties[0]._round["seeds"][v]  # its own b_v: v is in S
 
 
 def test_shares_and_keys_are_fresh_each_round():

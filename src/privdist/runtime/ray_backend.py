@@ -230,7 +230,7 @@ class RayBackend(BackendBase):
         """Threshold recovery: every actor's shares of the seeds the aggregator needs, (K, K, 16)."""
         K = self.blocks[0].n_agents
         graph = getattr(self, "secure_graph", None)
-        shape = (K, 16) if graph is None else (graph.degree, 32)
+        shape = (K, 16) if graph is None else (graph.degree + 1, 32)
         return np.vstack(self._gather(lambda i, a: a.secure_reveal.remote(t, present), t,
                                       lambda i: np.zeros((self.blocks[i].size, *shape), dtype=np.uint8)))
 

@@ -165,7 +165,7 @@ class RemoteBackend(BackendBase):
     def secure_reveal(self, t: int, present) -> np.ndarray:
         K = len(self.links)
         graph = getattr(self, "secure_graph", None)
-        shape = (1, K, 16) if graph is None else (1, graph.degree, 32)
+        shape = (1, K, 16) if graph is None else (1, graph.degree + 1, 32)
         return np.vstack(self._gather("secure_reveal", lambda k: {"t": t, "present": present}, t,
                                       lambda k: np.zeros(shape, dtype=np.uint8)))
 

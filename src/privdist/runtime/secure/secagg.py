@@ -142,15 +142,20 @@ class _Prg:
         return np.frombuffer(raw, dtype="<u8").reshape(len(contexts), -1)[:, :dim]
 
 
-#: Words up to which :class:`_ShakePrg` expands by SHAKE-256; longer vectors use AES-256 counter mode.
+#: Words up to which :class:`_ShakePrg` expands by SHAKE-128; longer vectors use AES-256 counter mode.
 SHAKE_WORDS = 512
 
 
 class _ShakePrg(_Prg):
-    """``PRG(k; t, a)`` of the sparse protocol's once-used round keys (:mod:`privdist.runtime.secure.secagg_plus`):
-    for vectors of at most :data:`SHAKE_WORDS` words, SHAKE-256 (FIPS 202) of ``k | t | a`` read as uint64 words mod
-    q (one C call per key, no cipher context to build: AES's key schedule would cost more than such a short stream);
-    longer ones AES-256 counter mode as :class:`_Prg` (faster per byte)."""
+    """``PRG(k; t, a)`` of the sparse protocol's round keys (:mod:`privdist.runtime.secure.secagg_plus`): for
+    vectors of at most :data:`SHAKE_WORDS` words, SHAKE-128 (FIPS 202) of ``k | t | a`` (one C call per key, no cipher
+    context to build: AES's key schedule would cost more than such a short stream), read as uint32 words when ``q``
+    divides ``2^32`` (half the bytes of uint64 words; uniform mod ``q`` either way), uint64 words otherwise; longer
+    vectors AES-256 counter mode as :class:`_Prg` (faster per byte)."""
+
+    def __init__(self, bits: int):
+        super().__init__(bits)
+        self.word = "<u4" if bits <= 32 else "<u8"
 
     @staticmethod
     def context(key: bytes):
@@ -158,13 +163,17 @@ class _ShakePrg(_Prg):
 
     @staticmethod
     def raw(contexts: list, counters: bytes, dim: int) -> np.ndarray:
+        """AES-256 counter-mode keystream words of the keys (the channel of :meth:`SecAggParties.seal`)."""
+        return _Prg.raw([_Prg.context(k) for k in contexts], counters, dim)
+
+    def words(self, contexts: list, counters: bytes, dim: int) -> np.ndarray:
         if not contexts:
             return np.zeros((0, dim), dtype=np.uint64)
         if dim > SHAKE_WORDS:
-            return _Prg.raw([_Prg.context(k) for k in contexts], counters, dim)
-        head = counters[:12]  # (t, a) of the first counter block
-        raw = b"".join(hashlib.shake_256(k + head).digest(8 * dim) for k in contexts)
-        return np.frombuffer(raw, dtype="<u8").reshape(len(contexts), dim)
+            return _Prg.raw([_Prg.context(k) for k in contexts], counters, dim) & self.mask
+        head, size = counters[:12], int(self.word[-1]) * dim  # (t, a) of the first counter block
+        raw = b"".join(hashlib.shake_128(k + head).digest(size) for k in contexts)
+        return np.frombuffer(raw, dtype=self.word).reshape(len(contexts), dim).astype(np.uint64) & self.mask
 
 
 _PRGS = {"aes": _Prg, "shake": _ShakePrg}
@@ -191,7 +200,7 @@ class SecAggParties:
         bits: the modulus exponent (``q = 2^bits``).
         secrets_: :func:`party_secrets` of the block's agents.
         session: :func:`session_id` of the run.
-        prg: ``"aes"`` (AES-256 counter mode, the default) or ``"shake"`` (SHAKE-256, :class:`_ShakePrg`).
+        prg: ``"aes"`` (AES-256 counter mode, the default) or ``"shake"`` (SHAKE-128, :class:`_ShakePrg`).
     """
 
     def __init__(self, agents, n_agents: int, bits: int, secrets_: list[bytes], session: bytes, prg: str = "aes"):

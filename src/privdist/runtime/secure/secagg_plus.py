@@ -26,11 +26,15 @@ already met (the simulator ran ``K k / 2`` X25519 agreements per round before). 
    point ``v + 1``, vectorised over the block) and pads neighbour ``v``'s share; the aggregator forwards them.
 4. **Receive and mask** (:meth:`SparseParty.receive`): ``u`` unpads the shares it holds;
    ``y_u = x_u + PRG(b_u) + sum_{v in N(u)} s_uv PRG(r_uv) mod q`` (``s_uv = +1`` if ``u < v``, PRG
-   :class:`~privdist.runtime.secure.secagg._ShakePrg` over ``(t, attempt)``).
+   :class:`~privdist.runtime.secure.secagg._ShakePrg`: SHAKE-128 of the key and ``(t, attempt)``).
 5. **Unmask** (:meth:`SparseParty.reveal`, :func:`recover`): the aggregator announces ``S`` (whose ``y`` arrived);
-   each party of ``S`` reveals, for each neighbour ``v``, its share of ``b_v`` if ``v`` is in ``S``, its round seed
-   ``r_uv`` otherwise. The aggregator rebuilds ``b_v`` of each ``v`` in ``S`` from ``t`` shares (checked against
-   ``c_v``), removes its self-mask, and removes the pair masks of the absent parties from the revealed round seeds.
+   each party ``u`` of ``S`` reveals, for each neighbour ``v``, its share of ``b_v`` if ``v`` is in ``S``, its round
+   seed ``r_uv`` otherwise, and its own ``b_u``. The aggregator takes ``b_u`` of each party of ``S`` that answered as
+   revealed and rebuilds it from ``t`` shares for each that sent ``y_u`` and then went silent (either checked
+   against ``c_u``), removes the self-masks, and removes the pair masks of the absent parties with the revealed round
+   seeds. (A party of ``S`` revealing its own ``b_u`` tells the aggregator what the shares would: its self-mask is
+   removed either way; the shares are needed for the parties that went silent, and Lagrange interpolation of every
+   party's seed would cost the aggregator ``|S|`` combinations per round.)
 
 **Security** (semi-honest aggregator and up to ``colluding`` parties, the ``C`` of the graph's choice, fixed before
 the graph is drawn). What they learn of a round is the sum over ``S`` and nothing about how it splits among the
@@ -47,8 +51,8 @@ of the round and its graph: revealing ``r_uv`` of round ``t`` says nothing about
 recovery; the pads of the same derivation are disjoint output bytes, so revealing ``r_uv`` leaves the shares'
 encryption intact. The commitments ``c_u`` are hashes of 128-bit random seeds and reveal nothing of them.
 
-**Named failures, never a wrong sum** (:class:`~privdist.errors.SecureRoundError`): a party of ``S`` with fewer than
-``t`` answering neighbours (its ``b`` cannot be rebuilt), and a set ``S`` whose masking graph splits into pieces
+**Named failures, never a wrong sum** (:class:`~privdist.errors.SecureRoundError`): a party of ``S`` that went silent
+with fewer than ``t`` answering neighbours (its ``b`` cannot be rebuilt), and a set ``S`` whose masking graph splits into pieces
 (checked on the public graph before anything is revealed). Both end the round, and the run.
 
 **Retry** (:func:`recover` returns ``None``): only ``u`` and ``v`` know ``r_uv``, so an absent ``v`` whose neighbour
@@ -59,9 +63,9 @@ inputs: fresh pair masks ``PRG(r_uv; t, a)`` and self-masks ``PRG(e_u; t, a)`` u
 aggregator may have rebuilt ``b_u``), each attempt's present set checked for connectivity before its answers.
 
 **Cost per party and round**: one SHAKE-256 per neighbour (``k`` X25519 agreements only for pairs meeting the first
-time), one vectorised Shamir split into ``k`` shares, ``k + 1`` keystreams of the vector; the aggregator: ``|S|``
-combinations of ``t`` shares (vectorised) and self-mask keystreams, and one keystream per absent party's present
-neighbour.
+time), one vectorised Shamir split into ``k`` shares, ``k + 1`` keystreams of the vector; the aggregator: one
+combination of ``t`` shares per silent party (vectorised), ``|S|`` self-mask keystreams and one keystream per absent
+party's present neighbour.
 """
 
 from __future__ import annotations
@@ -236,16 +240,19 @@ class SparseParty:
         mine = nbrs[self.agents]
         me = np.broadcast_to(self.agents[:, None], mine.shape)
         codes, inverse = np.unique((np.minimum(me, mine) * K + np.maximum(me, mine)).ravel(), return_inverse=True)
-        tail = struct.pack(">Q", int(t)) + digest
-        raw = b"".join(hashlib.shake_256(_PAIR_ROUND_INFO + self._pair_secret(c) + tail).digest(_PAIR_BYTES)
-                       for c in codes.tolist())
+        tail, known, codes_list = struct.pack(">Q", int(t)) + digest, self._secrets, codes.tolist()
+        for c in codes_list:
+            if c not in known:
+                self._pair_secret(c)
+        shake = hashlib.shake_256
+        raw = b"".join([shake(_PAIR_ROUND_INFO + known[c] + tail).digest(_PAIR_BYTES) for c in codes_list])
         pair = np.frombuffer(raw, dtype=np.uint8).reshape(len(codes), 3, KEY_BYTES)
         per = pair[inverse.reshape(mine.shape)]  # (B, k, 3, 32)
         lower = (me < mine)[:, :, None]
         send, recv = np.where(lower, per[:, :, 1], per[:, :, 2]), np.where(lower, per[:, :, 2], per[:, :, 1])
         seeds = np.frombuffer(b"".join(state["seeds"]), dtype=np.uint8).reshape(len(self.agents), SEED_BYTES)
         shares = split_many(seeds, mine + 1, thr, state["coef"])
-        state.update(nbrs=nbrs, codes=codes, pair_seeds=pair[:, 0], round_seeds=per[:, :, 0], recv=recv)
+        state.update(nbrs=nbrs, codes=codes, raw=raw, round_seeds=per[:, :, 0], recv=recv)
         return shares ^ send
 
     def receive(self, t: int, round_table, inbound) -> None:
@@ -256,7 +263,8 @@ class SparseParty:
         committed = np.asarray(round_table, dtype=np.uint8).any(axis=1)
         lo, hi = np.divmod(state["codes"], self.n_agents)
         keep = np.flatnonzero(committed[lo] & committed[hi])  # nobody masks with a party that did not commit
-        keys = [state["pair_seeds"][i].tobytes() for i in keep]
+        raw, size = state["raw"], _PAIR_BYTES
+        keys = [raw[i * size:i * size + KEY_BYTES] for i in keep.tolist()]
         state["parties"] = SecAggParties.keyed(self.agents, self.n_agents, self.channel.bits,
                                                [self_key(s) for s in state["seeds"]], (lo[keep], hi[keep]), keys,
                                                retry_self=state["retry"])
@@ -267,13 +275,16 @@ class SparseParty:
         return self._state(t, "held")["parties"]
 
     def reveal(self, t: int, present) -> np.ndarray:
-        """Step 5 for the block: per agent in ``present`` and neighbour ``v``, its share of ``b_v`` if ``v`` is in
-        ``present``, their round seed ``r_uv`` otherwise, never both: (B, k, 32) uint8 (rows outside ``present``
-        zero: a party not in ``S`` answers nothing)."""
+        """Step 5 for the block: per agent in ``present`` and neighbour ``v`` (columns ``0 .. k-1``), its share of
+        ``b_v`` if ``v`` is in ``present``, their round seed ``r_uv`` otherwise, never both; in column ``k`` its own
+        ``b_u`` (zero-padded; it is in ``S``, so its self-mask is removed whoever reveals it): (B, k + 1, 32) uint8
+        (rows outside ``present`` zero: a party not in ``S`` answers nothing)."""
         state = self._state(t, "held")
         present = np.asarray(present, dtype=bool)
         there = present[state["nbrs"][self.agents]][:, :, None]
-        out = np.where(there, state["held"], state["round_seeds"])
+        out = np.zeros((len(self.agents), there.shape[1] + 1, SHARE_BYTES), dtype=np.uint8)
+        out[:, :-1] = np.where(there, state["held"], state["round_seeds"])
+        out[:, -1, :SEED_BYTES] = np.frombuffer(b"".join(state["seeds"]), dtype=np.uint8).reshape(-1, SEED_BYTES)
         out[~present[self.agents]] = 0
         return out
 
@@ -312,43 +323,44 @@ def recover(masked_total, present, answered, revealed, round_keys: dict, session
     Args:
         masked_total: (D,) uint64, the sum of the present parties' masked vectors mod ``2^bits``.
         present, answered: bool (K,): ``S`` and the parties whose reveals arrived.
-        revealed: (K, k, 32) uint8, the revealed shares and round seeds (rows of parties that did not answer are
-            ignored).
+        revealed: (K, k + 1, 32) uint8, the revealed shares and round seeds and each party's own seed (rows of
+            parties that did not answer are ignored).
         round_keys: ``{"table": (K, 32) commitments, "neighbours": (K, k), "params": GraphParameters}``.
 
     Raises:
-        SecureRoundError: a party of ``S`` with fewer than ``t`` answering neighbours, or ``S`` in pieces.
-        ReconstructionError: a rebuilt self-mask seed does not match its party's commitment.
+        SecureRoundError: a silent party of ``S`` with fewer than ``t`` answering neighbours, or ``S`` in pieces.
+        ReconstructionError: a revealed or rebuilt self-mask seed does not match its party's commitment.
     """
     present, answered = np.asarray(present, dtype=bool), np.asarray(answered, dtype=bool) & present
     table, nbrs, thr = np.asarray(round_keys["table"], np.uint8), np.asarray(round_keys["neighbours"]), \
         round_keys["params"].threshold
-    K = len(present)
+    K, k = len(present), nbrs.shape[1]
     check_connected(nbrs, present, t)
     need = table.any(axis=1)
     ok = answered[nbrs]
     own = np.flatnonzero(present & need)
-    short = own[ok[own].sum(axis=1) < thr]
+    silent = np.flatnonzero(present & need & ~answered)  # sent, then silent: b_u rebuilt from t shares
+    short = silent[ok[silent].sum(axis=1) < thr]
     if short.size:
         u = int(short[0])
         raise SecureRoundError(f"secure aggregation, round {t}: party {u} has {int(ok[u].sum())} answering "
-                               f"neighbours of {nbrs.shape[1]}, fewer than the threshold {thr}: its seed cannot be "
+                               f"neighbours of {k}, fewer than the threshold {thr}: its seed cannot be "
                                f"rebuilt ({short.size} such parties); the round stops rather than release a wrong sum")
     absent = np.flatnonzero(~present & need)
-    silent = present[nbrs[absent]] & ~answered[nbrs[absent]]
-    if silent.any():
+    if (present[nbrs[absent]] & ~answered[nbrs[absent]]).any():
         return None
-    seeds = np.zeros((K, SEED_BYTES), dtype=np.uint8)
     revealed = np.asarray(revealed, np.uint8)
-    if own.size:
-        chosen = np.argsort(~ok[own], axis=1, kind="stable")[:, :thr]
-        holders = np.take_along_axis(nbrs[own], chosen, axis=1)
-        columns = np.take_along_axis(reverse(nbrs)[own], chosen, axis=1)
-        seeds[own] = combine_many(revealed[holders, columns], holders + 1)
-        wrong = [int(u) for u in own if commitment(session, t, int(u), seeds[u].tobytes()) != table[u].tobytes()]
-        if wrong:
-            raise ReconstructionError(f"the self-mask seeds rebuilt for parties {wrong[:5]} in round {t} do not match "
-                                      "their commitments: the revealed shares are inconsistent")
+    seeds = np.zeros((K, SEED_BYTES), dtype=np.uint8)
+    seeds[own] = revealed[own, k, :SEED_BYTES]  # an answering party's own b_u
+    if silent.size:
+        chosen = np.argsort(~ok[silent], axis=1, kind="stable")[:, :thr]
+        holders = np.take_along_axis(nbrs[silent], chosen, axis=1)
+        columns = np.take_along_axis(reverse(nbrs)[silent], chosen, axis=1)
+        seeds[silent] = combine_many(revealed[holders, columns], holders + 1)
+    wrong = [int(u) for u in own if commitment(session, t, int(u), seeds[u].tobytes()) != table[u].tobytes()]
+    if wrong:
+        raise ReconstructionError(f"the self-mask seeds revealed or rebuilt for parties {wrong[:5]} in round {t} do "
+                                  "not match their commitments: the revealed shares are inconsistent")
     dim = np.asarray(masked_total).shape[0]
     total = np.asarray(masked_total, dtype=np.uint64).copy()
     if own.size:
@@ -363,4 +375,5 @@ def recover(masked_total, present, answered, revealed, round_keys: dict, session
                            prg="shake")
         plus, minus = masks[w < v].sum(axis=0, dtype=np.uint64), masks[w > v].sum(axis=0, dtype=np.uint64)
         total = total - plus + minus
-    return center(total, bits), {"rebuilt_self": own.tolist(), "rebuilt_pairwise": absent.tolist(), "seeds": seeds}
+    return center(total, bits), {"rebuilt_self": own.tolist(), "rebuilt_pairwise": absent.tolist(), "seeds": seeds,
+                                 "rebuilt_from_shares": silent.tolist()}
