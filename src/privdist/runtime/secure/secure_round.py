@@ -226,6 +226,12 @@ def _lost(be, K: int) -> np.ndarray:
     return np.zeros(K, dtype=bool) if lost is None else np.asarray(lost(), dtype=bool)
 
 
+def _words(raw) -> np.ndarray:
+    """Protocol bytes (..., 4 n) uint8 as (..., n) little-endian uint32 words for the transcript: the same bytes, a
+    quarter of the elements (the transcript stores and hashes float64, exact for 32-bit words)."""
+    return np.ascontiguousarray(raw, dtype=np.uint8).view("<u4")
+
+
 def prepare_round(be, algorithm, specs, t: int):
     """Threshold recovery, before round ``t`` with active secure messages: the parties' round public keys and
     encrypted shares, gathered and forwarded (:mod:`privdist.runtime.secure.secagg_threshold`). Returns the round's key
@@ -245,8 +251,8 @@ def prepare_round(be, algorithm, specs, t: int):
         nbrs = neighbours(be.secure_session, t, table, K, params.degree)
         sealed = be.secure_share(t, table)
         be.secure_receive(t, table, route(sealed, nbrs))
-        return {"table": table, "neighbours": nbrs, "params": params}, [{"secagg.round_keys": table,
-                                                                        "secagg.shares": sealed}]
+        return {"table": table, "neighbours": nbrs, "params": params}, [{"secagg.round_keys": _words(table),
+                                                                        "secagg.shares": _words(sealed)}]
     table, sealed = be.secure_prepare(t)
     be.secure_receive(t, table, sealed)
     return table, [{"secagg.round_keys": table}]  # the shares (drawn from OS entropy by pycryptodome) are not kept
@@ -288,10 +294,10 @@ def secure_sum(be, algorithm, specs, t: int, agent_out: dict, dropout: Dropout |
         answered = present & ~fails & ~_lost(be, K)
         total = _concat(masked, names)[present].sum(axis=0, dtype=np.uint64)
         out = recover_sparse(total, present, answered, revealed, round_keys, be.secure_session, t, bits)
-        shown = {"secagg.revealed@attempt0": np.where(answered[:, None, None], revealed, 0).astype(np.uint8)}
+        shown = {"secagg.revealed@attempt0": _words(np.where(answered[:, None, None], revealed, 0))}
         if out is not None:
             flat, rebuilt = out
-            records.append({**shown, "secagg.rebuilt_seeds@attempt0": rebuilt["seeds"]})
+            records.append({**shown, "secagg.rebuilt_seeds@attempt0": _words(rebuilt["seeds"])})
             info["recovered"] = {"self_masks": len(rebuilt["rebuilt_self"]),
                                  "pair_masks_of": rebuilt["rebuilt_pairwise"],
                                  "unanswered": np.flatnonzero(present & ~answered).tolist()}
