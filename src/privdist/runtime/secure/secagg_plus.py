@@ -78,7 +78,7 @@ import numpy as np
 from ...errors import ReconstructionError, SecureRoundError, ValidationError
 from ...privacy.secagg_graph import GraphParameters, choose_graph
 from .secagg import KEY_BYTES, SecAggParties, center, hkdf32, self_masks
-from .secagg_threshold import SEED_BYTES, round_secrets
+from .secagg_threshold import SEED_BYTES
 from .shamir_field import LIMBS, PRIME, SHARE_BYTES, combine_many, split_many
 
 __all__ = ["SparseParty", "graph_parameters", "graph_digest", "neighbours", "reverse", "route", "recover",
@@ -86,7 +86,7 @@ __all__ = ["SparseParty", "graph_parameters", "graph_digest", "neighbours", "rev
 
 _PAIR_INFO, _GRAPH_INFO = b"privdist-secagg-pair", b"privdist-secagg-graph"
 _ROUND_INFO, _PAIR_ROUND_INFO = b"privdist-secagg-round", b"privdist-secagg-pair-round"
-_COMMIT_INFO = b"privdist-secagg-commit"
+_COMMIT_INFO, _SELF_INFO = b"privdist-secagg-commit", b"privdist-secagg-self"
 BUNDLE = SHARE_BYTES  # what a party sends a neighbour per round: its share of b_u
 _PAIR_BYTES = 3 * KEY_BYTES  # round seed | pad lo -> hi | pad hi -> lo
 
@@ -156,8 +156,9 @@ def commitment(session: bytes, t: int, u: int, seed: bytes) -> bytes:
 
 
 def self_key(seed: bytes) -> bytes:
-    """The 32-byte self-mask key of a seed ``b_u`` (what the party masks with and the aggregator rebuilds)."""
-    return round_secrets(None, bytes(seed))[KEY_BYTES:]
+    """The 32-byte self-mask key of a seed ``b_u`` (what the party masks with and the aggregator rebuilds):
+    SHAKE-256 of ``"privdist-secagg-self" | b_u``."""
+    return hashlib.shake_256(_SELF_INFO + bytes(seed)).digest(KEY_BYTES)
 
 
 class SparseParty:
