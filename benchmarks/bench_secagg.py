@@ -21,7 +21,8 @@ in one process on this machine: the seconds are the simulator's, not a deploymen
 **The sparse graph** (``recovery="sparse"``, SecAgg+, Bell et al. CCS 2020; issue 41): the same cost runs at the
 default graph (no colluding party, no dropout tolerance: a ring, ``k = 2``), at 100 parties with threshold ``K/2``
 (``k = t = 50``) and with the dropouts above (tolerance 0.2, so that the graph is chosen for them); their bytes add, per
-round, the round key (32), the encrypted shares (64 per neighbour) and the revealed ones (32 per neighbour).
+round, the commitment (32), the padded shares (32 per neighbour) and the revealed ones (32 per neighbour, and the
+party's own seed in 32).
 
 **Whole fits** (``--fits``): :class:`privdist.learn.DistributedLogisticRegression` (defaults, epsilon 1) on ``K``
 parties of 10 synthetic rows and 8 features, local trust against secure aggregation by the default protocol (the
@@ -135,7 +136,7 @@ def _bytes(res, K: int, value_bytes: int, shamir: bool, degree: int | None = Non
             if role == "agent" and name not in _NOT_SENT:
                 rows = a.reshape(a.shape[0], -1)
                 sent += int(np.any(rows != 0, axis=1).sum()) * rows.shape[1]
-        extra = (32 + 64 * degree + 32 * degree) if degree else (32 + 32 * (K - 1) + 16 * K) if shamir else 0
+        extra = (32 + 32 * degree + 32 * (degree + 1)) if degree else (32 + 32 * (K - 1) + 16 * K) if shamir else 0
         per_round[t] = sent / K * value_bytes + extra
     return {"round_1": per_round.get(1, 0.0), "gradient_round": per_round.get(2, 0.0)}
 
@@ -297,13 +298,14 @@ def fit_rows(sizes: list[int], rows: int = 10) -> list[dict]:
 def party_rows(configs=((1000, 0, 0.0), (1000, 100, 0.1), (10_000, 0, 0.0), (10_000, 1000, 0.1)),
                dim: int = FEATURES + 1, repeats: int = 5) -> list[dict]:
     """One party's own work in a round of the sparse protocol (what it does on Ray or in its own process), timed:
-    its round keys (``prepare``), its shares for its ``k`` neighbours (``share``: ``k`` channel agreements the first
-    time, two Shamir splits, ``k`` encryptions), receiving its neighbours' shares and agreeing its ``k`` round pair keys
-    (``receive``), masking a vector of ``dim`` values and revealing its shares. The other parties exist only as far as
+    its round seed and commitment (``prepare``), its shares for its ``k`` neighbours (``share``: ``k`` pair-secret
+    agreements the first time a pair meets, here every time (a fresh process), ``k`` round-seed derivations, one Shamir
+    split), receiving its neighbours' shares and keying its round masks (``receive``), masking a vector of ``dim``
+    values and revealing its shares. The other parties exist only as far as
     the party needs them (every party's round key; its neighbours' shares). The median of ``repeats`` rounds."""
     from privdist.privacy.secagg_graph import choose_graph
     from privdist.runtime.secure.secagg import SecAggParties, party_secrets, session_id
-    from privdist.runtime.secure.secagg_plus import SparseParty, neighbours, route
+    from privdist.runtime.secure.secagg_plus import BUNDLE, SparseParty, neighbours, route
 
     rows = []
     for K, colluding, tol in configs:
@@ -325,7 +327,7 @@ def party_rows(configs=((1000, 0, 0.0), (1000, 100, 0.1), (10_000, 0, 0.0), (10_
             near = make(nbrs[0])
             near.agree(table)
             near.prepare(t)
-            sealed = np.zeros((K, params.degree, 64), dtype=np.uint8)
+            sealed = np.zeros((K, params.degree, BUNDLE), dtype=np.uint8)
             sealed[nbrs[0]] = near.share(t, round_table)
             inbound = route(sealed, nbrs)[:, [0]]
             party = make([0])  # a fresh process: no channel key cached
@@ -359,7 +361,7 @@ def markdown(utility: list[dict], cost: list[dict], draws: int, shamir: list[dic
              party: list[dict] = ()) -> str:
     out = []
     if party:
-        out += ["| parties K | colluding | dropout tolerance | k | t | one party's round, ms | keys | shares | receive + "
+        out += ["| parties K | colluding | dropout tolerance | k | t | one party's round, ms | commit | shares | receive + "
                 "pair keys | mask | reveal |", "|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in party:
             out.append(f"| {r['parties']:,} | {r['colluding']} | {r['dropout_tolerance']:g} | {r['degree']} | "
@@ -399,7 +401,8 @@ def markdown(utility: list[dict], cost: list[dict], draws: int, shamir: list[dic
                        f"{r['bytes_per_party']['round_1']:,.0f} | {r['bytes_per_party']['gradient_round']:,.0f} |")
         out += ["", f"dpmm on the simulator, {ROWS} rows x {FEATURES + 1} columns per party, {ROUNDS} rounds; plain "
                 "values are float64, secure ones 4 bytes (32-bit modulus; the masked vector and the answer, or under "
-                "threshold recovery the masked vector, the round key, the encrypted and the revealed shares); secure "
+                "threshold recovery the masked vector, the round key, the encrypted and the revealed shares, or on the "
+                "sparse graph the masked vector, the commitment, the padded and the revealed shares); secure "
                 "setup also sends a 32-byte key up and receives a K x 32-byte table.", ""]
     if shamir:
         out += ["| parties K | threshold t | split, one seed (s) | combine, one seed (s) | a party per round: 2 splits "
