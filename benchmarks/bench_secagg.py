@@ -22,7 +22,7 @@ in one process on this machine: the seconds are the simulator's, not a deploymen
 default graph (no colluding party, no dropout tolerance: a ring, ``k = 2``), at 100 parties with threshold ``K/2``
 (``k = t = 50``) and with the dropouts above (tolerance 0.2, so that the graph is chosen for them); their bytes add, per
 round, the commitment (32), the padded shares (32 per neighbour) and the revealed ones (32 per neighbour, and the
-party's own seed in 32).
+party's own seed in 32; the first reveal, round seeds with absent neighbours only, is not counted).
 
 **Whole fits** (``--fits``): :class:`privdist.learn.DistributedLogisticRegression` (defaults, epsilon 1) on ``K``
 parties of 10 synthetic rows and 8 features, local trust against secure aggregation by the default protocol (the
@@ -121,7 +121,7 @@ def _problem(K: int):
 #: Transcript entries that are not the parties' messages: the setup keys, and under threshold recovery the round's
 #: key table (counted as 32 bytes per party below) and the seeds the aggregator rebuilt (the shares are counted).
 _NOT_SENT = ("secagg.public_keys", "secagg.round_keys", "secagg.rebuilt_seeds@attempt0", "secagg.shares",
-             "secagg.revealed@attempt0")
+             "secagg.revealed@attempt0", "secagg.revealed@phase1")
 
 
 def _bytes(res, K: int, value_bytes: int, shamir: bool, degree: int | None = None) -> dict:

@@ -55,16 +55,14 @@ def test_threshold_recovery_gives_the_same_transcript_on_ray_and_the_simulator()
 def test_the_sparse_graph_gives_the_same_transcript_on_ray_and_the_simulator():
     """recovery='sparse' (issue 41): each actor draws its agents' round seeds and commitments, agrees its pair
     secrets and shares among the neighbours of the graph drawn from the announced commitments, the driver forwards the
-    shares neighbour to neighbour and rebuilds the seeds of the parties that failed (or retries the round where an
-    absent party's neighbour went silent); the same seed gives the same transcript (commitments, shares, masked
-    vectors, revealed shares and round seeds, rebuilt seeds, retried attempts) on Ray and on the simulator."""
+    shares neighbour to neighbour and rebuilds the seeds of the parties that failed; the same seed gives the same
+    transcript (commitments, shares, masked vectors, both reveals, rebuilt seeds) on Ray and on the simulator."""
     K = 12
     algo = make_algorithm("dpmm", epsilon=1.0, delta=1e-5, trust="secure_aggregation", dropout_tolerance=0.25,
                           recovery="sparse")
     sim, _ = _same_on_ray(algo, make_logistic_problem(K), K, 4, 5, Dropout(0.1, after_send=0.1), 3)
     rounds = sim.config["secure_aggregation"]["rounds"][:-1]
-    assert all((r["attempts"] == 1) == (r["recovered"] is not None) for r in rounds)
-    assert any(r["present"] < K for r in rounds)
+    assert all(r["attempts"] == 1 for r in rounds) and any(r["present"] < K for r in rounds)
 
 
 @pytest.mark.parametrize("name", ["dpsgd", "admm_sharing"])

@@ -19,8 +19,8 @@ from privdist.privacy import privacy_report
 from privdist.privacy.secagg_graph import choose_graph
 from privdist.runtime import run
 from privdist.runtime.secure.secagg import SecAggParties, center, party_secrets, session_id, unmask_sum
-from privdist.runtime.secure.secagg_plus import (SparseParty, check_connected, neighbours, recover, reverse,
-                                                route)
+from privdist.runtime.secure.secagg_plus import (DROPPED, IN, OUT, PENDING, SparseParty, check_connected,
+                                                excluded, neighbours, recover, reverse, route)
 from privdist.runtime.secure.secure_round import Dropout
 
 
@@ -47,7 +47,11 @@ def _sum(parties, keys, session, x, present, answered, t=3, bits=32):
     """The sum over ``present`` recovered from the reveals, or (``None`` from :func:`recover`: an absent party's
     neighbour went silent) the retried attempt's sum among the parties that answered; ``(total, info, in the sum)``."""
     y = np.vstack([p.masking(t).mask(t, 0, x[p.agents]) for p in parties])
-    revealed = np.vstack([p.reveal(t, present) for p in parties])
+    for p in parties:  # the first reveal: round seeds with the absent parties
+        p.reveal(t, np.where(present, PENDING, OUT))
+    left_out = excluded(keys["neighbours"], present, answered)
+    present = present & ~left_out
+    revealed = np.vstack([p.reveal(t, np.where(present, IN, np.where(left_out, DROPPED, OUT))) for p in parties])
     total = y[present].sum(axis=0, dtype=np.uint64)
     out = recover(total, present, answered, revealed, keys, session, t, bits)
     if out is not None:
@@ -89,13 +93,12 @@ def test_the_masks_cancel_exactly_with_dropouts_up_to_the_tolerance(K, dim, bloc
     answered[failed] = False
     x = np.random.default_rng(seed).integers(-10**6, 10**6, size=(K, dim))
     total, info, summed = _sum(parties, keys, session, x, present, answered)
-    np.testing.assert_array_equal(total, x[summed].sum(axis=0))
-    if "retried" in info:  # an absent party's neighbour went silent: the sum is over those who answered
-        silent = present & ~answered
-        assert any(silent[keys["neighbours"][v]].any() for v in failed[:split])
-        np.testing.assert_array_equal(summed, present & answered)
-    else:
-        assert sorted(info["rebuilt_pairwise"]) == sorted(failed[:split])
+    np.testing.assert_array_equal(total, x[summed].sum(axis=0))  # exact over the parties in the sum
+    assert "retried" not in info  # nobody fails between the two reveals here
+    left_out = present & ~summed  # only silent parties that had a neighbour outside the sum
+    assert not (left_out & answered).any()
+    assert all((~summed[keys["neighbours"][u]]).any() for u in np.flatnonzero(left_out))
+    assert sorted(info["rebuilt_pairwise"]) == sorted(np.flatnonzero(~summed).tolist())
 
 
 def test_a_party_with_fewer_answering_neighbours_than_the_threshold_stops_the_round_by_name():
@@ -188,10 +191,9 @@ def test_a_run_with_dropouts_recovers_them_and_recomputes_the_guarantee(monkeypa
     res = run(algo, problem, make_network("complete", n=K), T, seed=4, dropout=Dropout(0.1, after_send=0.05))
     config = res.config["secure_aggregation"]
     rounds = config["rounds"][:-1]
-    # one attempt where the reveals sufficed; a retried attempt among those who answered where an absent party's
-    # neighbour went silent (its round seed with the absent party is known to nobody else)
-    assert all((r["attempts"] == 1) == (r["recovered"] is not None) for r in rounds)
-    assert any(r["recovered"] and r["recovered"]["pair_masks_of"] for r in rounds)
+    assert all(r["attempts"] == 1 for r in rounds) and any(r["recovered"]["pair_masks_of"] for r in rounds)
+    # a party that went silent after sending stays in the sum (its seed rebuilt) unless it had a neighbour outside
+    assert any(r["recovered"]["unanswered"] for r in rounds) and any(r["left_out"] for r in rounds)
     report = privacy_report(res.ledger, 1e-5)
     assert_secure_ledger(algo.for_rounds(T), problem, res, config["rounds"], range(K), K, report)
     assert any("random regular graph" in a for a in report["assumptions"])
@@ -213,3 +215,41 @@ def test_named_errors():
     with pytest.raises(ValidationError):
         run(algo, make_logistic_problem(6), make_network("complete", n=6), 2, seed=0)
     assert center(np.array([2**32 - 1], dtype=np.uint64), 32)[0] == -1
+
+
+def test_a_party_refuses_to_reveal_both_kinds_of_a_neighbours_secret():
+    """The double-masking rule is enforced where the secrets are: after a neighbour's round seed, never a share of
+    its self-mask seed in the same round (and the reverse)."""
+    K = 12
+    parties, keys, session, _ = _setup(K, choose_graph(K, 1, 2))
+    v = int(keys["neighbours"][0][0])
+    absent = np.ones(K, bool)
+    absent[v] = False
+    parties[0].reveal(3, np.where(absent, PENDING, OUT))  # party 0 reveals r_0v
+    parties[0].reveal(3, np.where(absent, PENDING, OUT))  # the same again is fine
+    with pytest.raises(SecureRoundError, match="never reveals both"):
+        parties[0].reveal(3, np.ones(K, bool))  # now asked for its share of b_v
+
+
+def test_a_silence_between_the_two_reveals_retries_the_round_with_an_exact_sum():
+    """A neighbour of an absent party answers the first reveal, then goes silent: only it and the absent party knew
+    their round seed, so :func:`recover` gives ``None`` and the retried attempt among those who answered is exact."""
+    K, t = 20, 3
+    params = choose_graph(K, 1, 4)
+    parties, keys, session, _ = _setup(K, params, t=t)
+    nbrs = keys["neighbours"]
+    present = np.ones(K, bool)
+    present[0] = False
+    w = int(nbrs[0][0])
+    x = np.random.default_rng(1).integers(-1000, 1000, size=(K, 4))
+    y = np.vstack([p.masking(t).mask(t, 0, x[p.agents]) for p in parties])
+    for p in parties:
+        p.reveal(t, np.where(present, PENDING, OUT))
+    revealed = np.vstack([p.reveal(t, present) for p in parties])
+    answered = present.copy()
+    answered[w] = False  # silent in the second reveal only
+    assert recover(y[present].sum(axis=0, dtype=np.uint64), present, answered, revealed, keys, session, t, 32) is None
+    retry = present & answered
+    y1 = np.vstack([p.masking(t).mask(t, 1, x[p.agents]) for p in parties])
+    z1 = np.vstack([p.masking(t).unmask(t, 1, retry, 4) for p in parties])
+    np.testing.assert_array_equal(unmask_sum(y1, z1, retry, 32), x[retry].sum(axis=0))

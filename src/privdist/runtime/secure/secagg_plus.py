@@ -27,25 +27,30 @@ already met (the simulator ran ``K k / 2`` X25519 agreements per round before). 
 4. **Receive and mask** (:meth:`SparseParty.receive`): ``u`` unpads the shares it holds;
    ``y_u = x_u + PRG(b_u) + sum_{v in N(u)} s_uv PRG(r_uv) mod q`` (``s_uv = +1`` if ``u < v``, PRG
    :class:`~privdist.runtime.secure.secagg._ShakePrg`: SHAKE-128 of the key and ``(t, attempt)``).
-5. **Unmask** (:meth:`SparseParty.reveal`, :func:`recover`): the aggregator announces ``S`` (whose ``y`` arrived);
-   each party ``u`` of ``S`` reveals, for each neighbour ``v``, its share of ``b_v`` if ``v`` is in ``S``, its round
-   seed ``r_uv`` otherwise, and its own ``b_u``. The aggregator takes ``b_u`` of each party of ``S`` that answered as
-   revealed and rebuilds it from ``t`` shares for each that sent ``y_u`` and then went silent (either checked
-   against ``c_u``), removes the self-masks, and removes the pair masks of the absent parties with the revealed round
-   seeds. (A party of ``S`` revealing its own ``b_u`` tells the aggregator what the shares would: its self-mask is
-   removed either way; the shares are needed for the parties that went silent, and Lagrange interpolation of every
-   party's seed would cost the aggregator ``|S|`` combinations per round.)
+5. **Unmask in two reveals** (:meth:`SparseParty.reveal`, :func:`excluded`, :func:`recover`): the aggregator
+   announces ``S`` (whose ``y`` arrived). First reveal: each party ``u`` of ``S`` sends its round seed ``r_uv`` with
+   each absent neighbour ``v``; the aggregator learns who answers. A party of ``S`` that went silent with a neighbour
+   outside the sum is left out of it (its ``y`` is dropped, repeatedly: :func:`excluded`), so that no pair mask is
+   needed that only a silent party knows. Second reveal, over the final ``S``: each party ``u`` sends, per
+   neighbour ``v``, its share of ``b_v`` if ``v`` is in ``S``, ``r_uv`` otherwise, and its own ``b_u``. The
+   aggregator takes ``b_u`` as revealed for the parties that answered and rebuilds it from ``t`` shares for those
+   that went silent (either checked against ``c_u``), removes the self-masks, and the pair masks of the parties
+   outside ``S`` with the revealed round seeds. (A party of ``S`` revealing its own ``b_u`` tells the aggregator
+   what the shares would: its self-mask is removed either way; interpolating every party's seed would cost the
+   aggregator ``|S|`` combinations per round.)
 
 **Security** (semi-honest aggregator and up to ``colluding`` parties, the ``C`` of the graph's choice, fixed before
 the graph is drawn). What they learn of a round is the sum over ``S`` and nothing about how it splits among the
 honest parties, except with the probability stated by :mod:`privdist.privacy.secagg_graph` (an honest party with
 ``t`` colluding neighbours, or honest members of ``S`` split into pieces by the colluding and absent parties). The
 double-masking argument of Bonawitz et al.: an honest party ``u`` never reveals both kinds for the same neighbour
-``v`` in a round (a share of ``b_v`` if ``v`` is in ``S``, ``r_uv`` if not; :meth:`SparseParty.reveal`). So for an
-honest ``v`` in ``S``, the aggregator may learn ``b_v`` but none of ``v``'s round seeds with its honest neighbours
-in ``S``, whose masks keep ``y_v`` hidden except inside the sum; for an absent ``v`` it learns round seeds but fewer
-than ``t`` shares of ``b_v`` (only colluding neighbours' shares, below the threshold), so a late ``y_v`` stays
-padded by ``PRG(b_v)``. Each round seed is a pseudorandom function (SHAKE-256 keyed by the secret ``P_uv``, FIPS 202)
+``v`` in a round (a share of ``b_v`` if ``v`` is in ``S``, ``r_uv`` if ``v`` is absent or left out; the party keeps
+what it revealed and refuses the other kind by name, :meth:`SparseParty.reveal`; ``S`` only shrinks between the
+two reveals, and the first reveals round seeds only). So for an honest ``v`` in ``S``, the aggregator may learn
+``b_v`` but none of ``v``'s round seeds with its honest neighbours in ``S``, whose masks keep ``y_v`` hidden except
+inside the sum; for a ``v`` outside ``S`` (absent, or left out with its ``y_v`` in hand) it learns round seeds but
+fewer than ``t`` shares of ``b_v`` (only colluding neighbours' shares, below the threshold), so ``y_v`` stays padded
+by ``PRG(b_v)``. Each round seed is a pseudorandom function (SHAKE-256 keyed by the secret ``P_uv``, FIPS 202)
 of the round and its graph: revealing ``r_uv`` of round ``t`` says nothing about ``P_uv`` or any other round's seed
 (PRF outputs on distinct inputs are independent to anyone without the key), so no re-keying is needed after a
 recovery; the pads of the same derivation are disjoint output bytes, so revealing ``r_uv`` leaves the shares'
@@ -55,12 +60,16 @@ encryption intact. The commitments ``c_u`` are hashes of 128-bit random seeds an
 with fewer than ``t`` answering neighbours (its ``b`` cannot be rebuilt), and a set ``S`` whose masking graph splits into pieces
 (checked on the public graph before anything is revealed). Both end the round, and the run.
 
-**Retry** (:func:`recover` returns ``None``): only ``u`` and ``v`` know ``r_uv``, so an absent ``v`` whose neighbour
-``w`` in ``S`` sent ``y_w`` and then did not answer leaves ``s_wv PRG(r_wv)`` in the total. (Bell et al.'s round
-keys avoid this by sharing the key itself, at ``k`` agreements per party and round.) The round then goes on as
-issue 27's retried attempt (:mod:`privdist.runtime.secure.secagg`) among the parties that answered, with the same
-inputs: fresh pair masks ``PRG(r_uv; t, a)`` and self-masks ``PRG(e_u; t, a)`` under the never-shared ``e_u`` (the
-aggregator may have rebuilt ``b_u``), each attempt's present set checked for connectivity before its answers.
+**Left out, or retried.** Only ``u`` and ``v`` know ``r_uv``, so a party that sent ``y_w`` and went silent cannot
+stay in a sum that needs its seed with a party outside: it is left out (the sum is over fewer parties, and the
+accounting counts the Skellam shares of those in it). Bell et al. share each round's X25519 key instead, so that a
+silent party's pair keys can be rebuilt, at ``k`` agreements per party and round. A party that answers the first
+reveal and goes silent before the second with a neighbour outside the sum makes :func:`recover` return ``None``: the
+round goes on as issue 27's retried attempt (:mod:`privdist.runtime.secure.secagg`) among the parties that
+answered, with the same inputs, fresh pair masks ``PRG(r_uv; t, a)`` and self-masks ``PRG(e_u; t, a)`` under the
+never-shared ``e_u`` (the aggregator may have ``b_u``), each attempt's present set checked for connectivity first.
+The simulator draws a party's failure after sending once per attempt, before the first reveal, so there it never
+happens between the two.
 
 **Cost per party and round**: one SHAKE-256 per neighbour (``k`` X25519 agreements only for pairs meeting the first
 time), one vectorised Shamir split into ``k`` shares, ``k + 1`` keystreams of the vector; the aggregator: one
@@ -82,12 +91,14 @@ from .secagg_threshold import SEED_BYTES
 from .shamir_field import LIMBS, PRIME, SHARE_BYTES, combine_many, split_many
 
 __all__ = ["SparseParty", "graph_parameters", "graph_digest", "neighbours", "reverse", "route", "recover",
-           "check_connected", "BUNDLE"]
+           "check_connected", "excluded", "BUNDLE", "OUT", "IN", "DROPPED", "PENDING"]
 
 _PAIR_INFO, _GRAPH_INFO = b"privdist-secagg-pair", b"privdist-secagg-graph"
 _ROUND_INFO, _PAIR_ROUND_INFO = b"privdist-secagg-round", b"privdist-secagg-pair-round"
 _COMMIT_INFO, _SELF_INFO = b"privdist-secagg-commit", b"privdist-secagg-self"
 BUNDLE = SHARE_BYTES  # what a party sends a neighbour per round: its share of b_u
+#: A party's status in a reveal (:meth:`SparseParty.reveal`): absent, in the sum, sent then left out, undecided.
+OUT, IN, DROPPED, PENDING = 0, 1, 2, 3
 _PAIR_BYTES = 3 * KEY_BYTES  # round seed | pad lo -> hi | pad hi -> lo
 
 
@@ -275,19 +286,51 @@ class SparseParty:
         """The round instance whose keys round ``t`` masks with (named error before :meth:`receive`)."""
         return self._state(t, "held")["parties"]
 
-    def reveal(self, t: int, present) -> np.ndarray:
-        """Step 5 for the block: per agent in ``present`` and neighbour ``v`` (columns ``0 .. k-1``), its share of
-        ``b_v`` if ``v`` is in ``present``, their round seed ``r_uv`` otherwise, never both; in column ``k`` its own
-        ``b_u`` (zero-padded; it is in ``S``, so its self-mask is removed whoever reveals it): (B, k + 1, 32) uint8
-        (rows outside ``present`` zero: a party not in ``S`` answers nothing)."""
+    def reveal(self, t: int, status) -> np.ndarray:
+        """Step 5 for the block (module docstring), ``status`` (K,) per party: ``IN`` (in the sum), ``OUT`` (absent),
+        ``DROPPED`` (sent, then excluded), ``PENDING`` (in ``S``, not decided yet; a bool array reads as ``IN`` /
+        ``OUT``). Per agent that is ``IN`` or ``PENDING`` and neighbour ``v`` (columns ``0 .. k-1``): its share of
+        ``b_v`` if ``v`` is ``IN``, their round seed ``r_uv`` if ``v`` is ``OUT`` or ``DROPPED``, nothing if
+        ``PENDING``; in column ``k`` its own ``b_u`` if it is ``IN`` (zero-padded; its self-mask is removed whoever
+        reveals it). Returns (B, k + 1, 32) uint8 (other rows zero: they answer nothing).
+
+        Raises:
+            SecureRoundError: a request for the other kind of a neighbour already revealed this round (a share of
+                ``b_v`` after ``r_uv``, or the reverse): an honest party never reveals both.
+        """
         state = self._state(t, "held")
-        present = np.asarray(present, dtype=bool)
-        there = present[state["nbrs"][self.agents]][:, :, None]
-        out = np.zeros((len(self.agents), there.shape[1] + 1, SHARE_BYTES), dtype=np.uint8)
-        out[:, :-1] = np.where(there, state["held"], state["round_seeds"])
-        out[:, -1, :SEED_BYTES] = np.frombuffer(b"".join(state["seeds"]), dtype=np.uint8).reshape(-1, SEED_BYTES)
-        out[~present[self.agents]] = 0
+        status = np.asarray(status)
+        if status.dtype == bool:
+            status = np.where(status, IN, OUT)
+        mine, me = status[state["nbrs"][self.agents]], status[self.agents]
+        asked = (me == IN) | (me == PENDING)
+        kind = np.where(mine == IN, 1, np.where((mine == OUT) | (mine == DROPPED), 2, 0)) * asked[:, None]
+        before = state.setdefault("shown", np.zeros(kind.shape, dtype=np.int8))
+        if ((before != 0) & (kind != 0) & (before != kind)).any():
+            i, j = np.argwhere((before != 0) & (kind != 0) & (before != kind))[0]
+            raise SecureRoundError(f"secure aggregation, round {t}: party {int(self.agents[i])} was asked for the "
+                                   f"other kind of neighbour {int(state['nbrs'][self.agents[i], j])}'s secret than it "
+                                   "already revealed; an honest party never reveals both")
+        state["shown"] = np.where(kind != 0, kind, before).astype(np.int8)
+        out = np.zeros((len(self.agents), mine.shape[1] + 1, SHARE_BYTES), dtype=np.uint8)
+        out[:, :-1] = np.where((kind == 1)[:, :, None], state["held"],
+                               np.where((kind == 2)[:, :, None], state["round_seeds"], 0))
+        own = np.frombuffer(b"".join(state["seeds"]), dtype=np.uint8).reshape(-1, SEED_BYTES)
+        out[:, -1, :SEED_BYTES] = np.where((me == IN)[:, None], own, 0)
         return out
+
+
+def excluded(nbrs, present, answered) -> np.ndarray:
+    """The parties of ``present`` (``S``) left out of the sum: those that went silent (not in ``answered``) with a
+    neighbour outside the sum, repeatedly (a party left out leaves its silent neighbours with one). What stays has,
+    for every silent member, every neighbour in the sum, so its seed ``b`` is all the aggregator needs of it."""
+    nbrs, keep = np.asarray(nbrs), np.asarray(present, dtype=bool).copy()
+    silent = keep & ~np.asarray(answered, dtype=bool)
+    while True:
+        drop = silent & keep & ~keep[nbrs].all(axis=1)
+        if not drop.any():
+            return np.asarray(present, dtype=bool) & ~keep
+        keep &= ~drop
 
 
 def _pieces(nbrs, present) -> int:

@@ -287,14 +287,22 @@ def secure_sum(be, algorithm, specs, t: int, agent_out: dict, dropout: Dropout |
     records, attempt, info, flat = [], 0, {}, None
     if isinstance(round_keys, dict):  # the sparse graph: recovered among neighbours, or a named error
         fails = dropout.failures(seed, trial, t, 0, K)[1] if dropout is not None else np.zeros(K, bool)
-        from .secagg_plus import check_connected, recover as recover_sparse
+        from .secagg_plus import DROPPED, IN, OUT, PENDING, check_connected, excluded, recover as recover_sparse
 
-        check_connected(round_keys["neighbours"], present, t)  # before any share is revealed
-        revealed = be.secure_reveal(t, present)
-        answered = present & ~fails & ~_lost(be, K)
+        nbrs = round_keys["neighbours"]
+        check_connected(nbrs, present, t)  # before anything is revealed
+        first = be.secure_reveal(t, np.where(present, PENDING, OUT))  # round seeds with the absent: who answers
+        responded = present & ~fails & ~_lost(be, K)  # a party that fails after sending answers neither reveal
+        left_out = excluded(nbrs, present, responded)  # went silent with a neighbour outside the sum
+        present = present & ~left_out
+        check_connected(nbrs, present, t)  # before any share is revealed
+        revealed = be.secure_reveal(t, np.where(present, IN, np.where(left_out, DROPPED, OUT)))
+        answered = responded & present & ~_lost(be, K)
         total = _concat(masked, names)[present].sum(axis=0, dtype=np.uint64)
         out = recover_sparse(total, present, answered, revealed, round_keys, be.secure_session, t, bits)
-        shown = {"secagg.revealed@attempt0": _words(np.where(answered[:, None, None], revealed, 0))}
+        shown = {"secagg.revealed@phase1": _words(np.where(responded[:, None, None], first, 0)),
+                 "secagg.revealed@attempt0": _words(np.where(answered[:, None, None], revealed, 0))}
+        info["left_out"] = np.flatnonzero(left_out).tolist()
         if out is not None:
             flat, rebuilt = out
             records.append({**shown, "secagg.rebuilt_seeds@attempt0": _words(rebuilt["seeds"])})
