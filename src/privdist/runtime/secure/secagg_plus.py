@@ -56,9 +56,9 @@ of the round and its graph: revealing ``r_uv`` of round ``t`` says nothing about
 recovery; the pads of the same derivation are disjoint output bytes, so revealing ``r_uv`` leaves the shares'
 encryption intact. The commitments ``c_u`` are hashes of 128-bit random seeds and reveal nothing of them.
 
-**Named failures, never a wrong sum** (:class:`~privdist.errors.SecureRoundError`): a party of ``S`` that went silent
-with fewer than ``t`` answering neighbours (its ``b`` cannot be rebuilt), and a set ``S`` whose masking graph splits into pieces
-(checked on the public graph before anything is revealed). Both end the round, and the run.
+**Named failures, never a wrong sum** (:class:`~privdist.errors.SecureRoundError`): a party of ``S`` that went
+silent with fewer than ``t`` answering neighbours (its ``b`` cannot be rebuilt), and a set ``S`` whose masking graph
+splits into pieces (checked on the public graph before anything is revealed). Both end the round, and the run.
 
 **Left out, or retried.** Only ``u`` and ``v`` know ``r_uv``, so a party that sent ``y_w`` and went silent cannot
 stay in a sum that needs its seed with a party outside: it is left out (the sum is over fewer parties, and the
