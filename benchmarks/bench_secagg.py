@@ -39,8 +39,10 @@ per-seed costs below), plus the run with dropouts at K = 100. Their bytes per pa
 aggregator combines K seeds per round.
 
 Run: ``python benchmarks/bench_secagg.py [--draws 3] [--sizes 10,100,1000] [--skip-utility] [--skip-cost]
-[--skip-shamir] [--fits 1000,10000] [--skip-fits]``; writes
-``benchmarks/results/secagg.json`` and ``benchmarks/results/secagg.md``.
+[--skip-shamir] [--repeats 3] [--fits 1000,10000] [--skip-fits]``; writes
+``benchmarks/results/secagg.json`` and ``benchmarks/results/secagg.md``. ``--repeats N`` runs every cost plan ``N``
+times, interleaved, and reports medians (times, and ratios to the plain run of the same repeat): on a shared machine
+one run's ratio can be off by 2x.
 """
 
 from __future__ import annotations
@@ -161,56 +163,71 @@ def _plans(sizes: list[int], shamir: bool) -> list[tuple]:
     return plans
 
 
-def cost_rows(sizes: list[int], shamir: bool = True) -> list[dict]:
+def cost_rows(sizes: list[int], shamir: bool = True, repeats: int = 1) -> list[dict]:
+    """The cost rows; with ``repeats > 1`` every plan runs that many times, interleaved (all plans, then all again),
+    and a row keeps the median of each time, its ratios the median of the ratios to the plain run of the same repeat
+    (on a shared machine the load drifts; neighbouring runs see similar load), and the repeats' values."""
+    plans = _plans(sizes, shamir)
+    runs = [[_cost_row(*plan) for plan in plans] for _ in range(max(1, int(repeats)))]
+    for rep in runs:  # ratios against the plain run of the same size and repeat
+        for r in rep:
+            plain = next(p for p in rep if p["parties"] == r["parties"] and p["trust"] == "local")
+            r["ratio_gradient_round"] = r["gradient_round_seconds"] / plain["gradient_round_seconds"]
+            r["ratio_total"] = r["total_seconds"] / plain["total_seconds"]
+    rows = []
+    for i in range(len(plans)):
+        row, keys = dict(runs[0][i]), ("setup_seconds", "round1_seconds", "gradient_round_seconds", "total_seconds",
+                                       "ratio_gradient_round", "ratio_total")
+        if len(runs) > 1:
+            row["repeats"] = {k: [rep[i][k] for rep in runs] for k in keys}
+            row.update({k: float(np.median(row["repeats"][k])) for k in keys})
+        rows.append(row)
+    return rows
+
+
+def _cost_row(K, trust, dropout, rec, threshold, colluding) -> dict:
     from privdist.algorithms import make_algorithm
     from privdist.network import make_network
     from privdist.privacy import privacy_report
     from privdist.runtime import run
 
-    rows = []
-    for K, trust, dropout, rec, threshold, colluding in _plans(sizes, shamir):
-        problem, net = _problem(K), make_network("complete", n=K)
-        recovery = {} if rec is None else {"recovery": rec, "threshold": threshold}
-        tolerance = (0.2 if rec == "sparse" else 0.1) if dropout else 0.1 if colluding else 0.0  # graph chosen for it
-        algo = make_algorithm("dpmm", epsilon=1.0, delta=1e-5, rounds=ROUNDS, trust=trust, colluding=colluding,
-                              dropout_tolerance=tolerance, **recovery)
-        kw = {"dropout": dropout} if dropout else {}
-        clock = {"clock": lambda est: time.perf_counter()}  # evaluated after init and after every round
-        res = run(algo, problem, net, ROUNDS, seed=0, transcript="full", metrics=clock, **kw)
-        ticks = np.diff(res.curves["clock"])  # seconds of rounds 1..T (the transcript and ledger included)
-        value_bytes = 8 if trust == "local" else math.ceil(res.config["secure_aggregation"]["bits"] / 8)
-        graph = res.config.get("secure_aggregation", {}).get("graph")
-        row = {"parties": K, "trust": trust, "recovery": rec, "graph": graph, "dropout_tolerance": tolerance,
-               "colluding": colluding,
-               "threshold": threshold if graph is None else graph["threshold"],
-               "dropout": None if dropout is None else vars(dropout),
-               "setup_seconds": res.timings["init"], "round1_seconds": float(ticks[0]),
-               "gradient_round_seconds": float(np.median(ticks[1:-1])),
-               "total_seconds": res.timings["init"] + res.timings["rounds"],
-               "bytes_per_party": _bytes(res, K, value_bytes, rec == "shamir", graph and graph["degree"]),
-               "setup_bytes_per_party": {"up": 32, "down": 32 * K} if trust != "local" else None}
-        if dropout is not None:
-            rounds = res.config["secure_aggregation"]["rounds"][:-1]
-            row["present_mean"] = float(np.mean([r["present"] for r in rounds]))
-            row["attempts_max"] = max(r["attempts"] for r in rounds)
-            row["attempts_total"] = sum(r["attempts"] for r in rounds)
-            report = privacy_report(res.ledger, 1e-5)["per_agent"]
-            row["recomputed_epsilon"] = {"min": min(a["epsilon"]["rdp"] for a in report),
-                                         "max": max(a["epsilon"]["rdp"] for a in report)}
-        rows.append(row)
-        print(f"K={K:5d} {_label(row):44s} setup {row['setup_seconds']:8.3f} s  round 1 {row['round1_seconds']:8.3f}"
-              f" s  gradient round {row['gradient_round_seconds']:8.4f} s  total {row['total_seconds']:8.2f} s  "
-              f"bytes/party: round 1 {row['bytes_per_party']['round_1']:,.0f}, gradient "
-              f"{row['bytes_per_party']['gradient_round']:,.0f}", flush=True)
-        if dropout is not None:
-            print(f"        {row['attempts_total']} attempts over {len(rounds)} rounds; each party's epsilon, "
-                  f"recomputed from the parties in each sum: {row['recomputed_epsilon']['min']:.3f} to "
-                  f"{row['recomputed_epsilon']['max']:.3f} (calibrated: 1 with 10 % missing)", flush=True)
-    for r in rows:  # ratios against the plain run of the same size
-        plain = next(p for p in rows if p["parties"] == r["parties"] and p["trust"] == "local")
-        r["ratio_gradient_round"] = r["gradient_round_seconds"] / plain["gradient_round_seconds"]
-        r["ratio_total"] = r["total_seconds"] / plain["total_seconds"]
-    return rows
+    problem, net = _problem(K), make_network("complete", n=K)
+    recovery = {} if rec is None else {"recovery": rec, "threshold": threshold}
+    tolerance = (0.2 if rec == "sparse" else 0.1) if dropout else 0.1 if colluding else 0.0  # graph chosen for it
+    algo = make_algorithm("dpmm", epsilon=1.0, delta=1e-5, rounds=ROUNDS, trust=trust, colluding=colluding,
+                          dropout_tolerance=tolerance, **recovery)
+    kw = {"dropout": dropout} if dropout else {}
+    clock = {"clock": lambda est: time.perf_counter()}  # evaluated after init and after every round
+    res = run(algo, problem, net, ROUNDS, seed=0, transcript="full", metrics=clock, **kw)
+    ticks = np.diff(res.curves["clock"])  # seconds of rounds 1..T (the transcript and ledger included)
+    value_bytes = 8 if trust == "local" else math.ceil(res.config["secure_aggregation"]["bits"] / 8)
+    graph = res.config.get("secure_aggregation", {}).get("graph")
+    row = {"parties": K, "trust": trust, "recovery": rec, "graph": graph, "dropout_tolerance": tolerance,
+           "colluding": colluding,
+           "threshold": threshold if graph is None else graph["threshold"],
+           "dropout": None if dropout is None else vars(dropout),
+           "setup_seconds": res.timings["init"], "round1_seconds": float(ticks[0]),
+           "gradient_round_seconds": float(np.median(ticks[1:-1])),
+           "total_seconds": res.timings["init"] + res.timings["rounds"],
+           "bytes_per_party": _bytes(res, K, value_bytes, rec == "shamir", graph and graph["degree"]),
+           "setup_bytes_per_party": {"up": 32, "down": 32 * K} if trust != "local" else None}
+    if dropout is not None:
+        rounds = res.config["secure_aggregation"]["rounds"][:-1]
+        row["present_mean"] = float(np.mean([r["present"] for r in rounds]))
+        row["attempts_max"] = max(r["attempts"] for r in rounds)
+        row["attempts_total"] = sum(r["attempts"] for r in rounds)
+        report = privacy_report(res.ledger, 1e-5)["per_agent"]
+        row["recomputed_epsilon"] = {"min": min(a["epsilon"]["rdp"] for a in report),
+                                     "max": max(a["epsilon"]["rdp"] for a in report)}
+    print(f"K={K:5d} {_label(row):44s} setup {row['setup_seconds']:8.3f} s  round 1 {row['round1_seconds']:8.3f}"
+          f" s  gradient round {row['gradient_round_seconds']:8.4f} s  total {row['total_seconds']:8.2f} s  "
+          f"bytes/party: round 1 {row['bytes_per_party']['round_1']:,.0f}, gradient "
+          f"{row['bytes_per_party']['gradient_round']:,.0f}", flush=True)
+    if dropout is not None:
+        print(f"        {row['attempts_total']} attempts over {len(rounds)} rounds; each party's epsilon, "
+              f"recomputed from the parties in each sum: {row['recomputed_epsilon']['min']:.3f} to "
+              f"{row['recomputed_epsilon']['max']:.3f} (calibrated: 1 with 10 % missing)", flush=True)
+    return row
 
 
 def _label(row: dict) -> str:
@@ -423,6 +440,7 @@ def main(argv=None) -> int:
     p.add_argument("--skip-utility", action="store_true", help="keep the utility rows of an existing STEM.json")
     p.add_argument("--skip-cost", action="store_true", help="keep the cost rows of an existing STEM.json")
     p.add_argument("--skip-shamir", action="store_true", help="no complete-graph threshold-recovery rows (minutes)")
+    p.add_argument("--repeats", type=int, default=1, help="runs of each cost plan, interleaved; medians reported")
     p.add_argument("--fits", default="1000,10000", help="party counts of the whole-fit rows (10 rows each)")
     p.add_argument("--skip-fits", action="store_true", help="keep the fit rows of an existing STEM.json")
     p.add_argument("--skip-party", action="store_true", help="keep the one-party rows of an existing STEM.json")
@@ -433,7 +451,7 @@ def main(argv=None) -> int:
     kept = json.loads(stem.with_suffix(".json").read_text()) if stem.with_suffix(".json").exists() else {}
     utility = kept.get("utility", []) if args.skip_utility else utility_rows(args.draws)  # a skipped part is kept
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    cost = kept.get("cost", []) if args.skip_cost else cost_rows(sizes, not args.skip_shamir)
+    cost = kept.get("cost", []) if args.skip_cost else cost_rows(sizes, not args.skip_shamir, args.repeats)
     shamir = kept.get("shamir", []) if args.skip_cost or args.skip_shamir else shamir_rows(sizes)
     fits = kept.get("fits", []) if args.skip_fits else fit_rows([int(s) for s in args.fits.split(",") if s.strip()])
     party = kept.get("party", []) if args.skip_party else party_rows()
