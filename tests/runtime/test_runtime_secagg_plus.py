@@ -253,3 +253,23 @@ def test_a_silence_between_the_two_reveals_retries_the_round_with_an_exact_sum()
     y1 = np.vstack([p.masking(t).mask(t, 1, x[p.agents]) for p in parties])
     z1 = np.vstack([p.masking(t).unmask(t, 1, retry, 4) for p in parties])
     np.testing.assert_array_equal(unmask_sum(y1, z1, retry, 32), x[retry].sum(axis=0))
+
+
+def test_pair_secrets_are_agreed_once_and_round_seeds_are_fresh(monkeypatch):
+    """A pair's X25519 agreement happens the first round the graph joins it; later rounds derive new round seeds
+    from the kept secret (no agreement), different every round."""
+    from privdist.privacy.secagg_graph import GraphParameters
+
+    K = 8
+    params = GraphParameters(K, K - 1, 3, 0, 0, float("-inf"), float("-inf"))  # the complete graph: every pair
+    parties, keys, session, _ = _setup(K, params, t=3)
+    party = parties[0]
+    assert len(party._secrets) == K * (K - 1) // 2
+    seeds3 = party._round["round_seeds"].copy()
+    calls = []
+    original = SparseParty._pair_secret
+    monkeypatch.setattr(SparseParty, "_pair_secret", lambda self, c: calls.append(c) or original(self, c))
+    table = party.prepare(4)[0]
+    party.share(4, table)
+    assert calls == [] and len(party._secrets) == K * (K - 1) // 2
+    assert not (party._round["round_seeds"] == seeds3).all(axis=-1).any()  # no pair's seed repeats
