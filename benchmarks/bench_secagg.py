@@ -21,7 +21,8 @@ in one process on this machine: the seconds are the simulator's, not a deploymen
 **The sparse graph** (``recovery="sparse"``, SecAgg+, Bell et al. CCS 2020; issue 41): the same cost runs at the
 default graph (no colluding party, no dropout tolerance: a ring, ``k = 2``), at 100 parties with threshold ``K/2``
 (``k = t = 50``) and with the dropouts above (tolerance 0.2, so that the graph is chosen for them); their bytes add, per
-round, the round key (32), the encrypted shares (64 per neighbour) and the revealed ones (32 per neighbour).
+round, the commitment (32), the padded shares (32 per neighbour) and the revealed ones (32 per neighbour, and the
+party's own seed in 32; the first reveal, round seeds with absent neighbours only, is not counted).
 
 **Whole fits** (``--fits``): :class:`privdist.learn.DistributedLogisticRegression` (defaults, epsilon 1) on ``K``
 parties of 10 synthetic rows and 8 features, local trust against secure aggregation by the default protocol (the
@@ -38,8 +39,10 @@ per-seed costs below), plus the run with dropouts at K = 100. Their bytes per pa
 aggregator combines K seeds per round.
 
 Run: ``python benchmarks/bench_secagg.py [--draws 3] [--sizes 10,100,1000] [--skip-utility] [--skip-cost]
-[--skip-shamir] [--fits 1000,10000] [--skip-fits]``; writes
-``benchmarks/results/secagg.json`` and ``benchmarks/results/secagg.md``.
+[--skip-shamir] [--repeats 3] [--fits 1000,10000] [--skip-fits]``; writes
+``benchmarks/results/secagg.json`` and ``benchmarks/results/secagg.md``. ``--repeats N`` runs every cost plan ``N``
+times, interleaved, and reports medians (times, and ratios to the plain run of the same repeat): on a shared machine
+one run's ratio can be off by 2x.
 """
 
 from __future__ import annotations
@@ -120,7 +123,7 @@ def _problem(K: int):
 #: Transcript entries that are not the parties' messages: the setup keys, and under threshold recovery the round's
 #: key table (counted as 32 bytes per party below) and the seeds the aggregator rebuilt (the shares are counted).
 _NOT_SENT = ("secagg.public_keys", "secagg.round_keys", "secagg.rebuilt_seeds@attempt0", "secagg.shares",
-             "secagg.revealed@attempt0")
+             "secagg.revealed@attempt0", "secagg.revealed@phase1")
 
 
 def _bytes(res, K: int, value_bytes: int, shamir: bool, degree: int | None = None) -> dict:
@@ -135,7 +138,7 @@ def _bytes(res, K: int, value_bytes: int, shamir: bool, degree: int | None = Non
             if role == "agent" and name not in _NOT_SENT:
                 rows = a.reshape(a.shape[0], -1)
                 sent += int(np.any(rows != 0, axis=1).sum()) * rows.shape[1]
-        extra = (32 + 64 * degree + 32 * degree) if degree else (32 + 32 * (K - 1) + 16 * K) if shamir else 0
+        extra = (32 + 32 * degree + 32 * (degree + 1)) if degree else (32 + 32 * (K - 1) + 16 * K) if shamir else 0
         per_round[t] = sent / K * value_bytes + extra
     return {"round_1": per_round.get(1, 0.0), "gradient_round": per_round.get(2, 0.0)}
 
@@ -160,56 +163,71 @@ def _plans(sizes: list[int], shamir: bool) -> list[tuple]:
     return plans
 
 
-def cost_rows(sizes: list[int], shamir: bool = True) -> list[dict]:
+def cost_rows(sizes: list[int], shamir: bool = True, repeats: int = 1) -> list[dict]:
+    """The cost rows; with ``repeats > 1`` every plan runs that many times, interleaved (all plans, then all again),
+    and a row keeps the median of each time, its ratios the median of the ratios to the plain run of the same repeat
+    (on a shared machine the load drifts; neighbouring runs see similar load), and the repeats' values."""
+    plans = _plans(sizes, shamir)
+    runs = [[_cost_row(*plan) for plan in plans] for _ in range(max(1, int(repeats)))]
+    for rep in runs:  # ratios against the plain run of the same size and repeat
+        for r in rep:
+            plain = next(p for p in rep if p["parties"] == r["parties"] and p["trust"] == "local")
+            r["ratio_gradient_round"] = r["gradient_round_seconds"] / plain["gradient_round_seconds"]
+            r["ratio_total"] = r["total_seconds"] / plain["total_seconds"]
+    rows = []
+    for i in range(len(plans)):
+        row, keys = dict(runs[0][i]), ("setup_seconds", "round1_seconds", "gradient_round_seconds", "total_seconds",
+                                       "ratio_gradient_round", "ratio_total")
+        if len(runs) > 1:
+            row["repeats"] = {k: [rep[i][k] for rep in runs] for k in keys}
+            row.update({k: float(np.median(row["repeats"][k])) for k in keys})
+        rows.append(row)
+    return rows
+
+
+def _cost_row(K, trust, dropout, rec, threshold, colluding) -> dict:
     from privdist.algorithms import make_algorithm
     from privdist.network import make_network
     from privdist.privacy import privacy_report
     from privdist.runtime import run
 
-    rows = []
-    for K, trust, dropout, rec, threshold, colluding in _plans(sizes, shamir):
-        problem, net = _problem(K), make_network("complete", n=K)
-        recovery = {} if rec is None else {"recovery": rec, "threshold": threshold}
-        tolerance = (0.2 if rec == "sparse" else 0.1) if dropout else 0.1 if colluding else 0.0  # graph chosen for it
-        algo = make_algorithm("dpmm", epsilon=1.0, delta=1e-5, rounds=ROUNDS, trust=trust, colluding=colluding,
-                              dropout_tolerance=tolerance, **recovery)
-        kw = {"dropout": dropout} if dropout else {}
-        clock = {"clock": lambda est: time.perf_counter()}  # evaluated after init and after every round
-        res = run(algo, problem, net, ROUNDS, seed=0, transcript="full", metrics=clock, **kw)
-        ticks = np.diff(res.curves["clock"])  # seconds of rounds 1..T (the transcript and ledger included)
-        value_bytes = 8 if trust == "local" else math.ceil(res.config["secure_aggregation"]["bits"] / 8)
-        graph = res.config.get("secure_aggregation", {}).get("graph")
-        row = {"parties": K, "trust": trust, "recovery": rec, "graph": graph, "dropout_tolerance": tolerance,
-               "colluding": colluding,
-               "threshold": threshold if graph is None else graph["threshold"],
-               "dropout": None if dropout is None else vars(dropout),
-               "setup_seconds": res.timings["init"], "round1_seconds": float(ticks[0]),
-               "gradient_round_seconds": float(np.median(ticks[1:-1])),
-               "total_seconds": res.timings["init"] + res.timings["rounds"],
-               "bytes_per_party": _bytes(res, K, value_bytes, rec == "shamir", graph and graph["degree"]),
-               "setup_bytes_per_party": {"up": 32, "down": 32 * K} if trust != "local" else None}
-        if dropout is not None:
-            rounds = res.config["secure_aggregation"]["rounds"][:-1]
-            row["present_mean"] = float(np.mean([r["present"] for r in rounds]))
-            row["attempts_max"] = max(r["attempts"] for r in rounds)
-            row["attempts_total"] = sum(r["attempts"] for r in rounds)
-            report = privacy_report(res.ledger, 1e-5)["per_agent"]
-            row["recomputed_epsilon"] = {"min": min(a["epsilon"]["rdp"] for a in report),
-                                         "max": max(a["epsilon"]["rdp"] for a in report)}
-        rows.append(row)
-        print(f"K={K:5d} {_label(row):44s} setup {row['setup_seconds']:8.3f} s  round 1 {row['round1_seconds']:8.3f}"
-              f" s  gradient round {row['gradient_round_seconds']:8.4f} s  total {row['total_seconds']:8.2f} s  "
-              f"bytes/party: round 1 {row['bytes_per_party']['round_1']:,.0f}, gradient "
-              f"{row['bytes_per_party']['gradient_round']:,.0f}", flush=True)
-        if dropout is not None:
-            print(f"        {row['attempts_total']} attempts over {len(rounds)} rounds; each party's epsilon, "
-                  f"recomputed from the parties in each sum: {row['recomputed_epsilon']['min']:.3f} to "
-                  f"{row['recomputed_epsilon']['max']:.3f} (calibrated: 1 with 10 % missing)", flush=True)
-    for r in rows:  # ratios against the plain run of the same size
-        plain = next(p for p in rows if p["parties"] == r["parties"] and p["trust"] == "local")
-        r["ratio_gradient_round"] = r["gradient_round_seconds"] / plain["gradient_round_seconds"]
-        r["ratio_total"] = r["total_seconds"] / plain["total_seconds"]
-    return rows
+    problem, net = _problem(K), make_network("complete", n=K)
+    recovery = {} if rec is None else {"recovery": rec, "threshold": threshold}
+    tolerance = (0.2 if rec == "sparse" else 0.1) if dropout else 0.1 if colluding else 0.0  # graph chosen for it
+    algo = make_algorithm("dpmm", epsilon=1.0, delta=1e-5, rounds=ROUNDS, trust=trust, colluding=colluding,
+                          dropout_tolerance=tolerance, **recovery)
+    kw = {"dropout": dropout} if dropout else {}
+    clock = {"clock": lambda est: time.perf_counter()}  # evaluated after init and after every round
+    res = run(algo, problem, net, ROUNDS, seed=0, transcript="full", metrics=clock, **kw)
+    ticks = np.diff(res.curves["clock"])  # seconds of rounds 1..T (the transcript and ledger included)
+    value_bytes = 8 if trust == "local" else math.ceil(res.config["secure_aggregation"]["bits"] / 8)
+    graph = res.config.get("secure_aggregation", {}).get("graph")
+    row = {"parties": K, "trust": trust, "recovery": rec, "graph": graph, "dropout_tolerance": tolerance,
+           "colluding": colluding,
+           "threshold": threshold if graph is None else graph["threshold"],
+           "dropout": None if dropout is None else vars(dropout),
+           "setup_seconds": res.timings["init"], "round1_seconds": float(ticks[0]),
+           "gradient_round_seconds": float(np.median(ticks[1:-1])),
+           "total_seconds": res.timings["init"] + res.timings["rounds"],
+           "bytes_per_party": _bytes(res, K, value_bytes, rec == "shamir", graph and graph["degree"]),
+           "setup_bytes_per_party": {"up": 32, "down": 32 * K} if trust != "local" else None}
+    if dropout is not None:
+        rounds = res.config["secure_aggregation"]["rounds"][:-1]
+        row["present_mean"] = float(np.mean([r["present"] for r in rounds]))
+        row["attempts_max"] = max(r["attempts"] for r in rounds)
+        row["attempts_total"] = sum(r["attempts"] for r in rounds)
+        report = privacy_report(res.ledger, 1e-5)["per_agent"]
+        row["recomputed_epsilon"] = {"min": min(a["epsilon"]["rdp"] for a in report),
+                                     "max": max(a["epsilon"]["rdp"] for a in report)}
+    print(f"K={K:5d} {_label(row):44s} setup {row['setup_seconds']:8.3f} s  round 1 {row['round1_seconds']:8.3f}"
+          f" s  gradient round {row['gradient_round_seconds']:8.4f} s  total {row['total_seconds']:8.2f} s  "
+          f"bytes/party: round 1 {row['bytes_per_party']['round_1']:,.0f}, gradient "
+          f"{row['bytes_per_party']['gradient_round']:,.0f}", flush=True)
+    if dropout is not None:
+        print(f"        {row['attempts_total']} attempts over {len(rounds)} rounds; each party's epsilon, "
+              f"recomputed from the parties in each sum: {row['recomputed_epsilon']['min']:.3f} to "
+              f"{row['recomputed_epsilon']['max']:.3f} (calibrated: 1 with 10 % missing)", flush=True)
+    return row
 
 
 def _label(row: dict) -> str:
@@ -297,13 +315,14 @@ def fit_rows(sizes: list[int], rows: int = 10) -> list[dict]:
 def party_rows(configs=((1000, 0, 0.0), (1000, 100, 0.1), (10_000, 0, 0.0), (10_000, 1000, 0.1)),
                dim: int = FEATURES + 1, repeats: int = 5) -> list[dict]:
     """One party's own work in a round of the sparse protocol (what it does on Ray or in its own process), timed:
-    its round keys (``prepare``), its shares for its ``k`` neighbours (``share``: ``k`` channel agreements the first
-    time, two Shamir splits, ``k`` encryptions), receiving its neighbours' shares and agreeing its ``k`` round pair keys
-    (``receive``), masking a vector of ``dim`` values and revealing its shares. The other parties exist only as far as
+    its round seed and commitment (``prepare``), its shares for its ``k`` neighbours (``share``: ``k`` pair-secret
+    agreements the first time a pair meets, here every time (a fresh process), ``k`` round-seed derivations, one Shamir
+    split), receiving its neighbours' shares and keying its round masks (``receive``), masking a vector of ``dim``
+    values and revealing its shares. The other parties exist only as far as
     the party needs them (every party's round key; its neighbours' shares). The median of ``repeats`` rounds."""
     from privdist.privacy.secagg_graph import choose_graph
     from privdist.runtime.secure.secagg import SecAggParties, party_secrets, session_id
-    from privdist.runtime.secure.secagg_plus import SparseParty, neighbours, route
+    from privdist.runtime.secure.secagg_plus import BUNDLE, SparseParty, neighbours, route
 
     rows = []
     for K, colluding, tol in configs:
@@ -325,7 +344,7 @@ def party_rows(configs=((1000, 0, 0.0), (1000, 100, 0.1), (10_000, 0, 0.0), (10_
             near = make(nbrs[0])
             near.agree(table)
             near.prepare(t)
-            sealed = np.zeros((K, params.degree, 64), dtype=np.uint8)
+            sealed = np.zeros((K, params.degree, BUNDLE), dtype=np.uint8)
             sealed[nbrs[0]] = near.share(t, round_table)
             inbound = route(sealed, nbrs)[:, [0]]
             party = make([0])  # a fresh process: no channel key cached
@@ -359,7 +378,7 @@ def markdown(utility: list[dict], cost: list[dict], draws: int, shamir: list[dic
              party: list[dict] = ()) -> str:
     out = []
     if party:
-        out += ["| parties K | colluding | dropout tolerance | k | t | one party's round, ms | keys | shares | receive + "
+        out += ["| parties K | colluding | dropout tolerance | k | t | one party's round, ms | commit | shares | receive + "
                 "pair keys | mask | reveal |", "|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in party:
             out.append(f"| {r['parties']:,} | {r['colluding']} | {r['dropout_tolerance']:g} | {r['degree']} | "
@@ -399,7 +418,8 @@ def markdown(utility: list[dict], cost: list[dict], draws: int, shamir: list[dic
                        f"{r['bytes_per_party']['round_1']:,.0f} | {r['bytes_per_party']['gradient_round']:,.0f} |")
         out += ["", f"dpmm on the simulator, {ROWS} rows x {FEATURES + 1} columns per party, {ROUNDS} rounds; plain "
                 "values are float64, secure ones 4 bytes (32-bit modulus; the masked vector and the answer, or under "
-                "threshold recovery the masked vector, the round key, the encrypted and the revealed shares); secure "
+                "threshold recovery the masked vector, the round key, the encrypted and the revealed shares, or on the "
+                "sparse graph the masked vector, the commitment, the padded and the revealed shares); secure "
                 "setup also sends a 32-byte key up and receives a K x 32-byte table.", ""]
     if shamir:
         out += ["| parties K | threshold t | split, one seed (s) | combine, one seed (s) | a party per round: 2 splits "
@@ -420,6 +440,7 @@ def main(argv=None) -> int:
     p.add_argument("--skip-utility", action="store_true", help="keep the utility rows of an existing STEM.json")
     p.add_argument("--skip-cost", action="store_true", help="keep the cost rows of an existing STEM.json")
     p.add_argument("--skip-shamir", action="store_true", help="no complete-graph threshold-recovery rows (minutes)")
+    p.add_argument("--repeats", type=int, default=1, help="runs of each cost plan, interleaved; medians reported")
     p.add_argument("--fits", default="1000,10000", help="party counts of the whole-fit rows (10 rows each)")
     p.add_argument("--skip-fits", action="store_true", help="keep the fit rows of an existing STEM.json")
     p.add_argument("--skip-party", action="store_true", help="keep the one-party rows of an existing STEM.json")
@@ -430,7 +451,7 @@ def main(argv=None) -> int:
     kept = json.loads(stem.with_suffix(".json").read_text()) if stem.with_suffix(".json").exists() else {}
     utility = kept.get("utility", []) if args.skip_utility else utility_rows(args.draws)  # a skipped part is kept
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    cost = kept.get("cost", []) if args.skip_cost else cost_rows(sizes, not args.skip_shamir)
+    cost = kept.get("cost", []) if args.skip_cost else cost_rows(sizes, not args.skip_shamir, args.repeats)
     shamir = kept.get("shamir", []) if args.skip_cost or args.skip_shamir else shamir_rows(sizes)
     fits = kept.get("fits", []) if args.skip_fits else fit_rows([int(s) for s in args.fits.split(",") if s.strip()])
     party = kept.get("party", []) if args.skip_party else party_rows()

@@ -53,10 +53,10 @@ def test_threshold_recovery_gives_the_same_transcript_on_ray_and_the_simulator()
 
 
 def test_the_sparse_graph_gives_the_same_transcript_on_ray_and_the_simulator():
-    """recovery='sparse' (issue 41): each actor draws its agents' round keys, shares among the neighbours of the
-    graph drawn from the announced keys, the driver forwards the shares neighbour to neighbour and rebuilds the seeds
-    of the parties that failed; the same seed gives the same transcript (keys, shares, masked vectors, revealed
-    shares, rebuilt seeds) on Ray and on the simulator."""
+    """recovery='sparse' (issue 41): each actor draws its agents' round seeds and commitments, agrees its pair
+    secrets and shares among the neighbours of the graph drawn from the announced commitments, the driver forwards the
+    shares neighbour to neighbour and rebuilds the seeds of the parties that failed; the same seed gives the same
+    transcript (commitments, shares, masked vectors, both reveals, rebuilt seeds) on Ray and on the simulator."""
     K = 12
     algo = make_algorithm("dpmm", epsilon=1.0, delta=1e-5, trust="secure_aggregation", dropout_tolerance=0.25,
                           recovery="sparse")

@@ -18,8 +18,9 @@ from privdist.network import make_network
 from privdist.privacy import privacy_report
 from privdist.privacy.secagg_graph import choose_graph
 from privdist.runtime import run
-from privdist.runtime.secure.secagg import SecAggParties, center, party_secrets, session_id
-from privdist.runtime.secure.secagg_plus import SparseParty, neighbours, recover, reverse, route
+from privdist.runtime.secure.secagg import SecAggParties, center, party_secrets, session_id, unmask_sum
+from privdist.runtime.secure.secagg_plus import (DROPPED, IN, OUT, PENDING, SparseParty, check_connected,
+                                                excluded, neighbours, recover, reverse, route)
 from privdist.runtime.secure.secure_round import Dropout
 
 
@@ -43,10 +44,23 @@ def _setup(K, params, blocks=1, seed=0, t=3, bits=32):
 
 
 def _sum(parties, keys, session, x, present, answered, t=3, bits=32):
+    """The sum over ``present`` recovered from the reveals, or (``None`` from :func:`recover`: an absent party's
+    neighbour went silent) the retried attempt's sum among the parties that answered; ``(total, info, in the sum)``."""
     y = np.vstack([p.masking(t).mask(t, 0, x[p.agents]) for p in parties])
-    revealed = np.vstack([p.reveal(t, present) for p in parties])
+    for p in parties:  # the first reveal: round seeds with the absent parties
+        p.reveal(t, np.where(present, PENDING, OUT))
+    left_out = excluded(keys["neighbours"], present, answered)
+    present = present & ~left_out
+    revealed = np.vstack([p.reveal(t, np.where(present, IN, np.where(left_out, DROPPED, OUT))) for p in parties])
     total = y[present].sum(axis=0, dtype=np.uint64)
-    return recover(total, present, answered, revealed, keys, session, t, bits)
+    out = recover(total, present, answered, revealed, keys, session, t, bits)
+    if out is not None:
+        return (*out, present)
+    retry = present & answered
+    check_connected(keys["neighbours"], retry, t)
+    y = np.vstack([p.masking(t).mask(t, 1, x[p.agents]) for p in parties])
+    z = np.vstack([p.masking(t).unmask(t, 1, retry, x.shape[1]) for p in parties])
+    return unmask_sum(y, z, retry, bits), {"retried": True}, retry
 
 
 def test_the_graph_is_regular_symmetric_and_fresh_each_round():
@@ -78,9 +92,13 @@ def test_the_masks_cancel_exactly_with_dropouts_up_to_the_tolerance(K, dim, bloc
     present[failed[:split]] = False
     answered[failed] = False
     x = np.random.default_rng(seed).integers(-10**6, 10**6, size=(K, dim))
-    total, info = _sum(parties, keys, session, x, present, answered)
-    np.testing.assert_array_equal(total, x[present].sum(axis=0))
-    assert sorted(info["rebuilt_pairwise"]) == sorted(failed[:split])
+    total, info, summed = _sum(parties, keys, session, x, present, answered)
+    np.testing.assert_array_equal(total, x[summed].sum(axis=0))  # exact over the parties in the sum
+    assert "retried" not in info  # nobody fails between the two reveals here
+    left_out = present & ~summed  # only silent parties that had a neighbour outside the sum
+    assert not (left_out & answered).any()
+    assert all((~summed[keys["neighbours"][u]]).any() for u in np.flatnonzero(left_out))
+    assert sorted(info["rebuilt_pairwise"]) == sorted(np.flatnonzero(~summed).tolist())
 
 
 def test_a_party_with_fewer_answering_neighbours_than_the_threshold_stops_the_round_by_name():
@@ -90,7 +108,8 @@ def test_a_party_with_fewer_answering_neighbours_than_the_threshold_stops_the_ro
     parties, keys, session, _ = _setup(K, params)
     x = np.arange(K * 3).reshape(K, 3)
     present, answered = np.ones(K, bool), np.ones(K, bool)
-    answered[keys["neighbours"][5][0]] = False  # sent, then silent: party 5 keeps one answering neighbour of 2
+    w = keys["neighbours"][5][0]
+    answered[[5, w]] = False  # both sent, then went silent: party 5 keeps one answering neighbour of 2
     with pytest.raises(SecureRoundError, match="fewer than the threshold 2"):
         _sum(parties, keys, session, x, present, answered)
 
@@ -116,13 +135,16 @@ def test_a_party_reveals_one_seed_of_each_neighbour_never_both():
     parties, keys, session, _ = _setup(K, params)
     present = np.ones(K, bool)
     present[[3, 7]] = False
-    held = parties[0]._round["held"]
+    held, seeds = parties[0]._round["held"], parties[0]._round["round_seeds"]
     shown = parties[0].reveal(3, present)
     nbrs = keys["neighbours"]
     for v in range(K):
-        for j, u in enumerate(nbrs[v]):
-            half = 1 if present[u] else 0
-            assert np.array_equal(shown[v, j], held[v, j, half * 32:(half + 1) * 32])
+        if not present[v]:  # a party outside S answers nothing
+            assert not shown[v].any()
+            continue
+        for j, u in enumerate(nbrs[v]):  # the share of b_u if u is in S, their round seed otherwise; never both
+            assert np.array_equal(shown[v, j], (held if present[u] else seeds)[v, j])
+        assert shown[v, -1, :16].tobytes() == parties[0]._round["seeds"][v]  # its own b_v: v is in S
 
 
 def test_shares_and_keys_are_fresh_each_round():
@@ -170,6 +192,8 @@ def test_a_run_with_dropouts_recovers_them_and_recomputes_the_guarantee(monkeypa
     config = res.config["secure_aggregation"]
     rounds = config["rounds"][:-1]
     assert all(r["attempts"] == 1 for r in rounds) and any(r["recovered"]["pair_masks_of"] for r in rounds)
+    # a party that went silent after sending stays in the sum (its seed rebuilt) unless it had a neighbour outside
+    assert any(r["recovered"]["unanswered"] for r in rounds) and any(r["left_out"] for r in rounds)
     report = privacy_report(res.ledger, 1e-5)
     assert_secure_ledger(algo.for_rounds(T), problem, res, config["rounds"], range(K), K, report)
     assert any("random regular graph" in a for a in report["assumptions"])
@@ -191,3 +215,61 @@ def test_named_errors():
     with pytest.raises(ValidationError):
         run(algo, make_logistic_problem(6), make_network("complete", n=6), 2, seed=0)
     assert center(np.array([2**32 - 1], dtype=np.uint64), 32)[0] == -1
+
+
+def test_a_party_refuses_to_reveal_both_kinds_of_a_neighbours_secret():
+    """The double-masking rule is enforced where the secrets are: after a neighbour's round seed, never a share of
+    its self-mask seed in the same round (and the reverse)."""
+    K = 12
+    parties, keys, session, _ = _setup(K, choose_graph(K, 1, 2))
+    v = int(keys["neighbours"][0][0])
+    absent = np.ones(K, bool)
+    absent[v] = False
+    parties[0].reveal(3, np.where(absent, PENDING, OUT))  # party 0 reveals r_0v
+    parties[0].reveal(3, np.where(absent, PENDING, OUT))  # the same again is fine
+    with pytest.raises(SecureRoundError, match="never reveals both"):
+        parties[0].reveal(3, np.ones(K, bool))  # now asked for its share of b_v
+
+
+def test_a_silence_between_the_two_reveals_retries_the_round_with_an_exact_sum():
+    """A neighbour of an absent party answers the first reveal, then goes silent: only it and the absent party knew
+    their round seed, so :func:`recover` gives ``None`` and the retried attempt among those who answered is exact."""
+    K, t = 20, 3
+    params = choose_graph(K, 1, 4)
+    parties, keys, session, _ = _setup(K, params, t=t)
+    nbrs = keys["neighbours"]
+    present = np.ones(K, bool)
+    present[0] = False
+    w = int(nbrs[0][0])
+    x = np.random.default_rng(1).integers(-1000, 1000, size=(K, 4))
+    y = np.vstack([p.masking(t).mask(t, 0, x[p.agents]) for p in parties])
+    for p in parties:
+        p.reveal(t, np.where(present, PENDING, OUT))
+    revealed = np.vstack([p.reveal(t, present) for p in parties])
+    answered = present.copy()
+    answered[w] = False  # silent in the second reveal only
+    assert recover(y[present].sum(axis=0, dtype=np.uint64), present, answered, revealed, keys, session, t, 32) is None
+    retry = present & answered
+    y1 = np.vstack([p.masking(t).mask(t, 1, x[p.agents]) for p in parties])
+    z1 = np.vstack([p.masking(t).unmask(t, 1, retry, 4) for p in parties])
+    np.testing.assert_array_equal(unmask_sum(y1, z1, retry, 32), x[retry].sum(axis=0))
+
+
+def test_pair_secrets_are_agreed_once_and_round_seeds_are_fresh(monkeypatch):
+    """A pair's X25519 agreement happens the first round the graph joins it; later rounds derive new round seeds
+    from the kept secret (no agreement), different every round."""
+    from privdist.privacy.secagg_graph import GraphParameters
+
+    K = 8
+    params = GraphParameters(K, K - 1, 3, 0, 0, float("-inf"), float("-inf"))  # the complete graph: every pair
+    parties, keys, session, _ = _setup(K, params, t=3)
+    party = parties[0]
+    assert len(party._secrets) == K * (K - 1) // 2
+    seeds3 = party._round["round_seeds"].copy()
+    calls = []
+    original = SparseParty._pair_secret
+    monkeypatch.setattr(SparseParty, "_pair_secret", lambda self, c: calls.append(c) or original(self, c))
+    table = party.prepare(4)[0]
+    party.share(4, table)
+    assert calls == [] and len(party._secrets) == K * (K - 1) // 2
+    assert not (party._round["round_seeds"] == seeds3).all(axis=-1).any()  # no pair's seed repeats

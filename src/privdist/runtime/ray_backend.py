@@ -47,6 +47,7 @@ from .ray_common import (INSTALL_HINT, AgentFailedError, RayConnectionError, Ray
                          connect)
 from .ray_party import PartyBackend
 from .secure.secagg import session_id
+from .secure.secagg_plus import BUNDLE
 from .secure.secure_round import active_names, secure_specs
 from .simulator import join_outboxes
 
@@ -210,15 +211,15 @@ class RayBackend(BackendBase):
         sparse = getattr(self, "secure_graph", None) is not None  # shares go out in a later call (secure_share)
         parts = self._gather(lambda i, a: a.secure_prepare.remote(t), t,
                              lambda i: (np.zeros((self.blocks[i].size, 32), dtype=np.uint8),
-                                        np.zeros((self.blocks[i].size, 0, 64) if sparse else
+                                        np.zeros((self.blocks[i].size, 0, BUNDLE) if sparse else
                                                  (self.blocks[i].size, K, 32), dtype=np.uint8)))
         return np.vstack([p[0] for p in parts]), np.vstack([p[1] for p in parts])
 
     def secure_share(self, t: int, table) -> np.ndarray:
-        """Sparse graph: every actor's encrypted shares for its agents' neighbours, (K, k, 64)."""
+        """Sparse graph: every actor's encrypted shares for its agents' neighbours, (K, k, BUNDLE)."""
         k = self.secure_graph.degree
         return np.vstack(self._gather(lambda i, a: a.secure_share.remote(t, table), t,
-                                      lambda i: np.zeros((self.blocks[i].size, k, 64), dtype=np.uint8)))
+                                      lambda i: np.zeros((self.blocks[i].size, k, BUNDLE), dtype=np.uint8)))
 
     def secure_receive(self, t: int, table, sealed) -> None:
         """Threshold recovery: each actor gets the key table and the shares addressed to its agents."""
@@ -229,7 +230,7 @@ class RayBackend(BackendBase):
         """Threshold recovery: every actor's shares of the seeds the aggregator needs, (K, K, 16)."""
         K = self.blocks[0].n_agents
         graph = getattr(self, "secure_graph", None)
-        shape = (K, 16) if graph is None else (graph.degree, 32)
+        shape = (K, 16) if graph is None else (graph.degree + 1, 32)
         return np.vstack(self._gather(lambda i, a: a.secure_reveal.remote(t, present), t,
                                       lambda i: np.zeros((self.blocks[i].size, *shape), dtype=np.uint8)))
 

@@ -106,7 +106,7 @@ class SimulatorBackend(BackendBase):
         return self._secure.prepare(t)
 
     def secure_share(self, t: int, table) -> np.ndarray:
-        """Sparse graph: every agent's encrypted shares for its neighbours, (K, k, 64)."""
+        """Sparse graph: every agent's encrypted shares for its neighbours, (K, k, 32)."""
         return self._secure.share(t, table)
 
     def secure_receive(self, t: int, table, sealed) -> None:

@@ -41,12 +41,14 @@ class Transcript:
             return
         h = hashlib.sha256(self._chain)
         for name in sorted(outbox):
-            arr = np.ascontiguousarray(outbox[name], dtype=np.float64)
+            given = outbox[name]
+            arr = np.ascontiguousarray(given, dtype=np.float64)
             self.n_messages += arr.shape[0] if arr.ndim else 1
             h.update(f"{t}|{role}|{name}|{arr.shape}".encode())
-            h.update(arr.tobytes())
-            if self.mode == "full":
-                self.rounds.setdefault(t, {})[(role, name)] = arr.copy()
+            h.update(memoryview(arr).cast("B"))  # the same bytes as arr.tobytes(), without a copy
+            if self.mode == "full":  # a converted array is already a fresh copy (integer messages)
+                fresh = not np.may_share_memory(arr, given) if isinstance(given, np.ndarray) else True
+                self.rounds.setdefault(t, {})[(role, name)] = arr if fresh else arr.copy()
         self._chain = h.digest()
 
     @property

@@ -25,6 +25,7 @@ from ...errors import PrivdistError
 from ..ray_common import AgentFailedError
 from ..rng import COORDINATOR_DOMAIN, AgentStreams, party_keys
 from ..secure.secagg import session_id
+from ..secure.secagg_plus import BUNDLE
 from ..secure.secure_round import active_names, secure_specs
 from ..simulator import join_outboxes
 
@@ -148,14 +149,14 @@ class RemoteBackend(BackendBase):
         sparse = getattr(self, "secure_graph", None) is not None  # shares go out in a later call (secure_share)
         parts = self._gather("secure_prepare", lambda k: {"t": t}, t,
                              lambda k: [np.zeros((1, 32), dtype=np.uint8),
-                                        np.zeros((1, 0, 64) if sparse else (1, K, 32), dtype=np.uint8)])
+                                        np.zeros((1, 0, BUNDLE) if sparse else (1, K, 32), dtype=np.uint8)])
         return np.vstack([p[0] for p in parts]), np.vstack([p[1] for p in parts])
 
     def secure_share(self, t: int, table) -> np.ndarray:
-        """Sparse graph: each party's encrypted shares for its neighbours, (K, k, 64)."""
+        """Sparse graph: each party's encrypted shares for its neighbours, (K, k, BUNDLE)."""
         k = self.secure_graph.degree
         return np.vstack(self._gather("secure_share", lambda k_: {"t": t, "table": table}, t,
-                                      lambda k_: np.zeros((1, k, 64), dtype=np.uint8)))
+                                      lambda k_: np.zeros((1, k, BUNDLE), dtype=np.uint8)))
 
     def secure_receive(self, t: int, table, sealed) -> None:
         self._gather("secure_receive", lambda k: {"t": t, "table": table, "sealed": sealed[:, [k]]}, t,
@@ -164,7 +165,7 @@ class RemoteBackend(BackendBase):
     def secure_reveal(self, t: int, present) -> np.ndarray:
         K = len(self.links)
         graph = getattr(self, "secure_graph", None)
-        shape = (1, K, 16) if graph is None else (1, graph.degree, 32)
+        shape = (1, K, 16) if graph is None else (1, graph.degree + 1, 32)
         return np.vstack(self._gather("secure_reveal", lambda k: {"t": t, "present": present}, t,
                                       lambda k: np.zeros(shape, dtype=np.uint8)))
 

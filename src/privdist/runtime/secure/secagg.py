@@ -142,15 +142,20 @@ class _Prg:
         return np.frombuffer(raw, dtype="<u8").reshape(len(contexts), -1)[:, :dim]
 
 
-#: Words up to which :class:`_ShakePrg` expands by SHAKE-256; longer vectors use AES-256 counter mode.
+#: Words up to which :class:`_ShakePrg` expands by SHAKE-128; longer vectors use AES-256 counter mode.
 SHAKE_WORDS = 512
 
 
 class _ShakePrg(_Prg):
-    """``PRG(k; t, a)`` of the sparse protocol's once-used round keys (:mod:`privdist.runtime.secure.secagg_plus`):
-    for vectors of at most :data:`SHAKE_WORDS` words, SHAKE-256 (FIPS 202) of ``k | t | a`` read as uint64 words mod
-    q (one C call per key, no cipher context to build: AES's key schedule would cost more than such a short stream);
-    longer ones AES-256 counter mode as :class:`_Prg` (faster per byte)."""
+    """``PRG(k; t, a)`` of the sparse protocol's round keys (:mod:`privdist.runtime.secure.secagg_plus`): for
+    vectors of at most :data:`SHAKE_WORDS` words, SHAKE-128 (FIPS 202) of ``k | t | a`` (one C call per key, no cipher
+    context to build: AES's key schedule would cost more than such a short stream), read as uint32 words when ``q``
+    divides ``2^32`` (half the bytes of uint64 words; uniform mod ``q`` either way), uint64 words otherwise; longer
+    vectors AES-256 counter mode as :class:`_Prg` (faster per byte)."""
+
+    def __init__(self, bits: int):
+        super().__init__(bits)
+        self.word = "<u4" if bits <= 32 else "<u8"
 
     @staticmethod
     def context(key: bytes):
@@ -158,13 +163,17 @@ class _ShakePrg(_Prg):
 
     @staticmethod
     def raw(contexts: list, counters: bytes, dim: int) -> np.ndarray:
+        """AES-256 counter-mode keystream words of the keys (the channel of :meth:`SecAggParties.seal`)."""
+        return _Prg.raw([_Prg.context(k) for k in contexts], counters, dim)
+
+    def words(self, contexts: list, counters: bytes, dim: int) -> np.ndarray:
         if not contexts:
             return np.zeros((0, dim), dtype=np.uint64)
         if dim > SHAKE_WORDS:
-            return _Prg.raw([_Prg.context(k) for k in contexts], counters, dim)
-        head = counters[:12]  # (t, a) of the first counter block
-        raw = b"".join(hashlib.shake_256(k + head).digest(8 * dim) for k in contexts)
-        return np.frombuffer(raw, dtype="<u8").reshape(len(contexts), dim)
+            return _Prg.raw([_Prg.context(k) for k in contexts], counters, dim) & self.mask
+        head, size = counters[:12], int(self.word[-1]) * dim  # (t, a) of the first counter block
+        raw = b"".join(hashlib.shake_128(k + head).digest(size) for k in contexts)
+        return np.frombuffer(raw, dtype=self.word).reshape(len(contexts), dim).astype(np.uint64) & self.mask
 
 
 _PRGS = {"aes": _Prg, "shake": _ShakePrg}
@@ -191,7 +200,7 @@ class SecAggParties:
         bits: the modulus exponent (``q = 2^bits``).
         secrets_: :func:`party_secrets` of the block's agents.
         session: :func:`session_id` of the run.
-        prg: ``"aes"`` (AES-256 counter mode, the default) or ``"shake"`` (SHAKE-256, :class:`_ShakePrg`).
+        prg: ``"aes"`` (AES-256 counter mode, the default) or ``"shake"`` (SHAKE-128, :class:`_ShakePrg`).
     """
 
     def __init__(self, agents, n_agents: int, bits: int, secrets_: list[bytes], session: bytes, prg: str = "aes"):
@@ -206,6 +215,30 @@ class SecAggParties:
         self._self = [self._prg.context(s[KEY_BYTES:2 * KEY_BYTES]) for s in secrets_]
         self._session = bytes(session)
         self._pairs: tuple | None = None
+        self._retry_self: list | None = None
+
+    @classmethod
+    def keyed(cls, agents, n_agents: int, bits: int, self_keys: list[bytes], pairs, pair_keys: list[bytes],
+              retry_self: list[bytes] | None = None, prg: str = "shake") -> "SecAggParties":
+        """A block whose mask keys are given, without key agreement (the sparse protocol's round instance,
+        :mod:`privdist.runtime.secure.secagg_plus`): ``self_keys`` one per agent; ``pairs`` ``(lo, hi)`` id arrays
+        with one end in the block and ``pair_keys`` their keys; ``retry_self`` the self-mask keys of attempts
+        ``>= 1`` (default: ``self_keys``)."""
+        inst = cls.__new__(cls)
+        inst.agents = np.asarray(agents, dtype=np.int64).reshape(-1)
+        inst.n_agents, inst.bits = check_int(n_agents, "n_agents", 1), check_bits(bits)
+        if len(self_keys) != len(inst.agents) or (retry_self is not None and len(retry_self) != len(inst.agents)):
+            raise ValidationError(f"one self-mask key per agent of the block ({len(inst.agents)})")
+        inst._sk, inst._prg, inst._session = [], _PRGS[prg](inst.bits), b""
+        inst._self = [inst._prg.context(k) for k in self_keys]
+        inst._retry_self = None if retry_self is None else [inst._prg.context(k) for k in retry_self]
+        lo, hi = (np.asarray(a, dtype=np.int64).reshape(-1) for a in pairs)
+        rows = np.full(inst.n_agents, -1, dtype=np.int64)
+        rows[inst.agents] = np.arange(len(inst.agents))
+        inst._pairs = (lo, hi, [inst._prg.context(k) for k in pair_keys], _incidence(rows[lo], rows[hi],
+                                                                                      len(inst.agents)))
+        inst._rows = rows
+        return inst
 
     def __getstate__(self):
         raise TypeError("secure-aggregation secrets never leave the process of their parties")
@@ -258,7 +291,8 @@ class SecAggParties:
         contexts, incidence = self._pairs[2], self._pairs[3]
         counters = _counters(t, attempt, dim)
         out = np.zeros((len(self.agents), dim), dtype=np.uint64)
-        out[own] = self._prg.words([self._self[i] for i in own], counters, dim)
+        selves = self._self if attempt == 0 or self._retry_self is None else self._retry_self
+        out[own] = self._prg.words([selves[i] for i in own], counters, dim)
         step = max(1, _CHUNK_WORDS // dim)  # pairs per chunk: bounded memory at any K and D
         for start in range(0, len(pairs), step):
             part = pairs[start:start + step]

@@ -226,6 +226,12 @@ def _lost(be, K: int) -> np.ndarray:
     return np.zeros(K, dtype=bool) if lost is None else np.asarray(lost(), dtype=bool)
 
 
+def _words(raw) -> np.ndarray:
+    """Protocol bytes (..., 4 n) uint8 as (..., n) little-endian uint32 words for the transcript: the same bytes, a
+    quarter of the elements (the transcript stores and hashes float64, exact for 32-bit words)."""
+    return np.ascontiguousarray(raw, dtype=np.uint8).view("<u4")
+
+
 def prepare_round(be, algorithm, specs, t: int):
     """Threshold recovery, before round ``t`` with active secure messages: the parties' round public keys and
     encrypted shares, gathered and forwarded (:mod:`privdist.runtime.secure.secagg_threshold`). Returns the round's key
@@ -245,8 +251,8 @@ def prepare_round(be, algorithm, specs, t: int):
         nbrs = neighbours(be.secure_session, t, table, K, params.degree)
         sealed = be.secure_share(t, table)
         be.secure_receive(t, table, route(sealed, nbrs))
-        return {"table": table, "neighbours": nbrs, "params": params}, [{"secagg.round_keys": table,
-                                                                        "secagg.shares": sealed}]
+        return {"table": table, "neighbours": nbrs, "params": params}, [{"secagg.round_keys": _words(table),
+                                                                        "secagg.shares": _words(sealed)}]
     table, sealed = be.secure_prepare(t)
     be.secure_receive(t, table, sealed)
     return table, [{"secagg.round_keys": table}]  # the shares (drawn from OS entropy by pycryptodome) are not kept
@@ -281,18 +287,32 @@ def secure_sum(be, algorithm, specs, t: int, agent_out: dict, dropout: Dropout |
     records, attempt, info, flat = [], 0, {}, None
     if isinstance(round_keys, dict):  # the sparse graph: recovered among neighbours, or a named error
         fails = dropout.failures(seed, trial, t, 0, K)[1] if dropout is not None else np.zeros(K, bool)
-        from .secagg_plus import check_connected, recover as recover_sparse
+        from .secagg_plus import DROPPED, IN, OUT, PENDING, check_connected, excluded, recover as recover_sparse
 
-        check_connected(round_keys["neighbours"], present, t)  # before any share is revealed
-        revealed = be.secure_reveal(t, present)
-        answered = present & ~fails & ~_lost(be, K)
+        nbrs = round_keys["neighbours"]
+        check_connected(nbrs, present, t)  # before anything is revealed
+        first = be.secure_reveal(t, np.where(present, PENDING, OUT))  # round seeds with the absent: who answers
+        responded = present & ~fails & ~_lost(be, K)  # a party that fails after sending answers neither reveal
+        left_out = excluded(nbrs, present, responded)  # went silent with a neighbour outside the sum
+        present = present & ~left_out
+        check_connected(nbrs, present, t)  # before any share is revealed
+        revealed = be.secure_reveal(t, np.where(present, IN, np.where(left_out, DROPPED, OUT)))
+        answered = responded & present & ~_lost(be, K)
         total = _concat(masked, names)[present].sum(axis=0, dtype=np.uint64)
-        flat, rebuilt = recover_sparse(total, present, answered, revealed, round_keys, be.secure_session, t, bits)
-        records.append({"secagg.revealed@attempt0": np.where(answered[:, None, None], revealed, 0).astype(np.uint8),
-                        "secagg.rebuilt_seeds@attempt0": rebuilt["seeds"]})
-        info["recovered"] = {"self_masks": len(rebuilt["rebuilt_self"]),
-                             "pair_masks_of": rebuilt["rebuilt_pairwise"],
-                             "unanswered": np.flatnonzero(present & ~answered).tolist()}
+        out = recover_sparse(total, present, answered, revealed, round_keys, be.secure_session, t, bits)
+        shown = {"secagg.revealed@phase1": _words(np.where(responded[:, None, None], first, 0)),
+                 "secagg.revealed@attempt0": _words(np.where(answered[:, None, None], revealed, 0))}
+        info["left_out"] = np.flatnonzero(left_out).tolist()
+        if out is not None:
+            flat, rebuilt = out
+            records.append({**shown, "secagg.rebuilt_seeds@attempt0": _words(rebuilt["seeds"])})
+            info["recovered"] = {"self_masks": len(rebuilt["rebuilt_self"]),
+                                 "pair_masks_of": rebuilt["rebuilt_pairwise"],
+                                 "unanswered": np.flatnonzero(present & ~answered).tolist()}
+        else:  # an absent party's neighbour sent and then went silent: retried among those who answered
+            records.append(shown)
+            info["recovered"] = None
+            present, attempt = answered, 1
     elif round_keys is not None:  # threshold recovery: attempt 0 ends with the revealed shares
         fails = dropout.failures(seed, trial, t, 0, K)[1] if dropout is not None else np.zeros(K, bool)
         revealed = be.secure_reveal(t, present)
@@ -319,6 +339,10 @@ def secure_sum(be, algorithm, specs, t: int, agent_out: dict, dropout: Dropout |
                 attempt += 1
                 continue
             records.append({f"{n}@attempt{attempt}": masked[n] for n in names})
+        if isinstance(round_keys, dict) and present.any():  # the sparse graph's retried attempt: connected first
+            from .secagg_plus import check_connected
+
+            check_connected(round_keys["neighbours"], present, t)
         fails = dropout.failures(seed, trial, t, attempt, K)[1] if dropout is not None else np.zeros(K, bool)
         answers = be.secure_answer(t, attempt, present)
         answered = present & ~fails & ~_lost(be, K)

@@ -19,7 +19,7 @@ import numpy as np
 
 from ...errors import ReconstructionError, ValidationError
 
-__all__ = ["PRIME", "LIMBS", "SHARE_BYTES", "split_many", "combine_many"]
+__all__ = ["PRIME", "LIMBS", "SHARE_BYTES", "split_many", "combine_many", "matmul_mod"]
 
 PRIME = (1 << 31) - 1
 LIMBS = 8  # 16-bit limbs of a 16-byte seed
@@ -39,15 +39,45 @@ def split_many(seeds, points, threshold: int, coefficients) -> np.ndarray:
     holders' ids plus one), ``coefficients`` (N, threshold - 1, 8) uint64 uniform in ``[0, p)`` (drawn by the
     caller). Returns (N, k, 32) uint8: the share of seed ``i`` for the holder of ``points[i, j]``."""
     limbs = _limbs(seeds)  # (N, 8)
-    x = np.asarray(points, dtype=np.uint64)[:, :, None]
+    x = np.asarray(points, dtype=np.uint64) % _P
     coefficients = np.asarray(coefficients, dtype=np.uint64)
     if coefficients.shape != (limbs.shape[0], threshold - 1, LIMBS):
         raise ValidationError(f"coefficients must be (N, threshold - 1, {LIMBS}), got {coefficients.shape}")
-    acc = np.zeros((limbs.shape[0], x.shape[1], LIMBS), dtype=np.uint64)
-    for j in range(threshold - 2, -1, -1):  # Horner from the top coefficient
-        acc = (acc * x + coefficients[:, None, j, :]) % _P
-    acc = (acc * x + limbs[:, None, :]) % _P
-    return np.ascontiguousarray(acc.astype("<u4")).view(np.uint8)
+    points, where = np.unique(x, return_inverse=True)  # the Vandermonde rows x^0 .. x^(t-1) of each distinct point
+    powers = np.empty((points.size, threshold), dtype=np.uint64)
+    powers[:, 0] = 1
+    for j in range(1, threshold):
+        powers[:, j] = (powers[:, j - 1] * points) % _P
+    high, low = _halves(powers)
+    where = where.reshape(x.shape)
+    acc = _matmul_halves(high[where], low[where], np.concatenate([limbs[:, None, :], coefficients], axis=1))
+    return np.ascontiguousarray(acc.astype("<u4")).view(np.uint8)  # f(x) = s + sum_j a_j x^j per limb
+
+
+def _halves(a) -> tuple[np.ndarray, np.ndarray]:
+    """``a = a1 2^16 + a0`` (uint64 below ``2^32``) as two float64 arrays, exact."""
+    a = np.asarray(a, dtype=np.uint64)
+    return (a >> np.uint64(16)).astype(np.float64), (a & np.uint64(0xFFFF)).astype(np.float64)
+
+
+def _matmul_halves(a1, a0, b) -> np.ndarray:
+    """``(a1 2^16 + a0) @ b mod p`` (see :func:`matmul_mod`)."""
+    if a1.shape[-1] >= 1 << 22:
+        raise ValidationError(f"matmul_mod sums at most 2^22 products exactly, got {a1.shape[-1]}")
+    b1, b0 = _halves(b)
+
+    def part(u, v):
+        return (u @ v).astype(np.uint64) % _P
+
+    high, mid, low = part(a1, b1), (part(a1, b0) + part(a0, b1)) % _P, part(a0, b0)
+    return (high * np.uint64(2) + (mid << np.uint64(16)) + low) % _P
+
+
+def matmul_mod(a, b) -> np.ndarray:
+    """``a @ b mod p`` for stacked uint64 matrices with entries in ``[0, p)``, exact: each operand is cut into 16-bit
+    halves (``a = a1 2^16 + a0``), whose products (below ``2^31``) are summed by BLAS in float64, exactly while the
+    inner dimension is below ``2^22``; ``2^32 = 2 mod p`` recombines them."""
+    return _matmul_halves(*_halves(a), b)
 
 
 def _inverse(a: np.ndarray) -> np.ndarray:
@@ -80,9 +110,7 @@ def combine_many(shares, points) -> np.ndarray:
     if (den == 0).any():
         raise ReconstructionError("Shamir shares with repeated evaluation points cannot be combined")
     weights = (num * _inverse(den)) % _P
-    limbs = np.zeros((n, LIMBS), dtype=np.uint64)
-    for j in range(t):
-        limbs = (limbs + weights[:, j:j + 1] * values[:, j, :]) % _P
+    limbs = matmul_mod(weights[:, None, :], values)[:, 0, :]
     if (limbs >= (1 << 16)).any():
         raise ReconstructionError("rebuilt Shamir limbs outside 16 bits: the shares belong to different sharings")
     return np.ascontiguousarray(limbs.astype("<u2")).view(np.uint8)
