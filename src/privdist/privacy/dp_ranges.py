@@ -34,8 +34,9 @@ bounds instead, with the Gaussian mechanism and post-processing only:
    (5 draws, test split): Minnesota radon's DP target range, central fragments such as (1, 1.41) for a target
    whose 1 %/99 % quantiles are -0.92 and 3.12, grows, and its RMSE goes from 0.869 +- 0.059 to 0.822 +- 0.014
    (mean predictor 0.837); breast cancer, Bangladesh, Guatemala and Dutch unchanged, diabetes 72.3 +- 5.7 -> 74.2
-   +- 7.8, London 0.832 +- 0.015 -> 0.838 +- 0.014 (within the draws' spread); on 90/10 validation splits of the training rows (3 splits x 4 draws) diabetes 73.0 ->
-   66.5, Dutch 7.26 -> 7.21, London 0.843 -> 0.851, radon unchanged at 577 rows (its target falls back there).
+   +- 7.8, London 0.832 +- 0.015 -> 0.838 +- 0.014 (within the draws' spread); on 90/10 validation splits of the
+   training rows (3 splits x 4 draws) diabetes 73.0 -> 66.5, Dutch 7.26 -> 7.21, London 0.843 -> 0.851, radon
+   unchanged at 577 rows (its target falls back there).
    A span only grows, so no column is found that was not; on pure noise beside one real bin (noise std 25,
    20,000 draws) the span grew past that bin in 13 draws with the extension and 13 without (false tail blocks).
 4. **Fallback, from public quantities only.** When the total row count ``N`` (public under replace-one neighbours)
