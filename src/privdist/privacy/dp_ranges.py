@@ -27,7 +27,18 @@ bounds instead, with the Gaussian mechanism and post-processing only:
    ~240 empty bins out of it (a plain noisy CDF over the whole grid accumulates ``sqrt(B) s`` of noise; compare the
    quantile-from-histogram approach of Smith (2011) and the DP quantile survey of Gillenwater, Joseph, Kulesza
    (2021)). Wider blocks wholly outside that span add the thin tails, bin by bin of the blocks that pass (a column
-   crossing zero spreads its small side over many log-scale bins).
+   crossing zero spreads its small side over many log-scale bins). Then the span grows on either side by a run of
+   ``k < TAIL_WIDTH`` bins just beside it whose own noisy mass passes ``tau_1 sqrt(k)``, repeated until none passes
+   (:func:`_extend_core`, issue 39): a core found as one central bin of a column spread thin over its neighbours
+   kept them before only when a dyadic block of them lay wholly outside it. Measured on the utility benchmark
+   (5 draws, test split): Minnesota radon's DP target range, central fragments such as (1, 1.41) for a target
+   whose 1 %/99 % quantiles are -0.92 and 3.12, grows, and its RMSE goes from 0.869 +- 0.059 to 0.822 +- 0.014
+   (mean predictor 0.837); breast cancer, Bangladesh, Guatemala and Dutch unchanged, diabetes 72.3 +- 5.7 -> 74.2
+   +- 7.8, London 0.832 +- 0.015 -> 0.838 +- 0.014 (within the draws' spread); on 90/10 validation splits of the
+   training rows (3 splits x 4 draws) diabetes 73.0 -> 66.5, Dutch 7.26 -> 7.21, London 0.843 -> 0.851, radon
+   unchanged at 577 rows (its target falls back there).
+   A span only grows, so no column is found that was not; on pure noise beside one real bin (noise std 25,
+   20,000 draws) the span grew past that bin in 13 draws with the extension and 13 without (false tail blocks).
 4. **Fallback, from public quantities only.** When the total row count ``N`` (public under replace-one neighbours)
    is below ``2 tau_1`` the noise swamps every possible count: no column is estimated. A column with no occupied bin
    falls back too. Wider blocks are tried only while ``tau_w <= N``: beyond it no block of real rows can pass, only
@@ -189,7 +200,38 @@ def _occupied_bins(row: np.ndarray, noise_std: float, n_rows: float = math.inf) 
         for b, e in zip(starts[hit], ends[hit]):
             if e <= core[0] or b >= core[1]:
                 mask[b:e] = True
+    if core is not None and EXTEND:
+        _extend_core(csum, mask, tau_1, n_rows)
     return mask if core is not None else None
+
+
+#: Extend the span by neighbouring runs of bins whose own noisy mass passes (:func:`_extend_core`).
+EXTEND = True
+
+
+def _extend_core(csum: np.ndarray, mask: np.ndarray, tau_1: float, n_rows: float) -> None:
+    """Grow the span (``mask``, in place) on either side by the run of ``k < TAIL_WIDTH`` bins just beside it whose
+    noisy mass passes ``tau_1 sqrt(k)`` (of the passing runs, the one of largest ``mass / sqrt(k)``); repeated until
+    no run passes. A column spread thin beside its core (a target crossing zero on the log grid: each bin under the
+    threshold, a run of them over it) keeps its shoulders, which a fragment of its central bins would clip (issue
+    39). Each test is of ``k`` bins outside the span: a run of empty bins passes with probability ``<= beta / (2 B)``
+    like a block; a span only grows, so no column is found that was not."""
+    n_bins = mask.size
+    widths = [k for k in range(1, TAIL_WIDTH) if tau_1 * math.sqrt(k) <= n_rows]
+
+    def best(mass_of) -> int:
+        z = [(mass_of(k) / math.sqrt(k), k) for k in widths if mass_of(k) > tau_1 * math.sqrt(k)]
+        return max(z)[1] if z else 0
+
+    while True:
+        busy = np.flatnonzero(mask)
+        lo, hi = int(busy[0]), int(busy[-1]) + 1
+        left = best(lambda k: csum[lo] - csum[lo - k] if lo - k >= 0 else -math.inf)
+        right = best(lambda k: csum[hi + k] - csum[hi] if hi + k <= n_bins else -math.inf)
+        mask[lo - left:lo] = True
+        mask[hi:hi + right] = True
+        if not (left or right):
+            return
 
 
 #: Share of the public row count ``N`` a regressor's target span must be shown to hold (:func:`holds_rows`).
