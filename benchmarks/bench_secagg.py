@@ -143,13 +143,15 @@ def _bytes(res, K: int, value_bytes: int, shamir: bool, degree: int | None = Non
     return {"round_1": per_round.get(1, 0.0), "gradient_round": per_round.get(2, 0.0)}
 
 
-def _plans(sizes: list[int], shamir: bool) -> list[tuple]:
+def _plans(sizes: list[int], shamir: bool, retry_max: int | None = None) -> list[tuple]:
     """``(K, trust, dropout, recovery, threshold, colluding)`` of every cost run (``threshold`` None: the default;
-    ``colluding`` with a sparse graph chosen for 10 % colluding and 10 % dropped parties)."""
+    ``colluding`` with a sparse graph chosen for 10 % colluding and 10 % dropped parties; the complete graph's
+    retry only up to ``retry_max`` parties, None: at every size)."""
     from privdist.runtime.secure.secure_round import Dropout
 
     plans = [(K, trust, None, rec, None, 0) for K in sizes for trust, rec in
-             (("local", None), ("secure_aggregation", "retry"), ("secure_aggregation", "sparse"))]
+             (("local", None), ("secure_aggregation", "retry"), ("secure_aggregation", "sparse"))
+             if rec != "retry" or retry_max is None or K <= retry_max]
     plans += [(K, "secure_aggregation", None, "sparse", K // 2, 0) for K in sizes if K == 100]
     plans += [(K, "secure_aggregation", None, "sparse", None, K // 10) for K in sizes if K >= 100]
     if 100 in sizes:
@@ -163,11 +165,11 @@ def _plans(sizes: list[int], shamir: bool) -> list[tuple]:
     return plans
 
 
-def cost_rows(sizes: list[int], shamir: bool = True, repeats: int = 1) -> list[dict]:
+def cost_rows(sizes: list[int], shamir: bool = True, repeats: int = 1, retry_max: int | None = None) -> list[dict]:
     """The cost rows; with ``repeats > 1`` every plan runs that many times, interleaved (all plans, then all again),
     and a row keeps the median of each time, its ratios the median of the ratios to the plain run of the same repeat
     (on a shared machine the load drifts; neighbouring runs see similar load), and the repeats' values."""
-    plans = _plans(sizes, shamir)
+    plans = _plans(sizes, shamir, retry_max)
     runs = [[_cost_row(*plan) for plan in plans] for _ in range(max(1, int(repeats)))]
     for rep in runs:  # ratios against the plain run of the same size and repeat
         for r in rep:
@@ -440,6 +442,8 @@ def main(argv=None) -> int:
     p.add_argument("--skip-utility", action="store_true", help="keep the utility rows of an existing STEM.json")
     p.add_argument("--skip-cost", action="store_true", help="keep the cost rows of an existing STEM.json")
     p.add_argument("--skip-shamir", action="store_true", help="no complete-graph threshold-recovery rows (minutes)")
+    p.add_argument("--retry-max", type=int, help="the complete graph's retry rows only up to this many parties "
+                   "(minutes at 1,000 parties; default: every size)")
     p.add_argument("--repeats", type=int, default=1, help="runs of each cost plan, interleaved; medians reported")
     p.add_argument("--fits", default="1000,10000", help="party counts of the whole-fit rows (10 rows each)")
     p.add_argument("--skip-fits", action="store_true", help="keep the fit rows of an existing STEM.json")
@@ -451,7 +455,7 @@ def main(argv=None) -> int:
     kept = json.loads(stem.with_suffix(".json").read_text()) if stem.with_suffix(".json").exists() else {}
     utility = kept.get("utility", []) if args.skip_utility else utility_rows(args.draws)  # a skipped part is kept
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    cost = kept.get("cost", []) if args.skip_cost else cost_rows(sizes, not args.skip_shamir, args.repeats)
+    cost = kept.get("cost", []) if args.skip_cost else cost_rows(sizes, not args.skip_shamir, args.repeats, args.retry_max)
     shamir = kept.get("shamir", []) if args.skip_cost or args.skip_shamir else shamir_rows(sizes)
     fits = kept.get("fits", []) if args.skip_fits else fit_rows([int(s) for s in args.fits.split(",") if s.strip()])
     party = kept.get("party", []) if args.skip_party else party_rows()
