@@ -2,6 +2,8 @@
 
 import time
 
+from dataclasses import dataclass
+
 import numpy as np
 import pytest
 
@@ -109,3 +111,16 @@ def assert_secure_ledger(algo, problem, res, rounds, agents, K, report):
         assert len(releases) == sum(c for _, c in res.ledger.entries(agent))
         assert report["per_agent"][agent]["epsilon"]["rdp"] == pytest.approx(agent_epsilon(releases, 1e-5, "rdp"))
 
+
+@dataclass(frozen=True)
+class HalfNoiseStreams:
+    """Agent streams whose draws have half the requested scale (a broken sampler for the audits: the mechanism's
+    unit normals, drawn through ``draw``, come out halved)."""
+
+    rng: object
+
+    def draw(self, fn):
+        return self.rng.draw(fn) * 0.5
+
+    def __getattr__(self, name):
+        return getattr(self.rng, name)

@@ -14,6 +14,8 @@ from privdist.audit import (LinearCost, audit, copies_are_independent, first_rel
                             problem_for, problem_kind, small_problem)
 from privdist.cli.main import main
 
+from conftest import HalfNoiseStreams
+
 #: Typical private configuration of an algorithm whose default runs without noise or needs a public constant.
 TYPICAL_PRIVATE = {"admm_sharing": {"mode": "output", "epsilon": 1.0, "b1": 10.0}, "dzoa": {"R": 9.0}}
 
@@ -41,27 +43,13 @@ def test_ci_audit_every_declared_guarantee(name):
 
 
 @dataclass(frozen=True)
-class _HalfNoiseStreams:
-    """Agent streams whose draws have half the requested scale (a broken sampler: the mechanism's unit normals,
-    drawn through ``draw``, come out halved)."""
-
-    rng: object
-
-    def draw(self, fn):
-        return self.rng.draw(fn) * 0.5
-
-    def __getattr__(self, name):
-        return getattr(self.rng, name)
-
-
-@dataclass(frozen=True)
 class _BrokenDPSGD(DPSGD):
     """DPSGD that declares its sigma but draws half of it."""
 
     name: ClassVar[str] = "dpsgd"
 
     def step(self, state, inbox, t, rng):
-        return super().step(state, inbox, t, _HalfNoiseStreams(rng))
+        return super().step(state, inbox, t, HalfNoiseStreams(rng))
 
 
 def test_halved_sigma_is_refuted_and_the_honest_one_is_not():

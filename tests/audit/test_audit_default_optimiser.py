@@ -20,6 +20,8 @@ from privdist.audit.aggregate import aggregate_view
 from privdist.privacy import privacy_report
 from privdist.runtime import run
 
+from conftest import HalfNoiseStreams
+
 ROUNDS = 2
 CASES = [(name, trust) for name in ("dpmm", "ssp") for trust in ("local", "secure_aggregation")]
 
@@ -99,26 +101,13 @@ def test_the_aggregate_view_is_what_the_coordinator_received():
 
 
 @dataclass(frozen=True)
-class _HalfNoise:
-    """Agent streams whose draws come out halved (a broken sampler)."""
-
-    rng: object
-
-    def draw(self, fn):
-        return self.rng.draw(fn) * 0.5
-
-    def __getattr__(self, name):
-        return getattr(self.rng, name)
-
-
-@dataclass(frozen=True)
 class _BrokenDPMM(DPMM):
     """dpmm that declares its noise but draws half of it (Gram and gradient)."""
 
     name: ClassVar[str] = "dpmm"
 
     def step(self, state, inbox, t, rng):
-        return super().step(state, inbox, t, _HalfNoise(rng))
+        return super().step(state, inbox, t, HalfNoiseStreams(rng))
 
 
 def test_dpmm_with_half_its_noise_is_refuted_and_the_honest_one_is_not():
