@@ -77,7 +77,7 @@ def table(rows) -> str:
             else:
                 best = min if r["task"] == "regression" else max
                 top = best(x["mean"] for x in rows if x["dataset"] == n and x["mean"] is not None)
-                v = f"{bu._fmt(r['mean'], r['task'])} ± {bu._fmt(r['std'], r['task'])}"
+                v = f"{bu._fmt(r['mean'], r['task'])} ± {bu._fmt(r['std'], r['task'], r['mean'])}"
                 cells.append(f"**{v}**" if r["mean"] == top else v)
         lines.append(f"| {meth} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
