@@ -455,7 +455,8 @@ def main(argv=None) -> int:
     kept = json.loads(stem.with_suffix(".json").read_text()) if stem.with_suffix(".json").exists() else {}
     utility = kept.get("utility", []) if args.skip_utility else utility_rows(args.draws)  # a skipped part is kept
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    cost = kept.get("cost", []) if args.skip_cost else cost_rows(sizes, not args.skip_shamir, args.repeats, args.retry_max)
+    cost = (kept.get("cost", []) if args.skip_cost
+            else cost_rows(sizes, not args.skip_shamir, args.repeats, args.retry_max))
     shamir = kept.get("shamir", []) if args.skip_cost or args.skip_shamir else shamir_rows(sizes)
     fits = kept.get("fits", []) if args.skip_fits else fit_rows([int(s) for s in args.fits.split(",") if s.strip()])
     party = kept.get("party", []) if args.skip_party else party_rows()

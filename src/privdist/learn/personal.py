@@ -14,7 +14,8 @@ Hu, Beirami & Smith, ICML 2021, eq. 2; the proximal personal objective of pFedMe
 2020, eq. 2). The intercept is never shrunk towards 0: natural silos (schools, districts) differ most by a shift of
 their own, and the intercept is partially pooled towards ``b_g`` with a prior worth ``mu`` rows
 (:data:`INTERCEPT_PRIOR`; Gelman & Hill 2007, ch. 12: a party of n rows puts the weight n / (n + mu) on its own mean
-residual, the partial-pooling estimate), so that a tiny party is not moved far by a few rows while a large one keeps its own shift.
+residual, the partial-pooling estimate), so that a tiny party is not moved far by a few rows while a large one keeps
+its own shift.
 ``lam = 0`` is the party alone, with no prior (scikit-learn's ``Ridge(alpha=alpha n)`` /
 ``LogisticRegression(C=1/(2 alpha n))`` on its rows); ``lam = inf`` is the global coefficients with the party's
 partially pooled intercept; ``personalize(..., strengths=(inf,), intercept_prior=inf)`` is the global model

@@ -17,7 +17,8 @@ over the multinomial alone model exceeds :data:`~privdist.learn.personal.STANDAR
 per-fold gains (the k-standard-error rule of :mod:`privdist.learn.personal`); otherwise the personal model IS the
 party's multinomial alone model (``strength_`` 0 for every class, ``multinomial_`` True: softmax probabilities in
 :meth:`~privdist.learn.personal.PersonalModel.predict_proba`). Parties whose rows miss a class (in all their rows or
-in a fold's training part) keep the one-vs-rest personal model (``multinomial_note_`` says why). The one-vs-rest candidate keeps, in every fold, the
+in a fold's training part) keep the one-vs-rest personal model (``multinomial_note_`` says why). The one-vs-rest
+candidate keeps, in every fold, the
 strengths chosen on all the party's rows (not re-selected per fold): if anything this favours it, i.e. the rule
 moves a party off the one-vs-rest personal model only on clear evidence. Like the rest of the personal model: the
 party's own rows and the release only; no privacy spent, nothing released.
