@@ -124,3 +124,13 @@ class HalfNoiseStreams:
 
     def __getattr__(self, name):
         return getattr(self.rng, name)
+
+
+def job_rows(k: int, *, seed: int, n: int, step: int, shift: float = 0.0):
+    """Party ``k``'s rows of the job tests (columns age, income, score; labels "yes"/"no"): ``n + step k`` rows
+    from the stream ``seed + k``; the parties' labels differ by their own shift ``shift (k - 1)`` (natural silos)."""
+    rng = np.random.default_rng(seed + k)
+    n = n + step * k
+    X = np.column_stack([rng.uniform(18, 90, n), rng.uniform(0, 200, n), rng.normal(size=n)])
+    y = np.where(0.03 * (X[:, 0] - 50) + 0.01 * (X[:, 1] - 100) + X[:, 2] + shift * (k - 1) > 0, "yes", "no")
+    return X, y

@@ -20,11 +20,9 @@ BOUNDS = {"age": [18, 90], "income": [0, 200], "score": [-5, 5]}
 
 
 def _rows(k: int):
-    rng = np.random.default_rng(20 + k)
-    n = 150 + 40 * k
-    X = np.column_stack([rng.uniform(18, 90, n), rng.uniform(0, 200, n), rng.normal(size=n)])
-    y = np.where(0.03 * (X[:, 0] - 50) + 0.01 * (X[:, 1] - 100) + X[:, 2] > 0, "yes", "no")
-    return X, y
+    from conftest import job_rows
+
+    return job_rows(k, seed=20, n=150, step=40)
 
 
 @pytest.fixture(scope="module")

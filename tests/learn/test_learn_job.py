@@ -9,17 +9,15 @@ from privdist.learn import DistributedLogisticRegression
 from privdist.learn.job import JobRefusedError, JobRequest, PartyJob, coordinate
 from privdist.runtime.remote import LocalLink, spawn_party
 
+from conftest import job_rows
+
 K = 3
 COLUMNS = ["age", "income", "score"]
 BOUNDS = {"age": (18, 90), "income": (0, 200), "score": (-5, 5)}
 
 
 def _rows(k: int):
-    rng = np.random.default_rng(10 + k)
-    n = 120 + 30 * k
-    X = np.column_stack([rng.uniform(18, 90, n), rng.uniform(0, 200, n), rng.normal(size=n)])
-    y = np.where(0.03 * (X[:, 0] - 50) + 0.01 * (X[:, 1] - 100) + X[:, 2] > 0, "yes", "no")
-    return X, y
+    return job_rows(k, seed=10, n=120, step=30)
 
 
 class Refuse:

@@ -17,6 +17,8 @@ from privdist.learn.personal import personalize
 from privdist.learn.personal_release import (PERSONAL_FORMAT, load_personal, own_comparison, personalize_release,
                                              released_model, save_personal)
 
+from conftest import job_rows
+
 NAMES = ["a", "b", "c"]
 
 
@@ -141,11 +143,7 @@ BOUNDS = {"age": (18, 90), "income": (0, 200), "score": (-5, 5)}
 
 
 def _rows(k: int):
-    rng = np.random.default_rng(10 + k)
-    n = 120 + 30 * k
-    X = np.column_stack([rng.uniform(18, 90, n), rng.uniform(0, 200, n), rng.normal(size=n)])
-    y = np.where(0.03 * (X[:, 0] - 50) + 0.01 * (X[:, 1] - 100) + X[:, 2] + (k - 1) * 0.8 > 0, "yes", "no")
-    return X, y
+    return job_rows(k, seed=10, n=120, step=30, shift=0.8)
 
 
 def test_a_job_party_gets_the_release_and_its_personal_model_spends_nothing(tmp_path):
