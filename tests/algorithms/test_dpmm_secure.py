@@ -177,3 +177,18 @@ def test_the_estimator_takes_trust():
         DistributedLogisticRegression(algorithm="dpsgd", trust="secure_aggregation").fit(X, y)
     with pytest.raises(UnknownNameError):
         DistributedLogisticRegression(trust="curator").fit(X, y)
+
+
+@pytest.mark.parametrize("trust", ["local", "secure_aggregation"])
+def test_silent_messages_are_not_recorded(trust):
+    """dpmm's public schedule (``silent``): the Gram crosses the network in round 1 only and the agents send neither
+    message in the last round, in both trust modes; the transcript holds what was sent (no zero Gram every round)."""
+    algo = make_algorithm("dpmm", epsilon=1.0, delta=1e-5, trust=trust)
+    res = run(algo, _problem(), make_network("complete", n=4), 4, seed=3, transcript="full")
+    sent = {t: {n for role, n in msgs if role == "agent"} for t, msgs in res.transcript.rounds.items()}
+    assert {"g", "h"} <= sent[1] and all("g" in sent[t] and "h" not in sent[t] for t in (0, 2, 3))
+    assert not {"g", "h"} & sent.get(4, set())
+    four = algo.for_rounds(4)
+    assert all(four.silent("h", t) for t in (0, 2, 3, 4)) and not four.silent("h", 1) and four.silent("g", 4)
+    again = run(algo, _problem(), make_network("complete", n=4), 4, seed=3, transcript="full")
+    assert np.array_equal(res.estimates, again.estimates) and res.transcript.digest == again.transcript.digest

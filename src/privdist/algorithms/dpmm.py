@@ -195,9 +195,14 @@ class DPMM(SecureSum, Budgeted, AlgorithmBase):
             g = Release(dp_event.ComposedDpEvent((g.event, h.event)))
         return [g] * len(agents)
 
-    def secure_silent(self, name: str, t: int) -> bool:
-        """The public schedule of the secure sums: the Gram in round 1 only, nothing in the last round."""
+    def silent(self, name: str, t: int) -> bool:
+        """The public schedule of the agents' messages in every trust mode (:meth:`step`): the Gram in round 1
+        only, nothing in the last round. A silent message holds zeros; the runtime does not record it."""
         return t >= self._last or (name == "h" and t != 1)
+
+    def secure_silent(self, name: str, t: int) -> bool:
+        """The public schedule of the secure sums: :meth:`silent`'s."""
+        return self.silent(name, t)
 
     def secure_events(self, t: int, present, problem) -> list:
         """Round ``t``'s releases in a run: for each party in the sums, the aggregate protected by the shares of the

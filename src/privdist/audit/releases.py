@@ -109,10 +109,13 @@ class ObserverView:
 
 
 def release_of(result, agents, t: int) -> np.ndarray:
-    """Rows: the messages ``agents`` sent in round ``t`` (all message names, sorted, flattened, concatenated);
-    for an algorithm whose agents send nothing, the coordinator's messages of round ``t`` (same row for all)."""
-    msgs = result.transcript.rounds[t]
+    """Rows: the messages ``agents`` sent in round ``t`` (all message names, sorted, flattened, concatenated; no
+    columns in a round whose messages the algorithm's schedule declares silent); for an algorithm whose agents send
+    nothing in any round, the coordinator's messages of round ``t`` (same row for all)."""
+    msgs = result.transcript.rounds.get(t, {})
     names = sorted(name for role, name in msgs if role == "agent")
+    if not names and any(role == "agent" for r in result.transcript.rounds.values() for role, _ in r):
+        return np.zeros((len(agents), 0))  # a silent round: the agents sent nothing
     if not names:  # agents that send nothing (a coordinator computes from their data): its messages are the release
         coord = sorted(name for role, name in msgs if role == "coordinator")
         rows = [np.tile(np.asarray(msgs[("coordinator", n)]).reshape(1, -1), (len(agents), 1)) for n in coord]
