@@ -46,6 +46,8 @@ def _pooled():
 
 
 def test_each_party_writes_its_owner_only_personal_model(tmp_path):
+    """Parties 0 and 1 share one ``--out`` folder and party 2 writes beside its data (the default): three files,
+    each named by its party, none overwritten."""
     from conftest import wait_until
 
     d = tmp_path
@@ -70,7 +72,7 @@ def test_each_party_writes_its_owner_only_personal_model(tmp_path):
         _cli("party", d / f"party{k}.csv", "--target", "label", "--classes", "no,yes",
              "--key", d / f"party{k}/party{k}.key", "--cert", d / f"party{k}/party{k}.crt", "--ca", d / "ca/ca.crt",
              "--coordinator", f"127.0.0.1:{port}", "--coordinator-name", "coord", "--policy", d / "seeded.toml",
-             "--ledger-dir", d / f"ledger{k}", "--out", d / f"own{k}", "--timeout", 120),
+             "--ledger-dir", d / f"ledger{k}", *(("--out", d / "own") if k < 2 else ()), "--timeout", 120),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(K)]
     outs = [p.communicate(timeout=600) for p in parties]
     cout, cerr = coord.communicate(timeout=600)
@@ -80,10 +82,11 @@ def test_each_party_writes_its_owner_only_personal_model(tmp_path):
     release = json.loads((out / "model.json").read_text())
     np.testing.assert_allclose(release["coef"], ref.coef_, rtol=0, atol=0)  # the same released model
     released_files = {p.name for p in out.rglob("*") if p.is_file()}
-    assert "personal-model.json" not in released_files and "personal" not in (out / "results.json").read_text()
+    assert not any(n.startswith("personal-model") for n in released_files)
+    assert "personal" not in (out / "results.json").read_text()
     eps = json.loads((out / "results.json").read_text())["privacy"]["epsilon"]
     for k in range(K):
-        path = d / f"own{k}" / "personal-model.json"
+        path = (d / "own" if k < 2 else d) / f"personal-model-party{k}.json"  # two share --out, one the default
         assert path.exists() and os.stat(path).st_mode & 0o777 == 0o600
         data = json.loads(path.read_text())
         assert data["release"] is False and "owner-only" in data["owner_only"]

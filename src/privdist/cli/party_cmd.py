@@ -10,7 +10,8 @@ round's releases are in its ledger before they leave. Nothing executable is rece
 
 After the rounds the coordinator sends the release (the model, public) and the party fits its PERSONAL model from it
 and its own rows (issue 39, :mod:`privdist.learn.personal_release`): written owner-only (mode 0600, marked
-``owner_only``, ``release: false``) to ``--out DIR``/``personal-model.json`` (default: the folder of DATA.csv), never
+``owner_only``, ``release: false``) to ``--out DIR``/``personal-model-NAME.json`` (NAME: the party's certificate name;
+default DIR: the folder of DATA.csv), never
 sent, no privacy spent; it prints one line comparing alone / global / personal on its own rows (``--holdout F``, default
 0.3: a seeded split of its rows, the personal model and "alone" fitted on the rest, accuracy on the held-out part;
 ``--holdout 0``: the cross-validated log loss of the personal model's own selection). ``--no-personal`` skips it.
@@ -41,7 +42,8 @@ def register(sub) -> None:
     p.add_argument("--vertical", action="store_true", help="a vertical job: the file holds some columns of every "
                                                             "row and no labels (the coordinator holds them)")
     p.add_argument("--out", metavar="DIR", help="folder for this party's owner-only files: its personal model "
-                                                "personal-model.json (default: DATA.csv's folder); --vertical: its "
+                                                "personal-model-NAME.json, NAME its certificate's name (default: "
+                                                "DATA.csv's folder); --vertical: its "
                                                 "coefficient block parties/party_<m>.json")
     p.add_argument("--holdout", type=float, default=0.3, metavar="F",
                    help="share of the party's rows held out for its printed comparison alone / global / personal "
@@ -204,11 +206,11 @@ def _personal(job, args, name: str, console) -> None:
     """The party's personal model (module docstring): written owner-only, one line printed."""
     from pathlib import Path
 
-    from ..learn.personal_release import PERSONAL_FILE, party_personal
+    from ..learn.personal_release import party_personal, personal_file
 
     out = Path(args.out) if args.out else Path(args.data).resolve().parent
     out.mkdir(parents=True, exist_ok=True)
-    path, comp = party_personal(job, out / PERSONAL_FILE, holdout=args.holdout)
+    path, comp = party_personal(job, out / personal_file(name), holdout=args.holdout)
     console.print(f"{name}: its personal model (owner-only, not a release, no privacy spent): {path}", soft_wrap=True)
     console.print(f"{name}: {comparison_line(comp)}", soft_wrap=True)
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -34,12 +35,17 @@ from .model_io import LinearModel
 from ..errors import DataFormatError, ModelFileError, ParameterTypeError, ValidationError
 
 __all__ = ["ReleasedModel", "released_model", "personalize_release", "save_personal", "load_personal",
-           "own_comparison", "PERSONAL_FORMAT", "PERSONAL_FILE"]
+           "own_comparison", "PERSONAL_FORMAT", "personal_file"]
 
 PERSONAL_FORMAT = "privdist-personal-model/1"
 
-#: The name of a party's personal model file beside its outputs.
-PERSONAL_FILE = "personal-model.json"
+
+
+def personal_file(party: str) -> str:
+    """The name of party ``party``'s personal model file: ``personal-model-<party>.json`` (characters outside
+    ``[A-Za-z0-9._-]`` as ``_``), so that parties sharing a folder (a rehearsal on one machine, one ``--out``) never
+    overwrite each other's model."""
+    return "personal-model-" + re.sub(r"[^A-Za-z0-9._-]", "_", str(party)) + ".json"
 
 _OWNER_ONLY = ("owner-only personal model: the released global model combined with this party's own rows "
                "(post-processing: no privacy spent, no ledger event); NOT a release and not covered by any guarantee "
