@@ -135,6 +135,11 @@ def test_a_party_the_consortium_did_not_sign_is_refused(pki, tmp_path):
     assert parties[2].returncode != 0
     assert coord.returncode != 0 and "party2" in cerr  # it never joined
     assert not (tmp_path / "job3" / "model.json").exists()
+    for k in (0, 1):  # they joined and waited; the coordinator gave up before any plan: nothing in their ledgers
+        assert parties[k].returncode == 1 and "before it offered the plan" in outs[k][0], outs[k]
+        assert "aborted" not in outs[k][0] and _rounds_recorded(pki, f"ledger{k}", "job3") == 0
+        ledger = pki / f"ledger{k}" / "ledger.json"
+        assert not ledger.exists() or "job3" not in ledger.read_text()
 
 
 

@@ -183,6 +183,10 @@ def party_main(args) -> int:
     console.print(f"{me.name}: dialling {args.coordinator_name} at {args.coordinator}")
     outcome = run_party(job, key=args.key, cert=args.cert, ca=args.ca, coordinator=args.coordinator,
                         coordinator_name=args.coordinator_name, timeout=args.timeout)
+    if outcome.status == "no_plan":
+        console.print(f"{me.name}: the coordinator went away before it offered the plan of job {outcome.job!r}; "
+                      "nothing was read or released and the ledger is unchanged")
+        return 1
     if outcome.status == "abandoned":
         console.print(f"{me.name}: the coordinator went away; job {outcome.job!r} is aborted in the ledger (what "
                       "was released stays charged)")

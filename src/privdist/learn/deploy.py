@@ -52,9 +52,10 @@ def run_coordinator(request, parties, *, key, cert, ca, host: str = "127.0.0.1",
 @dataclass(frozen=True)
 class PartyOutcome:
     """How a party's job ended: ``"finished"``, ``"refused"`` (``reasons``; no data read), ``"called_off"`` (the
-    coordinator stopped the job before its rounds ended, e.g. another party refused; aborted in the party's ledger)
-    or ``"abandoned"`` (the coordinator went away; aborted in the party's ledger). What was released stays
-    charged."""
+    coordinator stopped the job before its rounds ended, e.g. another party refused; aborted in the party's ledger),
+    ``"abandoned"`` (the coordinator went away; aborted in the party's ledger; what was released stays charged) or
+    ``"no_plan"`` (the coordinator went away before it offered a plan, e.g. another party never joined: nothing was
+    read, released or written to the ledger)."""
 
     status: str
     job: str | None
@@ -76,7 +77,7 @@ def run_party(job, *, key, cert, ca, coordinator: str, coordinator_name: str, ti
         serve_link(job, GrpcEnd(client, timeout))
     if not job.closed and not getattr(job, "finished", False):  # finished: the rounds ended, only the release missed
         job.abandon()
-        return PartyOutcome("abandoned", job_id)
+        return PartyOutcome("no_plan" if job.decision is None else "abandoned", job_id)
     if job.decision is not None and not job.decision[0]:
         return PartyOutcome("refused", job_id, tuple(job.decision[1]))
     if job.called_off:
