@@ -199,3 +199,15 @@ def test_personalize_cli_refuses_a_vertical_model(capsys, tmp_path):
                                          str(tmp_path / "mine.csv"), "--target", "label", "--out",
                                          str(tmp_path / "p.json")])
     assert not Path(tmp_path / "p.json").exists()
+
+
+def test_comparison_line_names_the_global_coefficients_of_a_holdout():
+    """Issue 39 (new user): ``privdist personalize`` on a Bangladesh district whose held-out comparison chose the
+    global coefficients (strength ``"global coefficients"`` from party_eval) ended in a ValueError traceback."""
+    from privdist.cli.party_cmd import comparison_line
+
+    comp = {"method": "holdout", "metric": "accuracy", "train_rows": 82, "test_rows": 35, "alone": 0.6,
+            "global": 0.7, "personal": 0.7, "strength": "global coefficients"}
+    line = comparison_line(comp)
+    assert "strength global;" in line and "held out (35 of 117)" in line
+    assert "strength global, 0.5;" in comparison_line({**comp, "strength": ["global coefficients", 0.5]})
