@@ -35,7 +35,7 @@ import numpy as np
 from ..errors import (DataFileNotFoundError, DataFormatError, EmptyPartyError, NonFiniteDataError,
                       NonNumericDataError, UnknownColumnError, ValidationError)
 from .dataset import Dataset
-from .frames import check_column_names, same_when_normalised
+from .frames import check_column_names, check_stray, same_when_normalised
 from .hints import categories_hint, classes_hint
 
 __all__ = ["FILE_FORMATS", "file_format", "load_file", "load_files", "classes_hint", "TASKS"]
@@ -278,6 +278,8 @@ def _from_table(df, target, encode, drop, party_column, label, extras, categorie
         raise ValidationError(f"{label}: no feature columns are left besides the target {target!r}")
     _check_missing(features, label)
     text = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]  # bool is numeric
+    listed = {str(c) for c in categories} if encode == "onehot" and isinstance(categories, dict) else set()
+    check_stray(features, [c for c in text if c not in listed], label)  # a number with a typo stays an error
     if text and encode == "none":
         raise NonNumericDataError(f"{label}: column(s) {text} are not numeric; pass encode='onehot' "
                                   "(CLI: --onehot) to one-hot encode them, or drop them")
