@@ -255,3 +255,17 @@ def test_negative_seed(csv, capsys, no_training):
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc")
 def test_out_under_proc(csv, capsys, no_training):
     assert "cannot create results directory" in _error([str(csv), *BASE, "--out", "/proc/privdist-x"], capsys)
+
+
+def test_drop_leaves_a_row_id_out_of_the_features(csv, tmp_path, capsys):
+    """Issue 39 (new user): Contraception's ``rownames`` and ``woman`` (row ids) became features of the released model,
+    and ``privdist fit`` had no way to leave them out (``privdist personalize`` had ``--drop``)."""
+    df = pd.read_csv(csv)
+    df.insert(0, "rownames", np.arange(1, len(df) + 1))
+    df.to_csv(tmp_path / "ids.csv", index=False)
+    code, _, err = _fit([str(tmp_path / "ids.csv"), *BASE, "--party-column", "party", "--drop", "rownames",
+                         "--out", str(tmp_path / "out")], capsys)
+    assert code == 0, err
+    assert json.loads((tmp_path / "out" / "model.json").read_text())["feature_names"] == list("abcd")
+    assert "'nosuch' is not a column" in _error([str(tmp_path / "ids.csv"), *BASE, "--drop", "nosuch"], capsys)
+    assert "--drop" in _error(["adult", *BASE[2:], "--agents", "3", "--drop", "age"], capsys)

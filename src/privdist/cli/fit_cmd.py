@@ -78,6 +78,8 @@ def register(sub) -> None:
     p.add_argument("--rounds", type=int, help="communication rounds (default: dpmm 20 for classification and 2 for "
                    "regression, ssp 2, other algorithms 100; 50 with --vertical/--feature-groups)")
     p.add_argument("--task", choices=("auto", "classification", "regression"), default="auto")
+    p.add_argument("--drop", action="append", metavar="COL", help="a column of the file(s) to leave out of the "
+                   "features, such as a row id (repeatable)")
     p.add_argument("--onehot", action="store_true", help="one-hot encode non-numeric feature columns (their "
                    "category lists from --categories are public; lists read from the data make the report "
                    "guaranteed: false)")
@@ -139,9 +141,12 @@ def _load(args):
         if args.party_column:
             raise ValidationError("the shipped 'adult' data has no party column: use --agents, --dirichlet, "
                                   "--vertical or --feature-groups")
+        if args.drop:
+            raise ValidationError("--drop works on your own files; the shipped 'adult' data keeps all its columns")
         return load_adult_public(), None
     kwargs = {"encode": "onehot" if args.onehot else "none", "task": args.task,
-              "categories": parse_categories(args.categories) or None, "classes": parse_classes(args.classes)}
+              "categories": parse_categories(args.categories) or None, "classes": parse_classes(args.classes),
+              "drop": tuple(args.drop or ())}
     if len(args.data) > 1:
         if any(v is not None for v in (args.party_column, args.agents, args.dirichlet, args.vertical,
                                        args.feature_groups)):
