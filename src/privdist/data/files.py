@@ -36,7 +36,7 @@ from ..errors import (DataFileNotFoundError, DataFormatError, EmptyPartyError, N
                       NonNumericDataError, UnknownColumnError, ValidationError)
 from .dataset import Dataset
 from .frames import check_column_names, check_stray, same_when_normalised
-from .hints import categories_hint, classes_hint
+from .hints import categories_hint, classes_hint, classes_step
 
 __all__ = ["FILE_FORMATS", "file_format", "load_file", "load_files", "classes_hint", "TASKS"]
 
@@ -388,10 +388,6 @@ def _public_categories(categories, columns, label) -> dict:
     return out
 
 
-#: Label encodings whose class names carry nothing read from the data (issue 24).
-_CANONICAL_CLASSES = ({0, 1}, {-1, 1}, {False, True})
-
-
 def _labels(y, task, label, extras, classes=None) -> np.ndarray:
     import pandas as pd
 
@@ -416,16 +412,7 @@ def _labels(y, task, label, extras, classes=None) -> np.ndarray:
         raise ValidationError(f"{label}: classification needs at least two classes in the target, found "
                               f"{len(values)}: {values[:10]}")
     extras["classes"] = [v.item() if hasattr(v, "item") else v for v in values]
-    canonical = any(set(extras["classes"]) == c and all(isinstance(v, (bool, int, float)) for v in extras["classes"])
-                    for c in _CANONICAL_CLASSES) or (
-        len(values) > 2 and extras["classes"] == list(range(len(values)))
-        and all(isinstance(v, int) and not isinstance(v, bool) for v in extras["classes"]))
-    extras["preprocessing"].append(
-        {"step": "classes_canonical", "private": True, "note": f"labels {extras['classes']}: a canonical encoding"}
-        if canonical else
-        {"step": "classes_from_data", "private": False,
-         "note": f"NOT PRIVATE: the class names {extras['classes']} were read from the data and a model file names "
-                 f"them; state them as public: {classes_hint(extras['classes'])}"})
+    extras["preprocessing"].append(classes_step(extras["classes"]))
     if len(values) > 2:  # several classes: the index of each row's class in extras["classes"]
         return _class_index(y.to_numpy(), values)
     return np.where(y.to_numpy() == values[1], 1.0, -1.0)
