@@ -227,3 +227,23 @@ def test_stated_classes_keep_the_guarantee_of_a_three_class_fit(tmp_path, capsys
     privacy = json.loads((out / "results.json").read_text())["privacy"]
     assert privacy["guaranteed"] and not privacy["not_guaranteed"], privacy["not_guaranteed"]
     assert [s["step"] for s in privacy["preprocessing"]].count("classes_public") == 1
+
+
+def test_stated_lists_that_miss_the_data_are_warned_about(tmp_path):
+    """Issue 39 (new user): ``--categories livch=a,b`` for a column holding 0, 1, 2, 3+ encoded every row as zeros
+    and ``--classes`` naming a class no row holds fitted it, both without a word."""
+    from privdist.cli.fit_diagnose import stated_warnings
+    from privdist.data import load_file
+
+    path = _csv(tmp_path, ["red", "green", "blue"])
+    df = pd.read_csv(path)
+    df["city"] = np.where(np.arange(len(df)) % 4 == 0, "Lyon", "Paris")
+    df.to_csv(path, index=False)
+    ds = load_file(path, "kind", encode="onehot", task="classification", categories={"city": ["paris", "Lyon"]},
+                   classes=("red", "green", "blue", "violet"))
+    notes = stated_warnings(ds)
+    assert any("outside the stated --categories" in n and "city (90 of 120 rows)" in n for n in notes), notes
+    assert any("--classes names violet, which no row holds" in n for n in notes), notes
+    ds = load_file(path, "kind", encode="onehot", task="classification", categories={"city": ["Paris", "Lyon"]},
+                   classes=("red", "green", "blue"))
+    assert stated_warnings(ds) == []

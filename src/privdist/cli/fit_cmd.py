@@ -210,7 +210,7 @@ def _fit(args) -> int:
     from ..learn._base import with_preprocessing
     from .fit_check import check_fit_data, curve_epsilons
     from .fit_common import FitProgress, default_draws
-    from .fit_diagnose import data_warnings, target_hints, tiny_parties, utility_warnings
+    from .fit_diagnose import data_warnings, stated_warnings, target_hints, tiny_parties, utility_warnings
 
     console = Console()
     ds, groups = _load(args)
@@ -278,7 +278,7 @@ def _fit(args) -> int:
     _print_privacy(console, report, args, party_names)
     data_notes = data_warnings(fitted.X_train, scale, None if vertical else args.row_norm,
                                fitted.sizes, ds.feature_names, natural=groups is not None, party_names=party_names)
-    data_notes += target_hints(ds, y, args.target_bounds)
+    data_notes += target_hints(ds, y, args.target_bounds) + stated_warnings(ds)
     diagnosed = utility_warnings(rows, task, data_notes, epsilon=args.epsilon,
                                  rounds=args.rounds or private.history_.get("rounds"),
                                  n_classes=max(n_classes, 2))
