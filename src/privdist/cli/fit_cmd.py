@@ -199,11 +199,11 @@ def fit_main(args) -> int:
     from .fit_check import check_fit_args, fit_output
 
     check_fit_args(args)
-    with fit_output(args):
-        return _fit(args)
+    with fit_output(args) as store:
+        return _fit(args, store)
 
 
-def _fit(args) -> int:
+def _fit(args, store=None) -> int:
     from rich.console import Console
     from rich.markup import escape
 
@@ -312,6 +312,8 @@ def _fit(args) -> int:
                       "train_score": getattr(private, "train_score_", None),
                       "clipping": getattr(private, "clipping_", None)}
     if args.out:
+        if store is not None:
+            store.start_writing()  # the former fit's files are removed only now (issue 39)
         names = write_fit(args.out, private, ds, results, evaluation, curve, task, rows, local=local)
         console.print(f"wrote {args.out}: " + ", ".join(names)
                       + ("" if evaluate else " (owner-only evaluation.json not written: --evaluation)"))
