@@ -211,3 +211,15 @@ def test_comparison_line_names_the_global_coefficients_of_a_holdout():
     line = comparison_line(comp)
     assert "strength global;" in line and "held out (35 of 117)" in line
     assert "strength global, 0.5;" in comparison_line({**comp, "strength": ["global coefficients", 0.5]})
+
+
+def test_personalize_takes_the_category_lists_of_the_release(release, capsys, tmp_path):
+    """Issue 39 (new user): a London school whose file holds one value of a text column, personalised with --onehot
+    and no --categories, was refused ("lacks the model's column(s)"): the lists came from its own rows, not from
+    the model.json that names them."""
+    d, est, mine = release
+    mine[mine["region"] == "s"].to_csv(tmp_path / "south.csv", index=False)
+    assert main(["personalize", str(d / "model.json"), "--data", str(tmp_path / "south.csv"), "--target", "label",
+                 "--onehot", "--out", str(tmp_path / "p.json")]) == 0, capsys.readouterr().err
+    assert json.loads((tmp_path / "p.json").read_text())["feature_names"] == ["x1", "x2", "region=n", "region=s",
+                                                                                "region=e"]

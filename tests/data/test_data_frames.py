@@ -150,3 +150,16 @@ def test_a_missing_value_is_named_by_its_column_and_row(make):
         model = make().fit(X, y)
         with pytest.raises(NonFiniteDataError, match="column 'a' at row 0"):
             model.predict(X.assign(a=np.inf))
+
+
+def test_stated_categories_of_a_numeric_column_of_codes_encode_it(tmp_path):
+    """Issue 39 (new user): ``--categories COMB=0,1`` on nlschools' numeric 0/1 column was ignored without a word
+    (the column stayed numeric); a party file whose codes 0, 1, 2 read as numbers lost a model's text column so."""
+    df = _typo_table()
+    df["age"] = df.index.astype(float)
+    df["kids"] = np.arange(len(df)) % 3
+    df.to_csv(tmp_path / "codes.csv", index=False)
+    ds = load_file(tmp_path / "codes.csv", "label", encode="onehot", categories={"kids": ["0", "1", "2", "3+"]})
+    assert ds.feature_names == ("age", "kids=0", "kids=1", "kids=2", "kids=3+")
+    np.testing.assert_array_equal(ds.X[:4, 1:], [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [1, 0, 0, 0]])
+    assert load_file(tmp_path / "codes.csv", "label", encode="onehot").feature_names == ("age", "kids")

@@ -84,7 +84,8 @@ def register(sub) -> None:
                    "category lists from --categories are public; lists read from the data make the report "
                    "guaranteed: false)")
     p.add_argument("--categories", action="append", metavar="COL=a,b,c|FILE",
-                   help="PUBLIC category list of a text column (repeatable), or a .json/.toml file {col: [values]}")
+                   help="PUBLIC category list of a text column, or of a numeric column of codes (repeatable; the "
+                   "column is one-hot encoded, implies --onehot for it), or a .json/.toml file {col: [values]}")
     p.add_argument("--bounds", action="append", metavar="COL=LO:HI|FILE",
                    help="PUBLIC bounds of a numeric column (repeatable), or a .json/.toml file {col: [lo, hi]}; "
                    "columns are mapped into [-1, 1] (values outside clipped) without spending budget")
@@ -144,7 +145,7 @@ def _load(args):
         if args.drop:
             raise ValidationError("--drop works on your own files; the shipped 'adult' data keeps all its columns")
         return load_adult_public(), None
-    kwargs = {"encode": "onehot" if args.onehot else "none", "task": args.task,
+    kwargs = {"encode": "onehot" if args.onehot or args.categories else "none", "task": args.task,
               "categories": parse_categories(args.categories) or None, "classes": parse_classes(args.classes),
               "drop": tuple(args.drop or ())}
     if len(args.data) > 1:

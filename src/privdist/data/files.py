@@ -103,10 +103,10 @@ def load_file(
             two values as a regression target.
         n_features: Column count of an svmlight file (default: the largest index in the file).
         name: Data set name (default: the file name).
-        categories: PUBLIC category lists of non-numeric columns, ``{column: [value, ...]}`` (stated before seeing
-            the data; with ``encode="onehot"`` a listed column gets exactly these columns, in this order, and a value
-            outside the list encodes as all zeros). Unlisted text columns take their categories from the data
-            (a non-private step).
+        categories: PUBLIC category lists of text columns (or of numeric codes), ``{column: [value, ...]}`` (stated
+            before seeing the data; with ``encode="onehot"`` a listed column gets exactly these columns, in this
+            order, compared as text, and a value outside the list encodes as all zeros). Unlisted text columns take
+            their categories from the data (a non-private step).
         classes: PUBLIC ``(negative, positive)`` (or ``(c0, c1, c2, ...)``) class values of a classification
             target (a value outside them is a :class:`ValidationError`; a class absent from the data is allowed).
 
@@ -277,8 +277,9 @@ def _from_table(df, target, encode, drop, party_column, label, extras, categorie
     if features.shape[1] == 0:
         raise ValidationError(f"{label}: no feature columns are left besides the target {target!r}")
     _check_missing(features, label)
-    text = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]  # bool is numeric
     listed = {str(c) for c in categories} if encode == "onehot" and isinstance(categories, dict) else set()
+    # bool is numeric; a numeric column with stated categories is one-hot encoded too (codes 0/1: issue 39)
+    text = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c]) or c in listed]
     check_stray(features, [c for c in text if c not in listed], label)  # a number with a typo stays an error
     if text and encode == "none":
         raise NonNumericDataError(f"{label}: column(s) {text} are not numeric; pass encode='onehot' "
