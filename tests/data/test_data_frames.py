@@ -163,3 +163,16 @@ def test_stated_categories_of_a_numeric_column_of_codes_encode_it(tmp_path):
     assert ds.feature_names == ("age", "kids=0", "kids=1", "kids=2", "kids=3+")
     np.testing.assert_array_equal(ds.X[:4, 1:], [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [1, 0, 0, 0]])
     assert load_file(tmp_path / "codes.csv", "label", encode="onehot").feature_names == ("age", "kids")
+
+
+def test_stated_classes_of_a_numeric_target_are_not_ignored(tmp_path):
+    """Issue 39 (new user): ``--classes a,b`` on nlschools' numeric ``lang`` (about 50 values) fitted a regression
+    and ignored the classes without a word."""
+    df = pd.DataFrame({"x": np.arange(60.0), "score": np.arange(60) % 12})
+    df.to_csv(tmp_path / "num.csv", index=False)
+    with pytest.raises(ValidationError, match="outside the stated classes"):
+        load_file(tmp_path / "num.csv", "score", classes=("a", "b"))
+    with pytest.raises(ValidationError, match="the task is regression"):
+        load_file(tmp_path / "num.csv", "score", classes=("a", "b"), task="regression")
+    ds = load_file(tmp_path / "num.csv", "score", classes=[str(v) for v in range(12)])
+    assert ds.extras["task"] == "classification" and ds.extras["classes"] == [str(v) for v in range(12)]

@@ -398,10 +398,13 @@ def _labels(y, task, label, extras, classes=None) -> np.ndarray:
                                  f"{int(np.flatnonzero(y.isna().to_numpy())[0])}")
     numeric = pd.api.types.is_numeric_dtype(y) and not pd.api.types.is_bool_dtype(y)
     values = sorted(y.unique().tolist(), key=lambda v: (str(type(v)), v))
-    if task == "auto":
-        task = "classification" if (not numeric or len(values) == 2) else "regression"
+    if task == "auto":  # stated classes make it classification (a numeric target was fitted as a regression)
+        task = "classification" if (not numeric or len(values) == 2 or classes is not None) else "regression"
     extras["task"] = task
     if task == "regression":
+        if classes is not None:
+            raise ValidationError(f"{label}: classes name the classes of a classification target, but the task is "
+                                  "regression; drop the classes or the regression task")
         if not numeric:
             raise NonNumericDataError(f"{label}: a regression target must be numeric, got {y.dtype}")
         out = y.to_numpy(dtype=float)
