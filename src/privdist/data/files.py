@@ -205,6 +205,9 @@ def _load_files_onehot(paths, target, kwargs):
         df = _read_table(p, f)
         if len(df) == 0:
             raise EmptyPartyError(f"party {k} ({p.name}) has no rows")
+        if frames and set(map(str, df.columns)) != set(map(str, frames[0].columns)):  # stacked: NaN, not a word
+            raise ValidationError(f"party {k} ({p.name}) has columns {[str(c) for c in df.columns]}, party 0 has "
+                                  f"{[str(c) for c in frames[0].columns]}: files of one data set must agree")
         frames.append(df)
     groups = np.concatenate([np.full(len(df), k) for k, df in enumerate(frames)])
     table = pd.concat(frames, ignore_index=True)
