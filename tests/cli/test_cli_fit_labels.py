@@ -216,3 +216,34 @@ def test_a_voided_guarantee_names_the_flags_and_values_to_state(tmp_path, capsys
     out = capsys.readouterr().out.replace("\n", " ")
     assert "guaranteed = False" in out
     assert "--categories 'city=New York,Oslo,Rome'" in " ".join(out.split()) and "--classes no,yes" in out
+
+
+def test_stated_classes_keep_the_guarantee_of_a_three_class_fit(tmp_path, capsys):
+    """Issue 39: the estimator records class names read off its labels; the fit hands it each row's class index
+    (0.0, 1.0, 2.0 as floats), which must count as a canonical encoding, not as names read from the data."""
+    out = tmp_path / "out"
+    assert main(["fit", _csv(tmp_path, ["red", "green", "blue"]), "--target", "kind", "--agents", "2", "--trust",
+                 "local", "--curve", "", *FAST, "--classes", "blue,green,red", "--out", str(out)]) == 0
+    privacy = json.loads((out / "results.json").read_text())["privacy"]
+    assert privacy["guaranteed"] and not privacy["not_guaranteed"], privacy["not_guaranteed"]
+    assert [s["step"] for s in privacy["preprocessing"]].count("classes_public") == 1
+
+
+def test_stated_lists_that_miss_the_data_are_warned_about(tmp_path):
+    """Issue 39 (new user): ``--categories livch=a,b`` for a column holding 0, 1, 2, 3+ encoded every row as zeros
+    and ``--classes`` naming a class no row holds fitted it, both without a word."""
+    from privdist.cli.fit_diagnose import stated_warnings
+    from privdist.data import load_file
+
+    path = _csv(tmp_path, ["red", "green", "blue"])
+    df = pd.read_csv(path)
+    df["city"] = np.where(np.arange(len(df)) % 4 == 0, "Lyon", "Paris")
+    df.to_csv(path, index=False)
+    ds = load_file(path, "kind", encode="onehot", task="classification", categories={"city": ["paris", "Lyon"]},
+                   classes=("red", "green", "blue", "violet"))
+    notes = stated_warnings(ds)
+    assert any("outside the stated --categories" in n and "city (90 of 120 rows)" in n for n in notes), notes
+    assert any("--classes names violet, which no row holds" in n for n in notes), notes
+    ds = load_file(path, "kind", encode="onehot", task="classification", categories={"city": ["Paris", "Lyon"]},
+                   classes=("red", "green", "blue"))
+    assert stated_warnings(ds) == []

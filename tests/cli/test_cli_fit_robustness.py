@@ -255,3 +255,39 @@ def test_negative_seed(csv, capsys, no_training):
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc")
 def test_out_under_proc(csv, capsys, no_training):
     assert "cannot create results directory" in _error([str(csv), *BASE, "--out", "/proc/privdist-x"], capsys)
+
+
+def test_drop_leaves_a_row_id_out_of_the_features(csv, tmp_path, capsys):
+    """Issue 39 (new user): Contraception's ``rownames`` and ``woman`` (row ids) became features of the released model,
+    and ``privdist fit`` had no way to leave them out (``privdist personalize`` had ``--drop``)."""
+    df = pd.read_csv(csv)
+    df.insert(0, "rownames", np.arange(1, len(df) + 1))
+    df.to_csv(tmp_path / "ids.csv", index=False)
+    code, _, err = _fit([str(tmp_path / "ids.csv"), *BASE, "--party-column", "party", "--drop", "rownames",
+                         "--out", str(tmp_path / "out")], capsys)
+    assert code == 0, err
+    assert json.loads((tmp_path / "out" / "model.json").read_text())["feature_names"] == list("abcd")
+    assert "'nosuch' is not a column" in _error([str(tmp_path / "ids.csv"), *BASE, "--drop", "nosuch"], capsys)
+    assert "--drop" in _error(["adult", *BASE[2:], "--agents", "3", "--drop", "age"], capsys)
+
+
+def test_a_fit_that_fails_leaves_the_former_fit_in_out(csv, tmp_path, capsys):
+    """Issue 39 (new user): re-running into an --out with a typo in --target deleted the former fit's model.json and
+    results.json before failing (and --test-size 0.95 ended in an IndexError with the same loss)."""
+    out = tmp_path / "out"
+    code, _, err = _fit([str(csv), *BASE, "--party-column", "party", "--evaluation", "--out", str(out)], capsys)
+    assert code == 0, err
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+    assert {"model.json", "results.json", "evaluation.json", ".privdist-complete"} <= set(before)
+    df = pd.read_csv(csv)
+    df.loc[df.index[:2], "party"] = 7  # a party of two rows: --test-size 0.95 leaves it no training row
+    df.to_csv(tmp_path / "small.csv", index=False)
+    assert "not a column" in _error([str(csv), *BASE, "--target", "nosuch", "--out", str(out)], capsys)
+    assert "without a training row (7)" in _error([str(tmp_path / "small.csv"), *BASE, "--party-column", "party",
+                                                   "--test-size", "0.95", "--out", str(out)], capsys)
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+    code, _, err = _fit([str(csv), *BASE, "--party-column", "party", "--seed", "1", "--out", str(out)], capsys)
+    assert code == 0, err  # a fit that succeeds replaces the former one
+    names = {p.name for p in out.iterdir()}
+    assert "model.json" in names and ".privdist-complete" in names
+    assert (out / "model.json").read_bytes() != before["model.json"]

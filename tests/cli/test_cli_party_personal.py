@@ -199,3 +199,27 @@ def test_personalize_cli_refuses_a_vertical_model(capsys, tmp_path):
                                          str(tmp_path / "mine.csv"), "--target", "label", "--out",
                                          str(tmp_path / "p.json")])
     assert not Path(tmp_path / "p.json").exists()
+
+
+def test_comparison_line_names_the_global_coefficients_of_a_holdout():
+    """Issue 39 (new user): ``privdist personalize`` on a Bangladesh district whose held-out comparison chose the
+    global coefficients (strength ``"global coefficients"`` from party_eval) ended in a ValueError traceback."""
+    from privdist.cli.party_cmd import comparison_line
+
+    comp = {"method": "holdout", "metric": "accuracy", "train_rows": 82, "test_rows": 35, "alone": 0.6,
+            "global": 0.7, "personal": 0.7, "strength": "global coefficients"}
+    line = comparison_line(comp)
+    assert "strength global;" in line and "held out (35 of 117)" in line
+    assert "strength global, 0.5;" in comparison_line({**comp, "strength": ["global coefficients", 0.5]})
+
+
+def test_personalize_takes_the_category_lists_of_the_release(release, capsys, tmp_path):
+    """Issue 39 (new user): a London school whose file holds one value of a text column, personalised with --onehot
+    and no --categories, was refused ("lacks the model's column(s)"): the lists came from its own rows, not from
+    the model.json that names them."""
+    d, est, mine = release
+    mine[mine["region"] == "s"].to_csv(tmp_path / "south.csv", index=False)
+    assert main(["personalize", str(d / "model.json"), "--data", str(tmp_path / "south.csv"), "--target", "label",
+                 "--onehot", "--out", str(tmp_path / "p.json")]) == 0, capsys.readouterr().err
+    assert json.loads((tmp_path / "p.json").read_text())["feature_names"] == ["x1", "x2", "region=n", "region=s",
+                                                                                "region=e"]

@@ -8,7 +8,7 @@ from sklearn.datasets import dump_svmlight_file
 from privdist.data import (Preprocessor, column_blocks, dirichlet_groups, load_dataset, load_file, load_files,
                            make_groups, random_groups, split_rows, vertical_partition)
 from privdist.errors import (DataFormatError, EmptyPartyError, NonFiniteDataError, NonNumericDataError,
-                             UnknownColumnError)
+                             UnknownColumnError, ValidationError)
 
 
 def _frame(n=40, seed=0):
@@ -75,6 +75,10 @@ def test_files_one_per_party(tmp_path):
     df.iloc[:0].to_csv(tmp_path / "p_empty.csv", index=False)
     with pytest.raises(EmptyPartyError, match="party 1"):
         load_files([paths[0], tmp_path / "p_empty.csv"], "label")
+    # issue 39 (new user): with --onehot a file lacking a column was stacked with NaN and refused as "missing values"
+    df.iloc[:10].drop(columns=[df.columns[0]]).to_csv(tmp_path / "p_less.csv", index=False)
+    with pytest.raises(ValidationError, match=r"party 1 \(p_less.csv\) has columns .*must agree"):
+        load_files([paths[0], tmp_path / "p_less.csv"], "label", encode="onehot")
 
 
 def test_partitions():

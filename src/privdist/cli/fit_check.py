@@ -300,7 +300,9 @@ def fit_output(args):
     from ..experiments.store import FIT_EXPERIMENT, ResultsDir
 
     settings = {k: v for k, v in vars(args).items() if k != "func"}
-    with ResultsDir(args.out, FIT_EXPERIMENT, settings, overwrite=args.overwrite, subdirs=()) as store:
-        yield store
+    with ResultsDir(args.out, FIT_EXPERIMENT, settings, overwrite=args.overwrite, subdirs=(),
+                    defer_clear=True) as store:
+        yield store  # the fit calls store.start_writing() before its files: a fit that fails first removes nothing
+        store.start_writing()
         store.mark_complete()  # after every file of the fit; readers refuse the directory without it (issue 40)
 

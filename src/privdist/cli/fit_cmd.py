@@ -78,11 +78,14 @@ def register(sub) -> None:
     p.add_argument("--rounds", type=int, help="communication rounds (default: dpmm 20 for classification and 2 for "
                    "regression, ssp 2, other algorithms 100; 50 with --vertical/--feature-groups)")
     p.add_argument("--task", choices=("auto", "classification", "regression"), default="auto")
+    p.add_argument("--drop", action="append", metavar="COL", help="a column of the file(s) to leave out of the "
+                   "features, such as a row id (repeatable)")
     p.add_argument("--onehot", action="store_true", help="one-hot encode non-numeric feature columns (their "
                    "category lists from --categories are public; lists read from the data make the report "
                    "guaranteed: false)")
     p.add_argument("--categories", action="append", metavar="COL=a,b,c|FILE",
-                   help="PUBLIC category list of a text column (repeatable), or a .json/.toml file {col: [values]}")
+                   help="PUBLIC category list of a text column, or of a numeric column of codes (repeatable; the "
+                   "column is one-hot encoded, implies --onehot for it), or a .json/.toml file {col: [values]}")
     p.add_argument("--bounds", action="append", metavar="COL=LO:HI|FILE",
                    help="PUBLIC bounds of a numeric column (repeatable), or a .json/.toml file {col: [lo, hi]}; "
                    "columns are mapped into [-1, 1] (values outside clipped) without spending budget")
@@ -139,9 +142,12 @@ def _load(args):
         if args.party_column:
             raise ValidationError("the shipped 'adult' data has no party column: use --agents, --dirichlet, "
                                   "--vertical or --feature-groups")
+        if args.drop:
+            raise ValidationError("--drop works on your own files; the shipped 'adult' data keeps all its columns")
         return load_adult_public(), None
-    kwargs = {"encode": "onehot" if args.onehot else "none", "task": args.task,
-              "categories": parse_categories(args.categories) or None, "classes": parse_classes(args.classes)}
+    kwargs = {"encode": "onehot" if args.onehot or args.categories else "none", "task": args.task,
+              "categories": parse_categories(args.categories) or None, "classes": parse_classes(args.classes),
+              "drop": tuple(args.drop or ())}
     if len(args.data) > 1:
         if any(v is not None for v in (args.party_column, args.agents, args.dirichlet, args.vertical,
                                        args.feature_groups)):
@@ -194,18 +200,18 @@ def fit_main(args) -> int:
     from .fit_check import check_fit_args, fit_output
 
     check_fit_args(args)
-    with fit_output(args):
-        return _fit(args)
+    with fit_output(args) as store:
+        return _fit(args, store)
 
 
-def _fit(args) -> int:
+def _fit(args, store=None) -> int:
     from rich.console import Console
     from rich.markup import escape
 
     from ..learn._base import with_preprocessing
     from .fit_check import check_fit_data, curve_epsilons
     from .fit_common import FitProgress, default_draws
-    from .fit_diagnose import data_warnings, target_hints, tiny_parties, utility_warnings
+    from .fit_diagnose import data_warnings, stated_warnings, target_hints, tiny_parties, utility_warnings
 
     console = Console()
     ds, groups = _load(args)
@@ -273,7 +279,7 @@ def _fit(args) -> int:
     _print_privacy(console, report, args, party_names)
     data_notes = data_warnings(fitted.X_train, scale, None if vertical else args.row_norm,
                                fitted.sizes, ds.feature_names, natural=groups is not None, party_names=party_names)
-    data_notes += target_hints(ds, y, args.target_bounds)
+    data_notes += target_hints(ds, y, args.target_bounds) + stated_warnings(ds)
     diagnosed = utility_warnings(rows, task, data_notes, epsilon=args.epsilon,
                                  rounds=args.rounds or private.history_.get("rounds"),
                                  n_classes=max(n_classes, 2))
@@ -307,6 +313,8 @@ def _fit(args) -> int:
                       "train_score": getattr(private, "train_score_", None),
                       "clipping": getattr(private, "clipping_", None)}
     if args.out:
+        if store is not None:
+            store.start_writing()  # the former fit's files are removed only now (issue 39)
         names = write_fit(args.out, private, ds, results, evaluation, curve, task, rows, local=local)
         console.print(f"wrote {args.out}: " + ", ".join(names)
                       + ("" if evaluate else " (owner-only evaluation.json not written: --evaluation)"))

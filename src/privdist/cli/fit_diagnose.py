@@ -114,3 +114,36 @@ def target_hints(ds, y, target_bounds) -> list[str]:
                    "the private steps are clipped, so the model cannot reach such values in the rounds it has: "
                    "state public bounds of the target (--target-bounds LO:HI)")
     return out
+
+
+def stated_warnings(ds) -> list[str]:
+    """Public lists that miss the data (issue 39; owner-only console advice): rows whose value of a text column is
+    outside its stated ``--categories`` (encoded as all zeros: a list spelled ``a,b`` for a column holding ``0..3+``
+    dropped the column without a word), and stated ``--classes`` that no row holds (three or more classes: a
+    one-vs-rest model of negatives only, still on its share of the budget)."""
+    from ..data.names import name_list
+
+    out = []
+    X, names = ds.X, [str(n) for n in (ds.feature_names or ())]
+    n = X.shape[0]
+    for step in ds.extras.get("preprocessing", []):
+        if step.get("step") != "onehot_public_categories" or "categories" not in step or hasattr(X, "tocsr"):
+            continue  # the shipped Adult's documented lists are not a user's statement
+        missed = []
+        for col in step["columns"]:
+            idx = [j for j, name in enumerate(names) if name in {f"{col}={v}" for v in step["categories"][col]}]
+            outside = int(np.sum(~np.any(np.asarray(X[:, idx]) != 0, axis=1)))
+            if outside:
+                missed.append(f"{col} ({outside} of {n} rows)")
+        if missed:
+            out.append(f"values outside the stated --categories encode as all zeros: {name_list(missed)}; check "
+                       "each list's spelling and case against the column's values")
+    classes = ds.extras.get("classes") or []
+    public = any(s.get("step") == "classes_public" for s in ds.extras.get("preprocessing", []))
+    if public and len(classes) > 2:
+        counts = np.bincount(np.asarray(ds.y, dtype=int), minlength=len(classes))
+        absent = [str(c) for c, k in zip(classes, counts) if k == 0]
+        if absent:
+            out.append(f"--classes names {name_list(absent)}, which no row holds: its one-vs-rest model sees "
+                       "negatives only and takes a share of the budget; leave it out if it is not a class here")
+    return out

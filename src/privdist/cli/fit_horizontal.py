@@ -70,6 +70,13 @@ def fit_horizontal(args, ds, X, y, groups, seed, rng, scale, bounds, progress=NO
     idx_tr, idx_te = train_test_split(np.arange(X.shape[0]), test_size=args.test_size, random_state=seed % 2**32,
                                       stratify=groups)
     Xtr, ytr, gtr, Xte, yte = X[idx_tr], y[idx_tr], groups[idx_tr], X[idx_te], y[idx_te]
+    untrained = np.flatnonzero(np.bincount(gtr, minlength=sizes.size) == 0)
+    if untrained.size:  # a large --test-size can take all of a small party's rows (issue 39: it was an IndexError)
+        from ..data.names import name_list, party_labels
+
+        raise EmptyPartyError(f"--test-size {args.test_size:g} leaves {untrained.size} party(ies) without a training "
+                              f"row ({name_list(party_labels(ds.extras.get('party_names'), untrained))}): lower "
+                              "--test-size, or merge small parties")
     Ftr, Fte = named(Xtr, ds.feature_names), named(Xte, ds.feature_names)  # the estimators see the column names
     K = int(groups.max()) + 1
     Est = DistributedLogisticRegression if task == "classification" else DistributedRidge

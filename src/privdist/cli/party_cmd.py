@@ -225,7 +225,10 @@ def comparison_line(comp: dict) -> str:
         return f"own rows: no comparison ({comp['reason']})"
     strength = comp.get("strength")
     values = strength if isinstance(strength, list) else [strength]
-    shown = ", ".join("global" if v == "global" or v == float("inf") else f"{float(v):g}" for v in values)
+    # inf (the global coefficients) arrives as a float from the cross-validation and as "global coefficients" from
+    # the held-out comparison (privdist.learn.party_eval)
+    shown = ", ".join("global" if v in ("global", "global coefficients") or v == float("inf") else f"{float(v):g}"
+                      for v in values)
     if comp["method"] == "holdout":
         where = f"own rows held out ({comp['test_rows']} of {comp['train_rows'] + comp['test_rows']})"
     else:

@@ -48,12 +48,24 @@ def _own_rows(args, released):
 
     classes = None if released.classes_ is None else list(released.linear.classes)
     categories = parse_categories(args.categories) or None
-    ds = load_file(args.data, args.target, encode="onehot" if (args.onehot or categories) else "none",
-                   drop=tuple(args.drop or ()), task="regression" if classes is None else "classification",
-                   categories=categories, classes=classes)
+    model_names = [str(n) for n in getattr(released, "feature_names_in_", [])]
+    options = dict(encode="onehot" if (args.onehot or categories) else "none", drop=tuple(args.drop or ()),
+                   task="regression" if classes is None else "classification", classes=classes)
+    ds = load_file(args.data, args.target, categories=categories, **options)
+    if options["encode"] == "onehot":  # the release's category lists (public: model.json names them), not the
+        # party's own values: a school holding one value of a column had lacked the model's other columns (issue 39)
+        read = {str(c) for s in ds.extras["preprocessing"] if s["step"] == "onehot_categories_from_data"
+                for c in s["columns"]}
+        columns = read | {n for n in map(str, ds.feature_names) if "=" not in n}
+        released_lists: dict = {}
+        for name in model_names:
+            col, eq, value = name.partition("=")
+            if eq and col in columns and col not in (categories or {}):
+                released_lists.setdefault(col, []).append(value)
+        if released_lists:
+            ds = load_file(args.data, args.target, categories={**(categories or {}), **released_lists}, **options)
     X = ds.X.toarray() if hasattr(ds.X, "toarray") else np.asarray(ds.X, dtype=float)
     names = [str(c) for c in ds.feature_names]
-    model_names = [str(n) for n in getattr(released, "feature_names_in_", [])]
     extra = [n for n in names if n not in set(model_names)]
     if extra:
         raise ShapeMismatchError(f"{args.data}: column(s) {extra[:5]} are not the model's (its columns: "

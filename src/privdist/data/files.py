@@ -35,8 +35,8 @@ import numpy as np
 from ..errors import (DataFileNotFoundError, DataFormatError, EmptyPartyError, NonFiniteDataError,
                       NonNumericDataError, UnknownColumnError, ValidationError)
 from .dataset import Dataset
-from .frames import check_column_names, same_when_normalised
-from .hints import categories_hint, classes_hint
+from .frames import check_column_names, check_stray, same_when_normalised
+from .hints import categories_hint, classes_hint, classes_step
 
 __all__ = ["FILE_FORMATS", "file_format", "load_file", "load_files", "classes_hint", "TASKS"]
 
@@ -103,10 +103,10 @@ def load_file(
             two values as a regression target.
         n_features: Column count of an svmlight file (default: the largest index in the file).
         name: Data set name (default: the file name).
-        categories: PUBLIC category lists of non-numeric columns, ``{column: [value, ...]}`` (stated before seeing
-            the data; with ``encode="onehot"`` a listed column gets exactly these columns, in this order, and a value
-            outside the list encodes as all zeros). Unlisted text columns take their categories from the data
-            (a non-private step).
+        categories: PUBLIC category lists of text columns (or of numeric codes), ``{column: [value, ...]}`` (stated
+            before seeing the data; with ``encode="onehot"`` a listed column gets exactly these columns, in this
+            order, compared as text, and a value outside the list encodes as all zeros). Unlisted text columns take
+            their categories from the data (a non-private step).
         classes: PUBLIC ``(negative, positive)`` (or ``(c0, c1, c2, ...)``) class values of a classification
             target (a value outside them is a :class:`ValidationError`; a class absent from the data is allowed).
 
@@ -205,6 +205,9 @@ def _load_files_onehot(paths, target, kwargs):
         df = _read_table(p, f)
         if len(df) == 0:
             raise EmptyPartyError(f"party {k} ({p.name}) has no rows")
+        if frames and set(map(str, df.columns)) != set(map(str, frames[0].columns)):  # stacked: NaN, not a word
+            raise ValidationError(f"party {k} ({p.name}) has columns {[str(c) for c in df.columns]}, party 0 has "
+                                  f"{[str(c) for c in frames[0].columns]}: files of one data set must agree")
         frames.append(df)
     groups = np.concatenate([np.full(len(df), k) for k, df in enumerate(frames)])
     table = pd.concat(frames, ignore_index=True)
@@ -277,7 +280,10 @@ def _from_table(df, target, encode, drop, party_column, label, extras, categorie
     if features.shape[1] == 0:
         raise ValidationError(f"{label}: no feature columns are left besides the target {target!r}")
     _check_missing(features, label)
-    text = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c])]  # bool is numeric
+    listed = {str(c) for c in categories} if encode == "onehot" and isinstance(categories, dict) else set()
+    # bool is numeric; a numeric column with stated categories is one-hot encoded too (codes 0/1: issue 39)
+    text = [c for c in features.columns if not pd.api.types.is_numeric_dtype(features[c]) or c in listed]
+    check_stray(features, [c for c in text if c not in listed], label)  # a number with a typo stays an error
     if text and encode == "none":
         raise NonNumericDataError(f"{label}: column(s) {text} are not numeric; pass encode='onehot' "
                                   "(CLI: --onehot) to one-hot encode them, or drop them")
@@ -386,10 +392,6 @@ def _public_categories(categories, columns, label) -> dict:
     return out
 
 
-#: Label encodings whose class names carry nothing read from the data (issue 24).
-_CANONICAL_CLASSES = ({0, 1}, {-1, 1}, {False, True})
-
-
 def _labels(y, task, label, extras, classes=None) -> np.ndarray:
     import pandas as pd
 
@@ -399,10 +401,13 @@ def _labels(y, task, label, extras, classes=None) -> np.ndarray:
                                  f"{int(np.flatnonzero(y.isna().to_numpy())[0])}")
     numeric = pd.api.types.is_numeric_dtype(y) and not pd.api.types.is_bool_dtype(y)
     values = sorted(y.unique().tolist(), key=lambda v: (str(type(v)), v))
-    if task == "auto":
-        task = "classification" if (not numeric or len(values) == 2) else "regression"
+    if task == "auto":  # stated classes make it classification (a numeric target was fitted as a regression)
+        task = "classification" if (not numeric or len(values) == 2 or classes is not None) else "regression"
     extras["task"] = task
     if task == "regression":
+        if classes is not None:
+            raise ValidationError(f"{label}: classes name the classes of a classification target, but the task is "
+                                  "regression; drop the classes or the regression task")
         if not numeric:
             raise NonNumericDataError(f"{label}: a regression target must be numeric, got {y.dtype}")
         out = y.to_numpy(dtype=float)
@@ -414,16 +419,7 @@ def _labels(y, task, label, extras, classes=None) -> np.ndarray:
         raise ValidationError(f"{label}: classification needs at least two classes in the target, found "
                               f"{len(values)}: {values[:10]}")
     extras["classes"] = [v.item() if hasattr(v, "item") else v for v in values]
-    canonical = any(set(extras["classes"]) == c and all(isinstance(v, (bool, int, float)) for v in extras["classes"])
-                    for c in _CANONICAL_CLASSES) or (
-        len(values) > 2 and extras["classes"] == list(range(len(values)))
-        and all(isinstance(v, int) and not isinstance(v, bool) for v in extras["classes"]))
-    extras["preprocessing"].append(
-        {"step": "classes_canonical", "private": True, "note": f"labels {extras['classes']}: a canonical encoding"}
-        if canonical else
-        {"step": "classes_from_data", "private": False,
-         "note": f"NOT PRIVATE: the class names {extras['classes']} were read from the data and a model file names "
-                 f"them; state them as public: {classes_hint(extras['classes'])}"})
+    extras["preprocessing"].append(classes_step(extras["classes"]))
     if len(values) > 2:  # several classes: the index of each row's class in extras["classes"]
         return _class_index(y.to_numpy(), values)
     return np.where(y.to_numpy() == values[1], 1.0, -1.0)

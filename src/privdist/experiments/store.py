@@ -168,6 +168,9 @@ class ResultsDir:
         overwrite: allow replacing another experiment's results.
         resume: keep finished trials of the same configuration.
         subdirs: subdirectories made in it (an experiment's ``trials``; none for a fit).
+        defer_clear: leave a former run's files (and its completion marker) in place until :meth:`start_writing`
+            (a fit calls it just before writing its files), so that a run failing before that, on a typo in a
+            column name, say, does not destroy the results it would have replaced (issue 39).
 
     The directory is locked (:func:`acquire_lock`) from construction until :meth:`close` (or the end of a
     ``with`` block), before anything in it is read or removed: a second run into the same directory is refused
@@ -181,9 +184,10 @@ class ResultsDir:
     """
 
     def __init__(self, path, experiment: str, config: dict, overwrite: bool = False, resume: bool = False,
-                 subdirs: tuple[str, ...] = ("trials",)):
+                 subdirs: tuple[str, ...] = ("trials",), defer_clear: bool = False):
         self.path = Path(path)
         self.subdirs = subdirs
+        self._pending: tuple[bool, str] | None = None
         self.config = config
         self.fingerprint = fingerprint(config)
         self.lock: Path | None = None
@@ -199,6 +203,8 @@ class ResultsDir:
             fresh = all(c.name == LOCK or c.name.startswith(".privdist-lock.") or is_temporary(c)
                         for c in self.path.iterdir())  # a writer killed during its first file left only a .tmp
             self._prepare(marker, experiment, overwrite, resume, fresh)
+            if not defer_clear:
+                self.start_writing()
         except BaseException:
             self.close()
             raise
@@ -219,13 +225,24 @@ class ResultsDir:
                 raise OutputDirError(f"{self.path} holds results of a different configuration of {experiment!r} "
                                      f"({_differences(info.get('config'), self.config)}); cannot --resume (pass "
                                      "--overwrite to start over)")
-            if not resume or other != experiment or info.get("fingerprint") != self.fingerprint:
-                self._clear()
+            clear = not resume or other != experiment or info.get("fingerprint") != self.fingerprint
         elif not fresh and not overwrite:
             raise OutputDirError(f"{self.path} is not empty and holds no privdist results; "
                                  "choose another --out or pass --overwrite")
-        elif overwrite:
+        else:
+            clear = overwrite
+        self._pending = (clear, experiment)
+
+    def start_writing(self) -> None:
+        """Clear the former run's files (unless resuming), mark the directory incomplete and as this run's; once
+        (at construction unless ``defer_clear``)."""
+        if self._pending is None:
+            return
+        clear, experiment = self._pending
+        self._pending = None
+        if clear:
             self._clear()
+        marker = self.path / MARKER
         try:
             clear_complete(self.path)  # from here until mark_complete, readers refuse the directory (issue 40)
             remove_temporaries(self.path)  # left by a killed writer (we hold the lock: no live writer's)

@@ -133,9 +133,9 @@ def binary_classifier_tags(tags):
     return tags
 
 
-def binary_labels(est, y) -> np.ndarray:
-    """Check that ``y`` holds exactly two classes (scikit-learn's messages), set ``est.classes_`` and return the
-    labels as -1/+1 (+1 = ``classes_[1]``)."""
+def binary_labels(est, y, stated=None) -> np.ndarray:
+    """Check that ``y`` holds exactly two classes (scikit-learn's messages), set ``est.classes_`` (the ``stated``
+    public pair when given, else the sorted labels) and return the labels as -1/+1 (+1 = ``classes_[1]``)."""
     from sklearn.utils.multiclass import check_classification_targets, type_of_target
 
     check_classification_targets(y)
@@ -146,7 +146,7 @@ def binary_labels(est, y) -> np.ndarray:
     if kind != "binary":
         raise BinaryOnlyError(f"Only binary classification is supported. The type of the target is {kind}. "
                               f"({type(est).__name__} fits two classes; y has {len(np.unique(y))})")
-    est.classes_ = np.unique(y)
+    est.classes_ = np.unique(y) if stated is None else stated
     return np.where(y == est.classes_[1], 1.0, -1.0)
 
 

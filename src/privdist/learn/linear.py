@@ -74,6 +74,10 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
             shares a sum may lose and still meet the budget), ``bits``, ``recovery`` (``"retry"`` or
             ``"shamir"``) and ``threshold``; None: the defaults (no colluder, no dropout). Only with secure
             aggregation (a ``ValidationError`` under local trust).
+        classes: PUBLIC class labels, ``(negative, positive)`` or ``(c0, c1, c2, ...)`` (one-vs-rest), compared
+            with ``y`` as text; a label outside them is a ``ValidationError``. None: read from ``y``, which makes
+            the report ``guaranteed: false`` unless the labels are 0/1, -1/+1, False/True or 0..C-1 (the model
+            file names its classes; :mod:`privdist.learn.labels`).
 
     Attributes:
         coef_, intercept_: The model (average of the agents' released models); shape (C, d) and (C,) for C >= 3
@@ -100,7 +104,7 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
     def __init__(self, algorithm="dpmm", epsilon=1.0, delta=1e-5, n_agents=10, network="complete", rounds=None,
                  alpha=1e-4, fit_intercept=True, row_norm=1.0, scale="dp", bounds=None, range_share=0.1,
                  algorithm_params=None, secure=True, random_state=None, trust="auto",
-                 secure_aggregation=None):
+                 secure_aggregation=None, classes=None):
         self.algorithm = algorithm
         self.epsilon = epsilon
         self.delta = delta
@@ -118,6 +122,7 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
         self.random_state = random_state
         self.trust = trust
         self.secure_aggregation = secure_aggregation
+        self.classes = classes
 
     def __sklearn_tags__(self):
         tags = binary_classifier_tags(super().__sklearn_tags__())
@@ -128,16 +133,19 @@ class DistributedLogisticRegression(ClassifierMixin, DistributedLinearModel):
         """Fit on rows ``X``, labels ``y`` and ``groups`` (the agent holding each row, optional). Three or more
         classes: one-vs-rest, each class's binary model on an equal share of the total budget
         (:mod:`privdist.learn.multiclass`)."""
+        from .labels import class_labels, record_classes
         from .multiclass import fit_one_vs_rest, is_multiclass
 
         X_in = X  # scored as given: a DataFrame keeps its column names (no scikit-learn feature-name warning)
         X, y = self._validate_xy(X, y, y_numeric=False)
+        y, stated, step = class_labels(self.classes, y)  # names read off y are not private (issue 39)
         for name in ("estimators_",):  # a refit replaces a former one-vs-rest fit
             self.__dict__.pop(name, None)
-        if is_multiclass(y):
-            return fit_one_vs_rest(self, X, y, groups, X_score=X_in)
-        y_pm = binary_labels(self, y)
+        if is_multiclass(y) if stated is None else len(stated) > 2:
+            return record_classes(fit_one_vs_rest(self, X, y, groups, X_score=X_in, classes=stated), step)
+        y_pm = binary_labels(self, y, stated)
         self._fit(X, y_pm, groups)
+        record_classes(self, step)
         if self.privacy_plan_.private:
             warn_if_majority(self, X_in, y_pm, ": the noise dominates; more rows per agent, fewer rounds or a larger "
                              "budget would help")

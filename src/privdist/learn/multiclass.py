@@ -37,7 +37,7 @@ def is_multiclass(y) -> bool:
     return len(np.unique(np.asarray(y))) > 2
 
 
-def fit_one_vs_rest(est, X, y, groups=None, X_score=None):
+def fit_one_vs_rest(est, X, y, groups=None, X_score=None, classes=None):
     """Fit ``est`` (a :class:`~privdist.learn.DistributedLogisticRegression`) one-vs-rest on ``C >= 3`` classes: one
     privacy plan for the job (its range step once, a training budget per class), the classes' runs continuing one
     ledger."""
@@ -50,7 +50,7 @@ def fit_one_vs_rest(est, X, y, groups=None, X_score=None):
 
     est._check_params()
     check_classification_targets(y)
-    classes = np.unique(y)
+    classes = np.unique(y) if classes is None else classes  # stated: public, in their order (a class may be absent)
     C = len(classes)
     seed, secure = noise_seed(est.random_state, est.secure, stacklevel=4)
     groups, _ = est._parties(X, groups, np.random.default_rng(seed))
