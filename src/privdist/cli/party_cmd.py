@@ -187,6 +187,11 @@ def party_main(args) -> int:
         console.print(f"{me.name}: the coordinator went away before it offered the plan of job {outcome.job!r}; "
                       "nothing was read or released and the ledger is unchanged")
         return 1
+    if outcome.status == "unreadable":
+        console.print(f"{me.name}: could not read its data for job {outcome.job!r} after accepting its plan; "
+                      "the job is aborted in the ledger, nothing was released (the coordinator was told, without the "
+                      "error, which stays here)")
+        raise outcome.error
     if outcome.status == "abandoned":
         console.print(f"{me.name}: the coordinator went away; job {outcome.job!r} is aborted in the ledger (what "
                       "was released stays charged)")

@@ -55,11 +55,14 @@ class PartyOutcome:
     coordinator stopped the job before its rounds ended, e.g. another party refused; aborted in the party's ledger),
     ``"abandoned"`` (the coordinator went away; aborted in the party's ledger; what was released stays charged) or
     ``"no_plan"`` (the coordinator went away before it offered a plan, e.g. another party never joined: nothing was
-    read, released or written to the ledger)."""
+    read, released or written to the ledger) or ``"unreadable"`` (it accepted the plan but could not read its data
+    as the job needs: ``error``, kept on its machine; the coordinator was told without the error's text; aborted in
+    the party's ledger, nothing released)."""
 
     status: str
     job: str | None
     reasons: tuple = ()
+    error: Exception | None = None
 
 
 def run_party(job, *, key, cert, ca, coordinator: str, coordinator_name: str, timeout: float = 600.0
@@ -75,6 +78,9 @@ def run_party(job, *, key, cert, ca, coordinator: str, coordinator_name: str, ti
     with PartyClient(me, coordinator, coordinator=coordinator_name, timeout=timeout) as client:
         job_id = client.job
         serve_link(job, GrpcEnd(client, timeout))
+    if getattr(job, "data_error_", None) is not None:
+        job.abandon()  # already ended in its ledger when the error happened; a no-op then
+        return PartyOutcome("unreadable", job_id, error=job.data_error_)
     if not job.closed and not getattr(job, "finished", False):  # finished: the rounds ended, only the release missed
         job.abandon()
         return PartyOutcome("no_plan" if job.decision is None else "abandoned", job_id)

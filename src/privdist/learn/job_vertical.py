@@ -214,10 +214,15 @@ class VerticalPartyJob(PartyJob):
         self.decision = (bool(accepted), list(reasons))
         if not accepted:
             return {"accepted": False, "reasons": list(reasons)}
-        X, names = self.load()  # only now: the plan fits the party's policy
+        try:
+            X, names = self.load()  # only now: the plan fits the party's policy
+            if list(map(str, names)) != list(map(str, self.facts["columns"])) or X.shape[0] != plan.rows:
+                raise JobRefusedError(f"{self.name}: the data read do not match the facts it stated ({X.shape[0]} "
+                                      f"rows, columns {list(map(str, names))}; stated {plan.rows} rows, columns "
+                                      f"{list(map(str, self.facts['columns']))})")
+        except Exception as exc:  # noqa: BLE001 - its text describes the party's data: it never leaves this machine
+            return self._unreadable(exc)
         self.data_read = True
-        if list(map(str, names)) != list(map(str, self.facts["columns"])) or X.shape[0] != plan.rows:
-            raise JobRefusedError(f"{self.name}: the data read do not match the facts it stated")
         Z = _preprocessor(settings["scale"], _bounds(settings["bounds"]), names, columns).transform(X)
         handle = _handle(settings, dims, plan.rows, [f"held-by-party-{j}" for j in range(plan.parties)])
         handle._local[(k,)] = _own_block(handle, k, Z)  # its own block; no other source is ever resolved
