@@ -73,17 +73,33 @@ def _ledger_dir(args):
     return Path(platformdirs.user_data_dir("privdist")) / "ledger"
 
 
+def _header_and_rows(path: str) -> tuple[list | None, int]:
+    """The header of the party's CSV (a UTF-8 byte-order mark dropped, as pandas drops it) and its count of
+    non-blank lines after it; named errors for a missing file and a file without data rows."""
+    import csv
+
+    from ..errors import DataFileNotFoundError, EmptyPartyError
+
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            header = next(csv.reader(fh), None)
+            rows = sum(1 for line in fh if line.strip())
+    except IsADirectoryError:
+        raise DataFileNotFoundError(f"data file {path!r} is a folder, not a CSV file") from None
+    except (FileNotFoundError, NotADirectoryError):
+        raise DataFileNotFoundError(f"data file {path!r} not found") from None
+    if header and not rows:
+        raise EmptyPartyError(f"{path}: the file has no data rows")
+    return header, rows
+
+
 def _facts(path: str, target: str, classes: list[str], categories: dict) -> dict:
     """The public facts of the party's file from its header, its line count and the public categories (one-hot
     columns ``col=value`` after the other columns, as :func:`privdist.data.load_file` makes them): no value is
     parsed."""
-    import csv
-
     from ..errors import ValidationError
 
-    with open(path, newline="", encoding="utf-8") as fh:
-        header = next(csv.reader(fh), None)
-        rows = sum(1 for line in fh if line.strip())
+    header, rows = _header_and_rows(path)
     if not header or target not in header:
         raise ValidationError(f"{path}: no column {target!r} in its header {header}")
     plain = [c for c in header if c != target and c not in categories]
@@ -93,13 +109,9 @@ def _facts(path: str, target: str, classes: list[str], categories: dict) -> dict
 
 def _vertical_facts(path: str) -> dict:
     """A vertical party's public facts: its row count and column names (header and line count only)."""
-    import csv
-
     from ..errors import ValidationError
 
-    with open(path, newline="", encoding="utf-8") as fh:
-        header = next(csv.reader(fh), None)
-        rows = sum(1 for line in fh if line.strip())
+    header, rows = _header_and_rows(path)
     if not header:
         raise ValidationError(f"{path}: no header (a vertical party's file names its columns)")
     return {"rows": rows, "columns": header}
@@ -158,6 +170,8 @@ def party_main(args) -> int:
     missing = [f"--{n.replace('_', '-')}" for n in needed if not getattr(args, n)]
     if missing:
         raise ValidationError(f"privdist party needs {', '.join(missing)} (or --ledger to print the ledger)")
+    if not 0 <= args.holdout < 1:  # before the job: it is only used after the rounds
+        raise ValidationError(f"--holdout must be in [0, 1), got {args.holdout:g}")
     if args.vertical and (args.target or args.classes):
         raise ValidationError("a vertical party holds no labels: leave out --target and --classes (the coordinator "
                               "holds the labels)")
@@ -230,7 +244,8 @@ def comparison_line(comp: dict) -> str:
         return f"own rows: no comparison ({comp['reason']})"
     strength = comp.get("strength")
     values = strength if isinstance(strength, list) else [strength]
-    shown = ", ".join("global" if v == "global" or v == float("inf") else f"{float(v):g}" for v in values)
+    shown = ", ".join(v if isinstance(v, str) else "global" if v == float("inf") else f"{float(v):g}"
+                      for v in values)  # a string: "global coefficients" (a party with one class or few rows)
     if comp["method"] == "holdout":
         where = f"own rows held out ({comp['test_rows']} of {comp['train_rows'] + comp['test_rows']})"
     else:

@@ -1,0 +1,60 @@
+"""Issue 39 (new surfaces): the deployment commands' bad inputs found by trying docs/deploy.md as a new user, each a
+named one-line error (exit 2) found before anything is dialled, listened for, spent or overwritten. No process is
+started here: every check happens before the network."""
+
+import pytest
+
+from privdist.cli.main import main
+from privdist.runtime.remote.pki import rehearsal_consortium
+
+
+@pytest.fixture(scope="module")
+def consortium(tmp_path_factory):
+    return rehearsal_consortium(tmp_path_factory.mktemp("deploy-inputs"), ["party0"])
+
+
+def _party(d, data, *extra):
+    return ["party", str(data), "--target", "label", "--classes", "no,yes", "--key", d / "party0/party0.key",
+            "--cert", d / "party0/party0.crt", "--ca", d / "ca/ca.crt", "--coordinator", "127.0.0.1:1",
+            "--coordinator-name", "coord", "--ledger-dir", d / "ledger", "--timeout", "1", *extra]
+
+
+def _run(argv, capsys):
+    code = main([str(a) for a in argv])
+    err = capsys.readouterr().err
+    return code, err
+
+
+def test_a_party_file_that_is_missing_or_has_no_rows_is_named_before_dialling(consortium, tmp_path, capsys):
+    code, err = _run(_party(consortium, tmp_path / "nope.csv"), capsys)
+    assert code == 2 and "data file" in err and "nope.csv" in err and "not found" in err  # was a traceback
+    (tmp_path / "header.csv").write_text("age,label\n\n")
+    code, err = _run(_party(consortium, tmp_path / "header.csv"), capsys)
+    assert code == 2 and "header.csv: the file has no data rows" in err  # was found only after accepting the plan
+
+
+def test_a_holdout_out_of_range_is_named_before_the_job_spends_anything(consortium, tmp_path, capsys):
+    (tmp_path / "mine.csv").write_text("age,label\n30,no\n40,yes\n")
+    code, err = _run(_party(consortium, tmp_path / "mine.csv", "--holdout", "1.5"), capsys)
+    assert code == 2 and err.count("\n") == 1 and "--holdout must be in [0, 1), got 1.5" in err
+
+
+def test_a_header_with_a_byte_order_mark_states_its_real_column_names(tmp_path):
+    """Excel's "CSV UTF-8" starts the file with a byte-order mark: the party stated '\\ufeffage' (another column
+    than its partners' 'age', or 'no column label' when the label came first)."""
+    from privdist.cli.party_cmd import _facts, _vertical_facts
+
+    path = tmp_path / "excel.csv"
+    path.write_text("label,age\nno,30\nyes,40\n", encoding="utf-8-sig")
+    assert _facts(str(path), "label", ["no", "yes"], {}) == {"rows": 2, "columns": ["age"], "classes": ["no", "yes"]}
+    assert _vertical_facts(str(path))["columns"] == ["label", "age"]
+
+
+def test_the_comparison_line_of_a_party_with_one_class_is_printed():
+    """A party whose rows hold one class gets the global coefficients (strength "global coefficients" in the
+    comparison): the line crashed with a traceback after the job had finished."""
+    from privdist.cli.party_cmd import comparison_line
+
+    line = comparison_line({"method": "holdout", "metric": "accuracy", "train_rows": 21, "test_rows": 9,
+                            "alone": 1.0, "global": 0.78, "personal": 1.0, "strength": "global coefficients"})
+    assert "strength global coefficients" in line and "held out (9 of 30)" in line
