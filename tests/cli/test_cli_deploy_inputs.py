@@ -58,3 +58,67 @@ def test_the_comparison_line_of_a_party_with_one_class_is_printed():
     line = comparison_line({"method": "holdout", "metric": "accuracy", "train_rows": 21, "test_rows": 9,
                             "alone": 1.0, "global": 0.78, "personal": 1.0, "strength": "global coefficients"})
     assert "strength global coefficients" in line and "held out (9 of 30)" in line
+
+
+def _coordinate(d, out, *extra):
+    return ["coordinate", "--parties", "party0,party1", "--key", d / "coord/coord.key", "--cert", d / "coord/coord.crt",
+            "--ca", d / "ca/ca.crt", "--epsilon", "1", "--out", out, "--timeout", "1", *extra]
+
+
+@pytest.mark.parametrize("content, message", [
+    ('{"age": [15, 50', "not valid JSON"),
+    ("[15, 50]", "public bounds are a JSON object"),
+    ('{"age": "wide"}', "column 'age' needs a pair of numbers"),
+    ('{"age": "12"}', "column 'age' needs a pair of numbers"),
+    ('{"age": [50, 15]}', "column 'age' needs finite bounds with low < high"),
+    ('{"age": [NaN, 1]}', "column 'age' needs finite bounds with low < high"),
+    (None, "bounds file .* not found"),
+])
+def test_a_bad_bounds_file_is_named_before_listening(consortium, tmp_path, capsys, content, message):
+    """A bounds file that is not JSON, not an object, or not finite pairs low < high: tracebacks (or, inverted,
+    found only once every party had joined)."""
+    import re
+
+    path = tmp_path / "bounds.json"
+    if content is not None:
+        path.write_text(content)
+    code, err = _run(_coordinate(consortium, tmp_path / "release", "--bounds", path), capsys)
+    assert code == 2 and re.search(message, err) and "listening" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("extra, message", [
+    (("--epsilon", "-1"), "epsilon must be a finite number > 0"),
+    (("--delta", "2"), r"delta must be in \(0, 1\)"),
+    (("--rounds", "0"), "rounds must be an integer from 1"),
+])
+def test_the_jobs_settings_are_checked_before_listening(consortium, tmp_path, capsys, extra, message):
+    """They were checked only once every party had joined (the operator waited for nothing)."""
+    import re
+
+    code, err = _run(_coordinate(consortium, tmp_path / "release", *extra), capsys)
+    assert code == 2 and re.search(message, err)
+
+
+def test_a_vertical_job_checks_its_labels_and_takes_rounds_0_as_given(consortium, tmp_path, capsys):
+    """--rounds 0 of a vertical job was read as 'not given' and ran the default 50 rounds; labels that are not two
+    classes were found once every party had joined, a missing labels file was a traceback."""
+    labels = tmp_path / "labels.csv"
+    labels.write_text("y\nno\nyes\nmaybe\n")
+    base = ("--vertical", "--scale", "none", "--target", "y", "--labels")
+    code, err = _run(_coordinate(consortium, tmp_path / "r", *base, tmp_path / "nope.csv"), capsys)
+    assert code == 2 and "labels file" in err and "not found" in err
+    code, err = _run(_coordinate(consortium, tmp_path / "r", *base, labels), capsys)
+    assert code == 2 and "must hold two classes" in err
+    labels.write_text("y\nno\nyes\n")
+    code, err = _run(_coordinate(consortium, tmp_path / "r", *base, labels, "--rounds", "0"), capsys)
+    assert code == 2 and "rounds must be an integer from 1" in err
+
+
+def test_a_folder_holding_a_release_is_not_overwritten_by_another_job(consortium, tmp_path, capsys):
+    """A second job with the first one's --out replaced its model.json and results.json without a word."""
+    out = tmp_path / "release"
+    out.mkdir()
+    (out / "model.json").write_text('{"job": "first"}')
+    code, err = _run(_coordinate(consortium, out), capsys)
+    assert code == 2 and "already holds a release (model.json)" in err
+    assert (out / "model.json").read_text() == '{"job": "first"}' and not (out / "results.json").exists()
