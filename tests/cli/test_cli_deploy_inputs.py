@@ -122,3 +122,24 @@ def test_a_folder_holding_a_release_is_not_overwritten_by_another_job(consortium
     code, err = _run(_coordinate(consortium, out), capsys)
     assert code == 2 and "already holds a release (model.json)" in err
     assert (out / "model.json").read_text() == '{"job": "first"}' and not (out / "results.json").exists()
+
+
+def test_a_partys_file_from_an_earlier_job_is_not_replaced_without_overwrite(consortium, tmp_path, capsys):
+    """A party's second job wrote its personal model (or, vertical, its coefficient block) over the first job's
+    without a word; neither can be made again (the release stays with the coordinator). Now it stops before
+    dialling unless --overwrite."""
+    (tmp_path / "mine.csv").write_text("age,label\n30,no\n40,yes\n")
+    (tmp_path / "personal-model-party0.json").write_text("{}")
+    code, err = _run(_party(consortium, tmp_path / "mine.csv"), capsys)
+    assert code == 2 and "personal-model-party0.json exists" in err and "--overwrite" in err
+    code, err = _run(_party(consortium, tmp_path / "mine.csv", "--overwrite"), capsys)
+    assert code == 2 and "no mutually authenticated connection" in err  # on to dialling (nobody listens)
+    (tmp_path / "own" / "parties").mkdir(parents=True)
+    (tmp_path / "own" / "parties" / "party_1.json").write_text("{}")
+    vertical = ["party", "--vertical", tmp_path / "mine.csv", "--out", tmp_path / "own", "--key",
+                consortium / "party0/party0.key", "--cert", consortium / "party0/party0.crt", "--ca",
+                consortium / "ca/ca.crt", "--coordinator", "127.0.0.1:1", "--coordinator-name", "coord",
+                "--ledger-dir", tmp_path / "ledger", "--timeout", "1"]
+    code, err = _run(vertical, capsys)
+    assert code == 2 and "party_1.json exists" in err
+    assert (tmp_path / "personal-model-party0.json").read_text() == "{}"

@@ -199,3 +199,14 @@ def test_personalize_cli_refuses_a_vertical_model(capsys, tmp_path):
                                          str(tmp_path / "mine.csv"), "--target", "label", "--out",
                                          str(tmp_path / "p.json")])
     assert not Path(tmp_path / "p.json").exists()
+
+
+def test_personalize_does_not_replace_an_existing_file_without_overwrite(release, capsys, tmp_path):
+    """--out naming an existing file (another model, anything) was replaced without a word."""
+    d, _, _ = release
+    argv = ["personalize", str(d / "model.json"), "--data", str(d / "mine.csv"), "--target", "label",
+            "--categories", "region=n,s,e", "--out", str(tmp_path / "kept.json")]
+    (tmp_path / "kept.json").write_text('{"mine": 1}')
+    assert "kept.json exists" in _error(capsys, argv) and (tmp_path / "kept.json").read_text() == '{"mine": 1}'
+    assert main(argv + ["--overwrite"]) == 0
+    assert json.loads((tmp_path / "kept.json").read_text())["format"] == "privdist-personal-model/1"

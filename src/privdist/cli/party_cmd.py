@@ -5,16 +5,19 @@ HOST:PORT --coordinator-name NAME [--policy policy.toml] [--ledger-dir DIR]`` di
 opens no port) with mutual TLS, states its public facts (row count and columns, read from the file's lines and
 header; the class names it states with ``--classes``), receives the job's privacy plan, checks it against its policy
 and its lifetime ledger and refuses with the reasons before it reads any value of its data. Accepted, it reads its
-file, builds the algorithm from the plan with the privdist installed on this machine and answers the rounds; each
-round's releases are in its ledger before they leave. Nothing executable is received.
+file (a file it cannot read as the job needs, e.g. a missing value, aborts the job in its ledger; the error stays
+here, the coordinator is told only that it could not read its data), builds the algorithm from the plan with the
+privdist installed on this machine and answers the rounds; each round's releases are in its ledger before they leave.
+Nothing executable is received.
 
 After the rounds the coordinator sends the release (the model, public) and the party fits its PERSONAL model from it
 and its own rows (issue 39, :mod:`privdist.learn.personal_release`): written owner-only (mode 0600, marked
 ``owner_only``, ``release: false``) to ``--out DIR``/``personal-model-NAME.json`` (NAME: the party's certificate name;
-default DIR: the folder of DATA.csv), never
-sent, no privacy spent; it prints one line comparing alone / global / personal on its own rows (``--holdout F``, default
-0.3: a seeded split of its rows, the personal model and "alone" fitted on the rest, accuracy on the held-out part;
-``--holdout 0``: the cross-validated log loss of the personal model's own selection). ``--no-personal`` skips it.
+default DIR: the folder of DATA.csv; a file of an earlier job there stops the party before it dials, unless
+``--overwrite``), never sent, no privacy spent; it prints one line comparing alone / global / personal on its own
+rows (``--holdout F``, default 0.3: a seeded split of its rows, the personal model and "alone" fitted on the rest,
+accuracy on the held-out part; ``--holdout 0``: the cross-validated log loss of the personal model's own selection).
+``--no-personal`` skips it.
 
 ``privdist party --vertical DATA.csv --out DIR --key ... --coordinator ...`` takes part in a vertical job (ADMM
 sharing): the file holds some COLUMNS of every row (rows in the order the consortium agreed; no label column: the
@@ -49,6 +52,9 @@ def register(sub) -> None:
                    help="share of the party's rows held out for its printed comparison alone / global / personal "
                         "(default 0.3; 0: cross-validated log loss); the saved personal model uses every row")
     p.add_argument("--no-personal", action="store_true", help="do not fit or write the personal model")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace this party's file from an earlier job in the --out folder (its personal model; "
+                        "--vertical: its coefficient block); without it the party stops before dialling")
     p.add_argument("--key", help="this party's private key (privdist pki request)")
     p.add_argument("--cert", help="this party's certificate, signed by the consortium CA")
     p.add_argument("--ca", help="the consortium CA's certificate")
@@ -192,6 +198,7 @@ def party_main(args) -> int:
         load = _loader(args.data, args.target, classes, categories)
         facts = _facts(args.data, args.target, classes, categories)
     me = Identity.load(args.key, args.cert, args.ca, role="party")
+    _check_own_files(args, me.name)
     job = kind(me.name, load, facts, gate=LifetimeGate(ledger, policy, args.coordinator_name),
                **({"out": args.out} if args.vertical else {}))
     console.print(f"{me.name}: dialling {args.coordinator_name} at {args.coordinator}")
@@ -225,15 +232,40 @@ def party_main(args) -> int:
     return 0
 
 
-def _personal(job, args, name: str, console) -> None:
-    """The party's personal model (module docstring): written owner-only, one line printed."""
+def _personal_path(args, name: str):
     from pathlib import Path
 
-    from ..learn.personal_release import party_personal, personal_file
+    from ..learn.personal_release import personal_file
 
-    out = Path(args.out) if args.out else Path(args.data).resolve().parent
-    out.mkdir(parents=True, exist_ok=True)
-    path, comp = party_personal(job, out / personal_file(name), holdout=args.holdout)
+    return (Path(args.out) if args.out else Path(args.data).resolve().parent) / personal_file(name)
+
+
+def _check_own_files(args, name: str) -> None:
+    """Before dialling: the party's owner-only file of this job would not replace one of an earlier job (it cannot
+    be made again: the release stays with the coordinator) unless ``--overwrite``."""
+    from pathlib import Path
+
+    from ..errors import OutputDirError
+
+    if args.overwrite:
+        return
+    if args.vertical:
+        held = sorted(str(p) for p in (Path(args.out) / "parties").glob("party_*.json"))
+    else:
+        held = [] if args.no_personal else [str(p) for p in [_personal_path(args, name)] if p.exists()]
+    if held:
+        raise OutputDirError(f"{held[0]} exists (this party's file from an earlier job?): move it, give --out another "
+                             "folder, or pass --overwrite to replace it" + ("" if args.vertical else
+                                                                            " (or --no-personal)"))
+
+
+def _personal(job, args, name: str, console) -> None:
+    """The party's personal model (module docstring): written owner-only, one line printed."""
+    from ..learn.personal_release import party_personal
+
+    path = _personal_path(args, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path, comp = party_personal(job, path, holdout=args.holdout)
     console.print(f"{name}: its personal model (owner-only, not a release, no privacy spent): {path}", soft_wrap=True)
     console.print(f"{name}: {comparison_line(comp)}", soft_wrap=True)
 
