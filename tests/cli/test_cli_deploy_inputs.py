@@ -143,3 +143,17 @@ def test_a_partys_file_from_an_earlier_job_is_not_replaced_without_overwrite(con
     code, err = _run(vertical, capsys)
     assert code == 2 and "party_1.json exists" in err
     assert (tmp_path / "personal-model-party0.json").read_text() == "{}"
+
+
+def test_a_ledger_the_party_cannot_write_or_read_is_named_before_dialling(consortium, tmp_path, capsys):
+    """It was found when the plan arrived: the error (with the party's local path) went to the coordinator and the
+    party printed that the coordinator had gone away before offering a plan."""
+    (tmp_path / "mine.csv").write_text("age,label\n30,no\n40,yes\n")
+    (tmp_path / "afile").write_text("")
+    argv = _party(consortium, tmp_path / "mine.csv", "--no-personal")
+    code, err = _run(argv[:argv.index("--ledger-dir") + 1] + [tmp_path / "afile" / "ledger"] + argv[-3:], capsys)
+    assert code == 2 and "cannot open the ledger lock" in err
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "ledger.json").write_text("{")
+    code, err = _run(argv[:argv.index("--ledger-dir") + 1] + [tmp_path / "broken"] + argv[-3:], capsys)
+    assert code == 2 and "not valid JSON" in err and "never resets a ledger" in err

@@ -199,6 +199,8 @@ def party_main(args) -> int:
         facts = _facts(args.data, args.target, classes, categories)
     me = Identity.load(args.key, args.cert, args.ca, role="party")
     _check_own_files(args, me.name)
+    with ledger.locked():  # a ledger it cannot write (or read) is named here, not when the plan arrives
+        pass
     job = kind(me.name, load, facts, gate=LifetimeGate(ledger, policy, args.coordinator_name),
                **({"out": args.out} if args.vertical else {}))
     console.print(f"{me.name}: dialling {args.coordinator_name} at {args.coordinator}")
