@@ -224,3 +224,36 @@ def test_a_party_that_cannot_read_its_data_keeps_the_error_and_aborts_the_job(tm
     for k in range(K):
         (job,) = ledgers[k].jobs()
         assert job.status == "aborted" and ledgers[k].committed(1e-5).epsilon == 0
+
+
+class _DiesAt:
+    """A party's link that breaks when round ``t`` is asked of it (the party is gone from then on)."""
+
+    def __init__(self, link, t: int):
+        self.link, self.t, self.dead = link, t, False
+
+    def call(self, method, args):
+        from privdist.runtime.remote import LinkLostError
+
+        if self.dead or (method == "step" and int(args["t"]) == self.t):
+            self.dead = True
+            raise LinkLostError("gone")
+        return self.link.call(method, args)
+
+
+def test_a_dropout_beyond_the_tolerance_is_charged_in_the_remaining_parties_ledgers(tmp_path):
+    """Party 2 gone at round 3 (dropout_tolerance 0): the later secure sums hold 2 honest noise shares, not the 3 of
+    the calibration. The coordinator's report says so (epsilon above 1), but each remaining party's ledger recorded
+    every round at the calibration (epsilon 1) and called the job finished: it now records a weaker sum's release
+    before it helps unmask it, and its ledger counts no less than the report."""
+    parties = [_party(k) for k in range(K)]
+    ledgers = _gated(tmp_path, parties, (0, 1))
+    links = [LocalLink(p) for p in parties]
+    with pytest.warns(Warning, match="exceeds the requested"):
+        model = coordinate(REQUEST, links[:2] + [_DiesAt(links[2], 3)])
+    reported = model.privacy_report_["epsilon"]
+    assert reported > 1.01 and model.remote_["lost_parties"] == {2: 3}
+    for k in (0, 1):
+        (job,) = ledgers[k].jobs()
+        assert job.status == "finished"
+        assert ledgers[k].spent(1e-5).epsilon >= reported * (1 - 1e-6)

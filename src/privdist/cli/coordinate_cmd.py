@@ -153,7 +153,9 @@ def coordinate_main(args) -> int:
                "settings": request.settings(), "noise": model.privacy_report_.get("noise"), "notes": notes}
     write_json(out / "results.json", results)
     eps = model.privacy_report_["epsilon"]
-    console.print(f"job finished with {len(names)} parties; guarantee epsilon = {eps:.4f} per party "
+    lost = sorted(names[int(k)] for k in (model.remote_.get("lost_parties") or {}))
+    gone = f" ({len(lost)} lost during the rounds: {', '.join(lost)})" if lost else ""
+    console.print(f"job finished with {len(names)} parties{gone}; guarantee epsilon = {eps:.4f} per party "
                   f"(delta {args.delta:g}); wrote {', '.join(str(f) for f in files)} and {out / 'results.json'}")
     return 0
 

@@ -143,6 +143,11 @@ class LifetimeGate:
         if released:
             self.ledger.record_round(self.job, int(t), released)
 
+    def amend(self, t: int, releases) -> None:
+        """Round ``t``'s releases found weaker than recorded (a secure sum with parties gone), before they are
+        unmasked: the ledger's record of the round is replaced by them."""
+        self.ledger.amend_round(self.job, int(t), [r for r in releases if r is not None])
+
     def end(self, finished: bool, reason: str = "the coordinator went away before the job ended") -> None:
         if self.job is None:
             return
@@ -282,7 +287,8 @@ class PartyJob:
             colluding = 0 if plan.secure is None else plan.secure.colluding
             rows = RangeRows(plan.parties, plan.rows, k, X[:, [names.index(c) for c in plan.range.columns]])
             self.party = RemoteParty(RangeHistograms(plan.range, colluding), rows, complete(plan.parties), k,
-                                     on_release=None if self.gate is None else lambda t, r: self.gate.record(0, r))
+                                     on_release=None if self.gate is None else lambda t, r: self.gate.record(0, r),
+                                     on_amend=_amender(self.gate, lambda t: 0))
             self.phase = "ranges"
         else:
             self._train({})
@@ -311,8 +317,16 @@ class PartyJob:
                          [f"held-by-party-{j}" for j in range(plan.parties)])
         handle._local[(k,)] = _own_problem(handle, k, Z, y_pm)  # its own block; no other source is ever resolved
         self.party = RemoteParty(algo, handle, complete(plan.parties), k,
-                                 on_release=None if self.gate is None else self.gate.record)
+                                 on_release=None if self.gate is None else self.gate.record,
+                                 on_amend=_amender(self.gate, lambda t: t))
         self.phase = "train"
+
+
+def _amender(gate, round_of):
+    """``on_amend`` of a party's :class:`~privdist.runtime.remote.RemoteParty`: the gate's :meth:`LifetimeGate.amend`
+    at the ledger's round number (``round_of(t)``), or None without a gate that amends."""
+    amend = getattr(gate, "amend", None)
+    return None if amend is None else (lambda t, releases: amend(round_of(t), releases))
 
 
 def _preprocessor(est, names, plan=None, released=None, X=None):

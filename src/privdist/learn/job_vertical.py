@@ -37,7 +37,7 @@ import numpy as np
 
 from ..errors import ValidationError
 from ..runtime.party import VerticalParties
-from .job import JobRefusedError, PartyJob
+from .job import JobRefusedError, PartyJob, _amender
 
 __all__ = ["VerticalJobRequest", "VerticalPartyJob", "coordinate_vertical", "vertical_job_estimator",
            "sharing_algorithm", "join_party_blocks"]
@@ -228,7 +228,8 @@ class VerticalPartyJob(PartyJob):
         handle._local[(k,)] = _own_block(handle, k, Z)  # its own block; no other source is ever resolved
         self._layout = (k, handle.offsets[k], columns, k == 0 and handle.bias)
         self.party = RemoteParty(algo, handle, complete(plan.parties), k, share_estimate=False,
-                                 on_release=None if self.gate is None else self.gate.record)
+                                 on_release=None if self.gate is None else self.gate.record,
+                                 on_amend=_amender(self.gate, lambda t: t))
         return {"accepted": True, "reasons": []}
 
 
