@@ -75,9 +75,16 @@ def run_party(job, *, key, cert, ca, coordinator: str, coordinator_name: str, ti
     from ..runtime.remote.transport import PartyClient
 
     me = Identity.load(key, cert, ca, role="party")
-    with PartyClient(me, coordinator, coordinator=coordinator_name, timeout=timeout) as client:
-        job_id = client.job
-        serve_link(job, GrpcEnd(client, timeout))
+    job_id = None
+    try:
+        with PartyClient(me, coordinator, coordinator=coordinator_name, timeout=timeout) as client:
+            job_id = client.job
+            serve_link(job, GrpcEnd(client, timeout))
+    except KeyboardInterrupt:  # Ctrl-C on the party's machine: an accepted job ends aborted, not 'running' for ever
+        if job.abandon("interrupted on the party's machine"):
+            raise KeyboardInterrupt(f"job {job_id!r} is aborted in this party's ledger (what was released stays "
+                                    "charged)") from None
+        raise
     if getattr(job, "data_error_", None) is not None:
         job.abandon()  # already ended in its ledger when the error happened; a no-op then
         return PartyOutcome("unreadable", job_id, error=job.data_error_)

@@ -227,21 +227,23 @@ class PartyJob:
         self.closed = self.party.closed
         return out
 
-    def abandon(self) -> None:
-        """The coordinator went away before closing the job: it ends aborted in the party's ledger (between the
-        range step and training too)."""
+    def abandon(self, reason: str | None = None) -> bool:
+        """The coordinator went away (or the party was interrupted) before closing the job: it ends aborted in the
+        party's ledger (between the range step and training too). Returns whether this ended it."""
         if not self.closed and not self.finished:
-            self._end(False)
+            return self._end(False, reason)
+        return False
 
-    def _end(self, finished: bool, reason: str | None = None) -> None:
-        """End the accepted job in the party's ledger, once."""
+    def _end(self, finished: bool, reason: str | None = None) -> bool:
+        """End the accepted job in the party's ledger, once; returns whether this call ended it."""
         if self.gate is None or self._ended or self.decision is None or not self.decision[0]:
-            return
+            return False
         self._ended = True
         if finished:
             self.gate.end(True)
         else:
             self.gate.end(False, *(() if reason is None else (reason,)))
+        return True
 
     def _offer(self, args):
         from ..privacy.plan import PrivacyPlan
