@@ -157,3 +157,14 @@ def test_a_ledger_the_party_cannot_write_or_read_is_named_before_dialling(consor
     (tmp_path / "broken" / "ledger.json").write_text("{")
     code, err = _run(argv[:argv.index("--ledger-dir") + 1] + [tmp_path / "broken"] + argv[-3:], capsys)
     assert code == 2 and "not valid JSON" in err and "never resets a ledger" in err
+
+
+def test_categories_with_vertical_are_refused_not_ignored(consortium, tmp_path, capsys):
+    """A vertical party's --categories was silently ignored: its text column failed only after it accepted the plan."""
+    (tmp_path / "cols.csv").write_text("city,age\nParis,30\nLyon,40\n")
+    argv = ["party", "--vertical", tmp_path / "cols.csv", "--out", tmp_path / "own", "--categories",
+            "city=Paris,Lyon", "--key", consortium / "party0/party0.key", "--cert", consortium / "party0/party0.crt",
+            "--ca", consortium / "ca/ca.crt", "--coordinator", "127.0.0.1:1", "--coordinator-name", "coord",
+            "--ledger-dir", tmp_path / "ledger", "--timeout", "1"]
+    code, err = _run(argv, capsys)
+    assert code == 2 and "--categories is not read with --vertical" in err

@@ -70,7 +70,8 @@ def _start(d: Path, out: Path, job_id: str, *, seed=None, rogue: bool = False, t
             _cli("party", d / f"party{k}.csv", "--target", "label", "--classes", "no,yes",
                  "--key", home / f"party{k}.key", "--cert", home / f"party{k}.crt", "--ca", d / "ca/ca.crt",
                  "--coordinator", f"127.0.0.1:{port}", "--coordinator-name", "coord", "--policy", d / "seeded.toml",
-                 "--ledger-dir", d / f"{ledgers}{k}", "--timeout", timeout),
+                 "--ledger-dir", d / f"{ledgers}{k}", "--timeout", timeout,
+                 "--overwrite"),  # the module's jobs share each party's data folder: each replaces the last's model
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     return coord, parties
 

@@ -178,6 +178,9 @@ def party_main(args) -> int:
         raise ValidationError(f"privdist party needs {', '.join(missing)} (or --ledger to print the ledger)")
     if not 0 <= args.holdout < 1:  # before the job: it is only used after the rounds
         raise ValidationError(f"--holdout must be in [0, 1), got {args.holdout:g}")
+    if args.vertical and args.categories:
+        raise ValidationError("--categories is not read with --vertical (it was ignored): a vertical party's file "
+                              "holds numeric columns; one-hot encode a text column in the file itself")
     if args.vertical and (args.target or args.classes):
         raise ValidationError("a vertical party holds no labels: leave out --target and --classes (the coordinator "
                               "holds the labels)")
