@@ -168,3 +168,19 @@ def test_categories_with_vertical_are_refused_not_ignored(consortium, tmp_path, 
             "--ledger-dir", tmp_path / "ledger", "--timeout", "1"]
     code, err = _run(argv, capsys)
     assert code == 2 and "--categories is not read with --vertical" in err
+
+
+def test_a_vertical_partys_missing_value_is_its_own_named_error():
+    """A vertical party's NaN was found after it accepted, past its own checks: the coordinator got 'the features
+    of party 1 contain NaN' and the party printed that the coordinator had gone away. The loader names it (and so
+    the party keeps the error, the job aborted in its ledger: test_learn_job)."""
+    import tempfile
+    from pathlib import Path
+
+    from privdist.cli.party_cmd import _vertical_loader
+    from privdist.errors import NonFiniteDataError
+
+    path = Path(tempfile.mkdtemp()) / "cols.csv"
+    path.write_text("GS,lang\n29,46\n,45\n")
+    with pytest.raises(NonFiniteDataError, match=r"missing or infinite value\(s\) in column\(s\) \['GS'\]"):
+        _vertical_loader(str(path))()

@@ -127,13 +127,20 @@ def _vertical_loader(path: str):
     def load():
         import pandas as pd
 
-        from ..errors import NonNumericDataError
+        import numpy as np
+
+        from ..errors import NonFiniteDataError, NonNumericDataError
 
         df = pd.read_csv(path)
         bad = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]
         if bad:
             raise NonNumericDataError(f"{path}: column(s) {bad} are not numeric (a job takes numeric columns)")
-        return df.to_numpy(dtype=float), [str(c) for c in df.columns]
+        X = df.to_numpy(dtype=float)
+        missing = [str(c) for c, ok in zip(df.columns, np.isfinite(X).all(axis=0)) if not ok]
+        if missing:
+            raise NonFiniteDataError(f"{path}: missing or infinite value(s) in column(s) {missing}; privdist does not "
+                                     "impute: drop or fill them")
+        return X, [str(c) for c in df.columns]
 
     return load
 
