@@ -70,7 +70,8 @@ def _start(d: Path, out: Path, job_id: str, *, seed=None, rogue: bool = False, t
             _cli("party", d / f"party{k}.csv", "--target", "label", "--classes", "no,yes",
                  "--key", home / f"party{k}.key", "--cert", home / f"party{k}.crt", "--ca", d / "ca/ca.crt",
                  "--coordinator", f"127.0.0.1:{port}", "--coordinator-name", "coord", "--policy", d / "seeded.toml",
-                 "--ledger-dir", d / f"{ledgers}{k}", "--timeout", timeout),
+                 "--ledger-dir", d / f"{ledgers}{k}", "--timeout", timeout,
+                 "--overwrite"),  # the module's jobs share each party's data folder: each replaces the last's model
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     return coord, parties
 
@@ -211,3 +212,25 @@ def test_a_partys_stated_columns_are_those_it_reads(tmp_path):
     X, y, names = _loader(str(tmp_path / "p.csv"), "label", ["no", "yes"], categories)()
     assert names == facts["columns"] and X.shape == (facts["rows"], len(names))
     assert list(y) == ["no", "yes", "yes", "no"] and X[:, names.index("region=w")].sum() == 0
+
+
+def test_ctrl_c_of_a_party_ends_its_job_aborted_and_the_others_finish_without_it(pki, tmp_path):
+    """SIGINT (Ctrl-C) of party 2 after it recorded round 3: it printed 'interrupted' and left the job 'running' in
+    its ledger for ever (its whole reservation committed); it now ends it aborted (what it released stays charged)
+    and says so. The others finish without it, and the coordinator names it as lost (it said 'finished with 3
+    parties')."""
+    import signal
+
+    from conftest import wait_until
+    from privdist.privacy.lifetime import LifetimeLedger
+
+    coord, parties = _start(pki, tmp_path / "int1", "int1", seed=8, rounds=400, ledgers="iledger")
+    wait_until(lambda: _rounds_recorded(pki, "iledger2", "int1") >= 3, timeout=300, what="party 2's round 3")
+    parties[2].send_signal(signal.SIGINT)
+    outs = [p.communicate(timeout=600) for p in parties]
+    cout, cerr = coord.communicate(timeout=600)
+    assert coord.returncode == 0 and [p.returncode for p in parties] == [0, 0, 130], (cerr, outs)
+    assert "job 'int1' is aborted in this party's ledger" in " ".join(outs[2][1].split())
+    (job,) = LifetimeLedger(pki / "iledger2").jobs()
+    assert job.status == "aborted" and len(job.rounds) >= 3
+    assert "(1 lost during the rounds: party2)" in " ".join(cout.split())

@@ -223,3 +223,14 @@ def test_personalize_takes_the_category_lists_of_the_release(release, capsys, tm
                  "--onehot", "--out", str(tmp_path / "p.json")]) == 0, capsys.readouterr().err
     assert json.loads((tmp_path / "p.json").read_text())["feature_names"] == ["x1", "x2", "region=n", "region=s",
                                                                                 "region=e"]
+
+
+def test_personalize_does_not_replace_an_existing_file_without_overwrite(release, capsys, tmp_path):
+    """--out naming an existing file (another model, anything) was replaced without a word."""
+    d, _, _ = release
+    argv = ["personalize", str(d / "model.json"), "--data", str(d / "mine.csv"), "--target", "label",
+            "--categories", "region=n,s,e", "--out", str(tmp_path / "kept.json")]
+    (tmp_path / "kept.json").write_text('{"mine": 1}')
+    assert "kept.json exists" in _error(capsys, argv) and (tmp_path / "kept.json").read_text() == '{"mine": 1}'
+    assert main(argv + ["--overwrite"]) == 0
+    assert json.loads((tmp_path / "kept.json").read_text())["format"] == "privdist-personal-model/1"

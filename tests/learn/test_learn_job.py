@@ -177,3 +177,83 @@ def test_a_job_with_the_dp_range_step_equals_the_estimator(trust):
     step = [s for s in model.preprocessor_.record if s["step"] == "scale_by_dp_ranges"]
     assert step and step[0]["bounds"] == [s for s in ref.preprocessor_.record
                                           if s["step"] == "scale_by_dp_ranges"][0]["bounds"]
+
+
+def _gated(tmp_path, parties, ks):
+    from privdist.learn.job import LifetimeGate
+    from privdist.privacy.lifetime import LifetimeLedger
+    from privdist.privacy.policy import PartyPolicy
+
+    ledgers = {k: LifetimeLedger(tmp_path / f"l{k}") for k in ks}
+    for k in ks:
+        parties[k].gate = LifetimeGate(ledgers[k], PartyPolicy(seeded_allowed=True), "coord")
+    return ledgers
+
+
+def test_a_job_called_off_before_its_range_step_is_aborted_in_the_ledgers_that_accepted_it(tmp_path):
+    """With the DP range step (privdist coordinate's default), the coordinator's close after a refusal was taken
+    for the end of the range step's round: the parties that had accepted kept the job 'announced' in their ledgers
+    (its epsilon committed for ever) while they printed that it was aborted."""
+    parties = [_party(k, refuse=(k == 1)) for k in range(K)]
+    ledgers = _gated(tmp_path, parties, (0, 2))
+    with pytest.raises(JobRefusedError, match="party1"):
+        coordinate(JobRequest(epsilon=1.0, delta=1e-5, scale="dp", seed=11), [LocalLink(p) for p in parties])
+    for k in (0, 2):
+        (job,) = ledgers[k].jobs()
+        assert job.status == "aborted" and parties[k].called_off and parties[k].closed
+        assert ledgers[k].committed(1e-5).epsilon == 0
+
+
+def test_a_party_that_cannot_read_its_data_keeps_the_error_and_aborts_the_job(tmp_path):
+    """A party whose file has a missing value (found only once it reads it, after accepting): the coordinator
+    learns that it could not read its data, not the error (it names the row of the missing value); the job is
+    aborted in every ledger (it was left 'announced' in the failing party's), and the party keeps the error."""
+    from privdist.errors import NonFiniteDataError
+
+    parties = [_party(k) for k in range(K)]
+
+    def broken():
+        raise NonFiniteDataError("mine.csv: 1 missing value(s) (NaN), first in column 'age' at row 3")
+
+    parties[1].load = broken
+    ledgers = _gated(tmp_path, parties, range(K))
+    with pytest.raises(JobRefusedError, match="party1.*could not read its data") as caught:
+        coordinate(JobRequest(epsilon=1.0, delta=1e-5, scale="dp", seed=11), [LocalLink(p) for p in parties])
+    assert "row 3" not in str(caught.value) and "mine.csv" not in str(caught.value)
+    assert isinstance(parties[1].data_error_, NonFiniteDataError) and not parties[1].data_read
+    for k in range(K):
+        (job,) = ledgers[k].jobs()
+        assert job.status == "aborted" and ledgers[k].committed(1e-5).epsilon == 0
+
+
+class _DiesAt:
+    """A party's link that breaks when round ``t`` is asked of it (the party is gone from then on)."""
+
+    def __init__(self, link, t: int):
+        self.link, self.t, self.dead = link, t, False
+
+    def call(self, method, args):
+        from privdist.runtime.remote import LinkLostError
+
+        if self.dead or (method == "step" and int(args["t"]) == self.t):
+            self.dead = True
+            raise LinkLostError("gone")
+        return self.link.call(method, args)
+
+
+def test_a_dropout_beyond_the_tolerance_is_charged_in_the_remaining_parties_ledgers(tmp_path):
+    """Party 2 gone at round 3 (dropout_tolerance 0): the later secure sums hold 2 honest noise shares, not the 3 of
+    the calibration. The coordinator's report says so (epsilon above 1), but each remaining party's ledger recorded
+    every round at the calibration (epsilon 1) and called the job finished: it now records a weaker sum's release
+    before it helps unmask it, and its ledger counts no less than the report."""
+    parties = [_party(k) for k in range(K)]
+    ledgers = _gated(tmp_path, parties, (0, 1))
+    links = [LocalLink(p) for p in parties]
+    with pytest.warns(Warning, match="exceeds the requested"):
+        model = coordinate(REQUEST, links[:2] + [_DiesAt(links[2], 3)])
+    reported = model.privacy_report_["epsilon"]
+    assert reported > 1.01 and model.remote_["lost_parties"] == {2: 3}
+    for k in (0, 1):
+        (job,) = ledgers[k].jobs()
+        assert job.status == "finished"
+        assert ledgers[k].spent(1e-5).epsilon >= reported * (1 - 1e-6)

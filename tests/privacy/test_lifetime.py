@@ -76,6 +76,22 @@ def test_idempotent_rerecord_and_conflicting_rerecord(tmp_path):
     assert led.spent(1e-5).epsilon == before
 
 
+def test_a_round_found_weaker_is_amended_on_disk_and_only_while_the_job_runs(tmp_path):
+    """A secure sum with parties gone is a weaker release than the one recorded when the vector left: the round's
+    record is replaced (G1 has less noise than G2: more epsilon), never for a round not recorded or an ended job."""
+    led = LifetimeLedger(tmp_path)
+    led.announce("j", "hub", make_plan(), 0, [(G1, 5)])
+    led.record_round("j", 1, [G2])
+    before = led.spent(1e-5).epsilon
+    with pytest.raises(LedgerStateError, match="round 2 of job 'j' was not recorded"):
+        led.amend_round("j", 2, [G1])
+    led.amend_round("j", 1, [G1])
+    assert LifetimeLedger(tmp_path).job("j").rounds[1] == ((G1, 1),) and led.spent(1e-5).epsilon > before
+    led.finish("j")
+    with pytest.raises(LedgerStateError, match="finished"):
+        led.amend_round("j", 1, [G1])
+
+
 def test_job_states_and_conflicts(tmp_path):
     led = LifetimeLedger(tmp_path)
     plan = make_plan()

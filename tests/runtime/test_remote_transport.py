@@ -185,3 +185,19 @@ def test_a_tampered_envelope_on_a_live_link_is_named_and_the_link_survives(conso
     env = server.recv("party_0", "update", 0, timeout=30)
     assert env.payload["x"].tobytes() == np.arange(4.0).tobytes()
     link.close()
+
+
+def test_a_second_coordinator_on_a_port_in_use_is_refused_by_name(consortium, server):
+    """gRPC shares a port between servers by default (SO_REUSEPORT): a second coordinator on the first one's port
+    listened too, and the parties dialling it were spread over both jobs. It is now a named error, as are a port out
+    of range and a host that is not this machine's."""
+    from privdist.errors import ValidationError
+    from privdist.runtime.remote.transport import TransportError
+
+    coord = _ident(consortium, "coord", "coordinator")
+    with pytest.raises(TransportError, match="cannot listen on 127.0.0.1:.*in use"):
+        CoordinatorServer(coord, "job-2", PARTIES, port=server.port, timeout=5).start()
+    with pytest.raises(ValidationError, match=r"port must be in \[0, 65535\].*99999"):
+        CoordinatorServer(coord, "job-2", PARTIES, port=99999, timeout=5).start()
+    with pytest.raises(TransportError, match="cannot listen on 192.0.2.1"):
+        CoordinatorServer(coord, "job-2", PARTIES, host="192.0.2.1", timeout=5).start()

@@ -63,7 +63,6 @@ def register(sub) -> None:
 
 
 def coordinate_main(args) -> int:
-    import json
     from pathlib import Path
 
     from rich.console import Console
@@ -87,7 +86,7 @@ def coordinate_main(args) -> int:
         raise ValidationError("--scale bounds needs --bounds FILE (public bounds of every column); --scale dp "
                               "estimates the missing ones with a DP range step")
     if args.bounds:
-        bounds = {str(k): tuple(float(x) for x in v) for k, v in json.loads(Path(args.bounds).read_text()).items()}
+        bounds = _read_bounds(args.bounds)
     secure = {k: v for k, v in (("colluding", args.colluding), ("dropout_tolerance", args.dropout_tolerance)) if v}
     if secure:  # the plan's one validation, before listening for the parties (issue 40)
         from ..privacy.secure_params import SecureAggregation
@@ -103,16 +102,27 @@ def coordinate_main(args) -> int:
             raise ValidationError("--vertical needs --labels FILE and --target COL (the coordinator holds the labels)")
         import pandas as pd
 
-        frame = pd.read_csv(args.labels)
+        from ..errors import DataFileNotFoundError
+
+        try:
+            frame = pd.read_csv(args.labels)
+        except (FileNotFoundError, IsADirectoryError):
+            raise DataFileNotFoundError(f"labels file {args.labels!r} not found") from None
         if args.target not in frame.columns:
             raise ValidationError(f"{args.labels}: no column {args.target!r} in its header {list(frame.columns)}")
         labels = frame[args.target].to_numpy()
-        from ..learn.job_vertical import VerticalJobRequest
+        classes = pd.unique(frame[args.target].dropna())
+        if frame[args.target].isna().any() or len(classes) != 2:
+            raise ValidationError(f"{args.labels}: column {args.target!r} must hold two classes and no missing "
+                                  f"value, got {int(frame[args.target].isna().sum())} missing and classes "
+                                  f"{sorted(map(str, classes))[:10]}")
+        from ..learn.job_vertical import VerticalJobRequest, vertical_job_estimator
 
         request = VerticalJobRequest(epsilon=args.epsilon, delta=args.delta, trust=args.trust,
                                      secure_aggregation=secure or None, rho=args.rho, b1=args.b1, scale=args.scale,
                                      bounds=bounds, job_id=args.job_id, seed=args.seed,
-                                     **({"rounds": args.rounds} if args.rounds else {}))
+                                     **({"rounds": args.rounds} if args.rounds is not None else {}))
+        vertical_job_estimator(request.settings(), len(names))  # its parameters checked before listening
     else:
         if args.labels or args.target:
             raise ValidationError("--labels and --target are the labels of a vertical job (--vertical); in a "
@@ -121,8 +131,10 @@ def coordinate_main(args) -> int:
                              secure_aggregation=secure or None, rounds=args.rounds, row_norm=args.row_norm,
                              scale=args.scale, bounds=bounds, job_id=args.job_id, seed=args.seed,
                              algorithm=args.algorithm or "dpmm")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+        from ..learn.job import job_estimator
+
+        job_estimator(request.settings(), len(names))._check_params()  # before listening, not once parties joined
+    out = _release_dir(args.out)
 
     def listening(port: int) -> None:
         console.print(f"job {args.job_id!r} listening on {args.host}:{port} for {names}")
@@ -141,6 +153,61 @@ def coordinate_main(args) -> int:
                "settings": request.settings(), "noise": model.privacy_report_.get("noise"), "notes": notes}
     write_json(out / "results.json", results)
     eps = model.privacy_report_["epsilon"]
-    console.print(f"job finished with {len(names)} parties; guarantee epsilon = {eps:.4f} per party "
+    lost = sorted(names[int(k)] for k in (model.remote_.get("lost_parties") or {}))
+    gone = f" ({len(lost)} lost during the rounds: {', '.join(lost)})" if lost else ""
+    console.print(f"job finished with {len(names)} parties{gone}; guarantee epsilon = {eps:.4f} per party "
                   f"(delta {args.delta:g}); wrote {', '.join(str(f) for f in files)} and {out / 'results.json'}")
     return 0
+
+
+def _read_bounds(path: str) -> dict:
+    """The public bounds file ``{column: [low, high]}``: named errors for a missing file, bad JSON, anything but
+    an object of finite pairs with low < high."""
+    import json
+    from pathlib import Path
+
+    import numpy as np
+
+    from ..errors import DataFileNotFoundError, DataFormatError, ValidationError
+
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (FileNotFoundError, IsADirectoryError):
+        raise DataFileNotFoundError(f"bounds file {path!r} not found") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DataFormatError(f"bounds file {path}: not valid JSON ({exc})") from None
+    if not isinstance(data, dict) or not data:
+        raise DataFormatError(f'bounds file {path}: public bounds are a JSON object {{"column": [low, high], ...}}, '
+                              f"got {type(data).__name__} {str(data)[:60]}")
+    out = {}
+    for name, pair in data.items():
+        try:
+            if not isinstance(pair, list):
+                raise TypeError(pair)
+            low, high = (float(v) for v in pair)
+        except (TypeError, ValueError):
+            raise ValidationError(f"bounds file {path}: column {name!r} needs a pair of numbers [low, high], got "
+                                  f"{pair!r}") from None
+        if not (np.isfinite([low, high]).all() and low < high):
+            raise ValidationError(f"bounds file {path}: column {name!r} needs finite bounds with low < high, got "
+                                  f"{pair!r}")
+        out[str(name)] = (low, high)
+    return out
+
+
+def _release_dir(path: str):
+    """``--out``, created; a named error, before any party is called, when it already holds a release (another
+    job's model.json or results.json: each job's release gets its own folder, none is overwritten)."""
+    from pathlib import Path
+
+    from ..errors import OutputDirError
+
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise OutputDirError(f"--out {path} is a file, not a folder")
+    held = [f for f in ("model.json", "results.json") if (out / f).exists()]
+    if held:
+        raise OutputDirError(f"--out {path} already holds a release ({', '.join(held)}); give each job its own "
+                             "folder (a job's release is never overwritten)")
+    out.mkdir(parents=True, exist_ok=True)
+    return out

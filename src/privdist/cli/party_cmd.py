@@ -5,16 +5,19 @@ HOST:PORT --coordinator-name NAME [--policy policy.toml] [--ledger-dir DIR]`` di
 opens no port) with mutual TLS, states its public facts (row count and columns, read from the file's lines and
 header; the class names it states with ``--classes``), receives the job's privacy plan, checks it against its policy
 and its lifetime ledger and refuses with the reasons before it reads any value of its data. Accepted, it reads its
-file, builds the algorithm from the plan with the privdist installed on this machine and answers the rounds; each
-round's releases are in its ledger before they leave. Nothing executable is received.
+file (a file it cannot read as the job needs, e.g. a missing value, aborts the job in its ledger; the error stays
+here, the coordinator is told only that it could not read its data), builds the algorithm from the plan with the
+privdist installed on this machine and answers the rounds; each round's releases are in its ledger before they leave.
+Nothing executable is received.
 
 After the rounds the coordinator sends the release (the model, public) and the party fits its PERSONAL model from it
 and its own rows (issue 39, :mod:`privdist.learn.personal_release`): written owner-only (mode 0600, marked
 ``owner_only``, ``release: false``) to ``--out DIR``/``personal-model-NAME.json`` (NAME: the party's certificate name;
-default DIR: the folder of DATA.csv), never
-sent, no privacy spent; it prints one line comparing alone / global / personal on its own rows (``--holdout F``, default
-0.3: a seeded split of its rows, the personal model and "alone" fitted on the rest, accuracy on the held-out part;
-``--holdout 0``: the cross-validated log loss of the personal model's own selection). ``--no-personal`` skips it.
+default DIR: the folder of DATA.csv; a file of an earlier job there stops the party before it dials, unless
+``--overwrite``), never sent, no privacy spent; it prints one line comparing alone / global / personal on its own
+rows (``--holdout F``, default 0.3: a seeded split of its rows, the personal model and "alone" fitted on the rest,
+accuracy on the held-out part; ``--holdout 0``: the cross-validated log loss of the personal model's own selection).
+``--no-personal`` skips it.
 
 ``privdist party --vertical DATA.csv --out DIR --key ... --coordinator ...`` takes part in a vertical job (ADMM
 sharing): the file holds some COLUMNS of every row (rows in the order the consortium agreed; no label column: the
@@ -49,6 +52,9 @@ def register(sub) -> None:
                    help="share of the party's rows held out for its printed comparison alone / global / personal "
                         "(default 0.3; 0: cross-validated log loss); the saved personal model uses every row")
     p.add_argument("--no-personal", action="store_true", help="do not fit or write the personal model")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace this party's file from an earlier job in the --out folder (its personal model; "
+                        "--vertical: its coefficient block); without it the party stops before dialling")
     p.add_argument("--key", help="this party's private key (privdist pki request)")
     p.add_argument("--cert", help="this party's certificate, signed by the consortium CA")
     p.add_argument("--ca", help="the consortium CA's certificate")
@@ -73,17 +79,33 @@ def _ledger_dir(args):
     return Path(platformdirs.user_data_dir("privdist")) / "ledger"
 
 
+def _header_and_rows(path: str) -> tuple[list | None, int]:
+    """The header of the party's CSV (a UTF-8 byte-order mark dropped, as pandas drops it) and its count of
+    non-blank lines after it; named errors for a missing file and a file without data rows."""
+    import csv
+
+    from ..errors import DataFileNotFoundError, EmptyPartyError
+
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            header = next(csv.reader(fh), None)
+            rows = sum(1 for line in fh if line.strip())
+    except IsADirectoryError:
+        raise DataFileNotFoundError(f"data file {path!r} is a folder, not a CSV file") from None
+    except (FileNotFoundError, NotADirectoryError):
+        raise DataFileNotFoundError(f"data file {path!r} not found") from None
+    if header and not rows:
+        raise EmptyPartyError(f"{path}: the file has no data rows")
+    return header, rows
+
+
 def _facts(path: str, target: str, classes: list[str], categories: dict) -> dict:
     """The public facts of the party's file from its header, its line count and the public categories (one-hot
     columns ``col=value`` after the other columns, as :func:`privdist.data.load_file` makes them): no value is
     parsed."""
-    import csv
-
     from ..errors import ValidationError
 
-    with open(path, newline="", encoding="utf-8") as fh:
-        header = next(csv.reader(fh), None)
-        rows = sum(1 for line in fh if line.strip())
+    header, rows = _header_and_rows(path)
     if not header or target not in header:
         raise ValidationError(f"{path}: no column {target!r} in its header {header}")
     plain = [c for c in header if c != target and c not in categories]
@@ -93,13 +115,9 @@ def _facts(path: str, target: str, classes: list[str], categories: dict) -> dict
 
 def _vertical_facts(path: str) -> dict:
     """A vertical party's public facts: its row count and column names (header and line count only)."""
-    import csv
-
     from ..errors import ValidationError
 
-    with open(path, newline="", encoding="utf-8") as fh:
-        header = next(csv.reader(fh), None)
-        rows = sum(1 for line in fh if line.strip())
+    header, rows = _header_and_rows(path)
     if not header:
         raise ValidationError(f"{path}: no header (a vertical party's file names its columns)")
     return {"rows": rows, "columns": header}
@@ -109,13 +127,20 @@ def _vertical_loader(path: str):
     def load():
         import pandas as pd
 
-        from ..errors import NonNumericDataError
+        import numpy as np
+
+        from ..errors import NonFiniteDataError, NonNumericDataError
 
         df = pd.read_csv(path)
         bad = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]
         if bad:
             raise NonNumericDataError(f"{path}: column(s) {bad} are not numeric (a job takes numeric columns)")
-        return df.to_numpy(dtype=float), [str(c) for c in df.columns]
+        X = df.to_numpy(dtype=float)
+        missing = [str(c) for c, ok in zip(df.columns, np.isfinite(X).all(axis=0)) if not ok]
+        if missing:
+            raise NonFiniteDataError(f"{path}: missing or infinite value(s) in column(s) {missing}; privdist does not "
+                                     "impute: drop or fill them")
+        return X, [str(c) for c in df.columns]
 
     return load
 
@@ -158,6 +183,11 @@ def party_main(args) -> int:
     missing = [f"--{n.replace('_', '-')}" for n in needed if not getattr(args, n)]
     if missing:
         raise ValidationError(f"privdist party needs {', '.join(missing)} (or --ledger to print the ledger)")
+    if not 0 <= args.holdout < 1:  # before the job: it is only used after the rounds
+        raise ValidationError(f"--holdout must be in [0, 1), got {args.holdout:g}")
+    if args.vertical and args.categories:
+        raise ValidationError("--categories is not read with --vertical (it was ignored): a vertical party's file "
+                              "holds numeric columns; one-hot encode a text column in the file itself")
     if args.vertical and (args.target or args.classes):
         raise ValidationError("a vertical party holds no labels: leave out --target and --classes (the coordinator "
                               "holds the labels)")
@@ -178,6 +208,9 @@ def party_main(args) -> int:
         load = _loader(args.data, args.target, classes, categories)
         facts = _facts(args.data, args.target, classes, categories)
     me = Identity.load(args.key, args.cert, args.ca, role="party")
+    _check_own_files(args, me.name)
+    with ledger.locked():  # a ledger it cannot write (or read) is named here, not when the plan arrives
+        pass
     job = kind(me.name, load, facts, gate=LifetimeGate(ledger, policy, args.coordinator_name),
                **({"out": args.out} if args.vertical else {}))
     console.print(f"{me.name}: dialling {args.coordinator_name} at {args.coordinator}")
@@ -187,6 +220,11 @@ def party_main(args) -> int:
         console.print(f"{me.name}: the coordinator went away before it offered the plan of job {outcome.job!r}; "
                       "nothing was read or released and the ledger is unchanged")
         return 1
+    if outcome.status == "unreadable":
+        console.print(f"{me.name}: could not read its data for job {outcome.job!r} after accepting its plan; "
+                      "the job is aborted in the ledger, nothing was released (the coordinator was told, without the "
+                      "error, which stays here)")
+        raise outcome.error
     if outcome.status == "abandoned":
         console.print(f"{me.name}: the coordinator went away; job {outcome.job!r} is aborted in the ledger (what "
                       "was released stays charged)")
@@ -206,15 +244,40 @@ def party_main(args) -> int:
     return 0
 
 
-def _personal(job, args, name: str, console) -> None:
-    """The party's personal model (module docstring): written owner-only, one line printed."""
+def _personal_path(args, name: str):
     from pathlib import Path
 
-    from ..learn.personal_release import party_personal, personal_file
+    from ..learn.personal_release import personal_file
 
-    out = Path(args.out) if args.out else Path(args.data).resolve().parent
-    out.mkdir(parents=True, exist_ok=True)
-    path, comp = party_personal(job, out / personal_file(name), holdout=args.holdout)
+    return (Path(args.out) if args.out else Path(args.data).resolve().parent) / personal_file(name)
+
+
+def _check_own_files(args, name: str) -> None:
+    """Before dialling: the party's owner-only file of this job would not replace one of an earlier job (it cannot
+    be made again: the release stays with the coordinator) unless ``--overwrite``."""
+    from pathlib import Path
+
+    from ..errors import OutputDirError
+
+    if args.overwrite:
+        return
+    if args.vertical:
+        held = sorted(str(p) for p in (Path(args.out) / "parties").glob("party_*.json"))
+    else:
+        held = [] if args.no_personal else [str(p) for p in [_personal_path(args, name)] if p.exists()]
+    if held:
+        raise OutputDirError(f"{held[0]} exists (this party's file from an earlier job?): move it, give --out another "
+                             "folder, or pass --overwrite to replace it" + ("" if args.vertical else
+                                                                            " (or --no-personal)"))
+
+
+def _personal(job, args, name: str, console) -> None:
+    """The party's personal model (module docstring): written owner-only, one line printed."""
+    from ..learn.personal_release import party_personal
+
+    path = _personal_path(args, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path, comp = party_personal(job, path, holdout=args.holdout)
     console.print(f"{name}: its personal model (owner-only, not a release, no privacy spent): {path}", soft_wrap=True)
     console.print(f"{name}: {comparison_line(comp)}", soft_wrap=True)
 

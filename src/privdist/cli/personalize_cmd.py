@@ -26,6 +26,7 @@ def register(sub) -> None:
     p.add_argument("--target", required=True, help="the target column of --data")
     p.add_argument("--out", required=True, metavar="FILE", help="where to write the personal model (owner-only; not "
                                                                 "a release: never publish it)")
+    p.add_argument("--overwrite", action="store_true", help="replace --out if it exists (without it: a named error)")
     p.add_argument("--onehot", action="store_true", help="one-hot encode text columns (as privdist fit --onehot)")
     p.add_argument("--categories", action="append", metavar="COL=a,b,c|FILE",
                    help="PUBLIC categories of a text column, as the fit stated them (privdist fit --categories)")
@@ -93,6 +94,11 @@ def personalize_main(args) -> int:
     if out.resolve() == Path(args.model).resolve() or out.name == "model.json":
         raise ValidationError(f"--out {args.out} would take the name of a release (model.json): a personal model is "
                               "owner-only, give it its own name (e.g. personal-model.json)")
+    if out.exists() and not args.overwrite:
+        from ..errors import OutputDirError
+
+        raise OutputDirError(f"--out {args.out} exists: give the personal model another name, or pass --overwrite "
+                             "to replace it")
     released = released_model(Path(args.model))
     X, y = _own_rows(args, released)
     personal = personalize(released, X, y, random_state=args.seed)

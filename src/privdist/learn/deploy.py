@@ -55,11 +55,14 @@ class PartyOutcome:
     coordinator stopped the job before its rounds ended, e.g. another party refused; aborted in the party's ledger),
     ``"abandoned"`` (the coordinator went away; aborted in the party's ledger; what was released stays charged) or
     ``"no_plan"`` (the coordinator went away before it offered a plan, e.g. another party never joined: nothing was
-    read, released or written to the ledger)."""
+    read, released or written to the ledger) or ``"unreadable"`` (it accepted the plan but could not read its data
+    as the job needs: ``error``, kept on its machine; the coordinator was told without the error's text; aborted in
+    the party's ledger, nothing released)."""
 
     status: str
     job: str | None
     reasons: tuple = ()
+    error: Exception | None = None
 
 
 def run_party(job, *, key, cert, ca, coordinator: str, coordinator_name: str, timeout: float = 600.0
@@ -72,9 +75,19 @@ def run_party(job, *, key, cert, ca, coordinator: str, coordinator_name: str, ti
     from ..runtime.remote.transport import PartyClient
 
     me = Identity.load(key, cert, ca, role="party")
-    with PartyClient(me, coordinator, coordinator=coordinator_name, timeout=timeout) as client:
-        job_id = client.job
-        serve_link(job, GrpcEnd(client, timeout))
+    job_id = None
+    try:
+        with PartyClient(me, coordinator, coordinator=coordinator_name, timeout=timeout) as client:
+            job_id = client.job
+            serve_link(job, GrpcEnd(client, timeout))
+    except KeyboardInterrupt:  # Ctrl-C on the party's machine: an accepted job ends aborted, not 'running' for ever
+        if job.abandon("interrupted on the party's machine"):
+            raise KeyboardInterrupt(f"job {job_id!r} is aborted in this party's ledger (what was released stays "
+                                    "charged)") from None
+        raise
+    if getattr(job, "data_error_", None) is not None:
+        job.abandon()  # already ended in its ledger when the error happened; a no-op then
+        return PartyOutcome("unreadable", job_id, error=job.data_error_)
     if not job.closed and not getattr(job, "finished", False):  # finished: the rounds ended, only the release missed
         job.abandon()
         return PartyOutcome("no_plan" if job.decision is None else "abandoned", job_id)

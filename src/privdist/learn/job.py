@@ -117,6 +117,10 @@ _CALLED_OFF = ("the job was called off before its rounds ended (another party re
                "it); what was released stays charged")
 
 
+_UNREADABLE = ("it accepted the plan but could not read its data as the job needs (the error, which describes its "
+               "data, stays on its machine); nothing was released")
+
+
 class LifetimeGate:
     """A party's policy and lifetime ledger in a job (:mod:`privdist.privacy.admission`,
     :mod:`privdist.privacy.lifetime`): the plan is admitted (and announced in the ledger, under its lock) before any
@@ -138,6 +142,11 @@ class LifetimeGate:
         released = [r for r in releases if r is not None]
         if released:
             self.ledger.record_round(self.job, int(t), released)
+
+    def amend(self, t: int, releases) -> None:
+        """Round ``t``'s releases found weaker than recorded (a secure sum with parties gone), before they are
+        unmasked: the ledger's record of the round is replaced by them."""
+        self.ledger.amend_round(self.job, int(t), [r for r in releases if r is not None])
 
     def end(self, finished: bool, reason: str = "the coordinator went away before the job ended") -> None:
         if self.job is None:
@@ -167,8 +176,8 @@ class PartyJob:
     def __init__(self, name: str, load, facts: dict, *, gate=None):
         self.name, self.load, self.facts, self.gate = name, load, dict(facts), gate
         self.party, self.decision, self.phase, self.called_off, self.trained = None, None, None, False, False
-        self.data_read = False
-        self.closed = False
+        self.data_read, self.data_error_ = False, None  # the error reading its own data: stays on this machine
+        self.closed, self._ended, self._range_started = False, False, False
         self.finished = False  # the training ended and its ledger entry is finished
         self.release_, self.own_ = None, None  # the coordinator's release; the party's own (X, y, names)
         self.preprocessor_, self.job_classes_ = None, None  # the column maps it trained with; the job's classes
@@ -187,9 +196,10 @@ class PartyJob:
             return {"name": self.name, **self.facts}
         if method == "offer":
             return self._offer(args)
-        if method == "close" and self.party is None:  # a job called off before (or between) its rounds
-            if self.gate is not None and self.decision is not None and self.decision[0]:
-                self.gate.end(False, _CALLED_OFF)
+        if method == "close" and (self.party is None or (self.phase == "ranges" and not self._range_started)):
+            # a job called off before (or between) its rounds, the range step's round included
+            self.party = None
+            self._end(False, _CALLED_OFF)
             self.closed, self.called_off = True, True
             return None
         if method == "train" and getattr(self, "phase", None) == "ranged":
@@ -200,7 +210,9 @@ class PartyJob:
 
             raise RemoteCallError(f"{self.name}: {method!r} before an accepted offer")
         out = self.party.handle(method, args)
-        if method == "init" and self.phase != "ranges":
+        if method == "init" and self.phase == "ranges":
+            self._range_started = True
+        elif method == "init":
             self.trained = True
         if method == "close" and self.phase == "ranges":  # the range step's round is over; training follows
             self.party, self.phase = None, "ranged"
@@ -208,20 +220,30 @@ class PartyJob:
         if method == "close":
             if not self.trained:  # closed before the training started: the job was called off
                 self.called_off = True
-            if self.gate is not None and self.trained:
-                self.gate.end(True)
-            elif self.gate is not None:
-                self.gate.end(False, _CALLED_OFF)
+            self._end(self.trained, None if self.trained else _CALLED_OFF)
             if self.trained and self.awaits_release:  # the release comes next (module docstring)
                 self.finished = True
                 return out
         self.closed = self.party.closed
         return out
 
-    def abandon(self) -> None:
-        """The coordinator went away before closing the job: it ends aborted in the party's ledger."""
-        if self.gate is not None and self.party is not None and not self.closed and not self.finished:
-            self.gate.end(False)
+    def abandon(self, reason: str | None = None) -> bool:
+        """The coordinator went away (or the party was interrupted) before closing the job: it ends aborted in the
+        party's ledger (between the range step and training too). Returns whether this ended it."""
+        if not self.closed and not self.finished:
+            return self._end(False, reason)
+        return False
+
+    def _end(self, finished: bool, reason: str | None = None) -> bool:
+        """End the accepted job in the party's ledger, once; returns whether this call ended it."""
+        if self.gate is None or self._ended or self.decision is None or not self.decision[0]:
+            return False
+        self._ended = True
+        if finished:
+            self.gate.end(True)
+        else:
+            self.gate.end(False, *(() if reason is None else (reason,)))
+        return True
 
     def _offer(self, args):
         from ..privacy.plan import PrivacyPlan
@@ -244,11 +266,16 @@ class PartyJob:
         self.decision = (bool(accepted), list(reasons))
         if not accepted:
             return {"accepted": False, "reasons": list(reasons)}
-        X, y, names = self.load()  # only now: the plan fits the party's policy
+        try:
+            X, y, names = self.load()  # only now: the plan fits the party's policy
+            names = [str(n) for n in names]
+            if names != list(args["columns"]) or X.shape[0] != int(self.facts["rows"]):
+                raise JobRefusedError(f"{self.name}: the data read do not match the facts it stated ({X.shape[0]} "
+                                      f"rows, columns {names}; stated {self.facts['rows']} rows, the job's columns "
+                                      f"{list(args['columns'])})")
+        except Exception as exc:  # noqa: BLE001 - its text describes the party's data: it never leaves this machine
+            return self._unreadable(exc)
         self.data_read = True
-        names = [str(n) for n in names]
-        if names != list(args["columns"]) or X.shape[0] != int(self.facts["rows"]):
-            raise JobRefusedError(f"{self.name}: the data read do not match the facts it stated")
         X = np.asarray(X.toarray() if hasattr(X, "toarray") else X, dtype=float)
         self.own_ = (X, np.asarray(y), names)  # kept on this machine for its personal model
         self.job_classes_ = [str(c) for c in args["classes"]]
@@ -262,11 +289,22 @@ class PartyJob:
             colluding = 0 if plan.secure is None else plan.secure.colluding
             rows = RangeRows(plan.parties, plan.rows, k, X[:, [names.index(c) for c in plan.range.columns]])
             self.party = RemoteParty(RangeHistograms(plan.range, colluding), rows, complete(plan.parties), k,
-                                     on_release=None if self.gate is None else lambda t, r: self.gate.record(0, r))
+                                     on_release=None if self.gate is None else lambda t, r: self.gate.record(0, r),
+                                     on_amend=_amender(self.gate, lambda t: 0))
             self.phase = "ranges"
         else:
             self._train({})
         return {"accepted": True, "reasons": []}
+
+    def _unreadable(self, exc: Exception) -> dict:
+        """The party accepted the plan but cannot read its data as the job needs (a missing value, a label outside
+        the stated classes, ...): the job is aborted in its ledger (nothing was released) and the coordinator gets a
+        refusal without the error's text, which describes the party's data; the error is kept for its owner."""
+        self.data_error_ = exc
+        self._end(False, "this party could not read its data for the job; nothing was released")
+        reason = _UNREADABLE
+        self.decision = (False, [reason])
+        return {"accepted": False, "reasons": [reason]}
 
     def _train(self, released: dict) -> None:
         """Build the training party: the job's preprocessing (public bounds, and the range step's released bounds
@@ -281,8 +319,16 @@ class PartyJob:
                          [f"held-by-party-{j}" for j in range(plan.parties)])
         handle._local[(k,)] = _own_problem(handle, k, Z, y_pm)  # its own block; no other source is ever resolved
         self.party = RemoteParty(algo, handle, complete(plan.parties), k,
-                                 on_release=None if self.gate is None else self.gate.record)
+                                 on_release=None if self.gate is None else self.gate.record,
+                                 on_amend=_amender(self.gate, lambda t: t))
         self.phase = "train"
+
+
+def _amender(gate, round_of):
+    """``on_amend`` of a party's :class:`~privdist.runtime.remote.RemoteParty`: the gate's :meth:`LifetimeGate.amend`
+    at the ledger's round number (``round_of(t)``), or None without a gate that amends."""
+    amend = getattr(gate, "amend", None)
+    return None if amend is None else (lambda t, releases: amend(round_of(t), releases))
 
 
 def _preprocessor(est, names, plan=None, released=None, X=None):

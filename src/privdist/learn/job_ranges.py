@@ -103,6 +103,10 @@ class RangeHistograms(AlgorithmBase):
     def dp_events(self, state, t):
         return [self.plan.mechanism(state["party"]).release() if t == 1 else None]
 
+    def calibrated_honest(self, n_agents: int) -> int:
+        """The honest shares each party's declared release assumes (the plan's): a sum with fewer is weaker."""
+        return int(self.plan.mechanism(0).honest)
+
     def secure_events(self, t: int, present, problem) -> list:
         from dataclasses import replace
 

@@ -37,7 +37,7 @@ import numpy as np
 
 from ..errors import ValidationError
 from ..runtime.party import VerticalParties
-from .job import JobRefusedError, PartyJob
+from .job import JobRefusedError, PartyJob, _amender
 
 __all__ = ["VerticalJobRequest", "VerticalPartyJob", "coordinate_vertical", "vertical_job_estimator",
            "sharing_algorithm", "join_party_blocks"]
@@ -214,16 +214,22 @@ class VerticalPartyJob(PartyJob):
         self.decision = (bool(accepted), list(reasons))
         if not accepted:
             return {"accepted": False, "reasons": list(reasons)}
-        X, names = self.load()  # only now: the plan fits the party's policy
+        try:
+            X, names = self.load()  # only now: the plan fits the party's policy
+            if list(map(str, names)) != list(map(str, self.facts["columns"])) or X.shape[0] != plan.rows:
+                raise JobRefusedError(f"{self.name}: the data read do not match the facts it stated ({X.shape[0]} "
+                                      f"rows, columns {list(map(str, names))}; stated {plan.rows} rows, columns "
+                                      f"{list(map(str, self.facts['columns']))})")
+        except Exception as exc:  # noqa: BLE001 - its text describes the party's data: it never leaves this machine
+            return self._unreadable(exc)
         self.data_read = True
-        if list(map(str, names)) != list(map(str, self.facts["columns"])) or X.shape[0] != plan.rows:
-            raise JobRefusedError(f"{self.name}: the data read do not match the facts it stated")
         Z = _preprocessor(settings["scale"], _bounds(settings["bounds"]), names, columns).transform(X)
         handle = _handle(settings, dims, plan.rows, [f"held-by-party-{j}" for j in range(plan.parties)])
         handle._local[(k,)] = _own_block(handle, k, Z)  # its own block; no other source is ever resolved
         self._layout = (k, handle.offsets[k], columns, k == 0 and handle.bias)
         self.party = RemoteParty(algo, handle, complete(plan.parties), k, share_estimate=False,
-                                 on_release=None if self.gate is None else self.gate.record)
+                                 on_release=None if self.gate is None else self.gate.record,
+                                 on_amend=_amender(self.gate, lambda t: t))
         return {"accepted": True, "reasons": []}
 
 

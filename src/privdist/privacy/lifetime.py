@@ -274,6 +274,25 @@ class LifetimeLedger:
             self._dirty = True
             return True
 
+    def amend_round(self, job_id: str, round: int, releases) -> None:
+        """Replace round ``round``'s recorded releases by ``releases``, the same sums found weaker than recorded (a
+        secure sum with fewer honest noise shares than its calibration assumed: parties gone). Write-ahead, like
+        :meth:`record_round`: call it BEFORE helping release them.
+
+        Raises:
+            LedgerStateError: an unknown or ended job, or a round not recorded.
+        """
+        entries = normalise_releases(releases)
+        with self.locked():
+            job = self._job(self._jobs, job_id)
+            if job["status"] not in ACTIVE:
+                raise LedgerStateError(f"job {job_id!r} is {job['status']}: nothing more may be released in it")
+            if job["rounds"].get(round) is None:
+                raise LedgerStateError(f"round {round} of job {job_id!r} was not recorded: nothing to amend")
+            if Counter(dict(job["rounds"][round])) != Counter(dict(entries)):
+                job["rounds"][round] = entries
+                self._dirty = True
+
     # ------------------------------------------------------------------ reading
     def jobs(self) -> list[JobRecord]:
         """Every job, in the order announced."""

@@ -13,7 +13,11 @@ own columns) is built with ``share_estimate=False``: its estimate never leaves i
 ``estimate`` call is refused) and it keeps the latest one in :attr:`RemoteParty.estimate_` for its owner.
 
 Before a round's outbox leaves, the party hands the round's releases to ``on_release(t, releases)`` (its lifetime
-ledger records them first: a crash after recording over-counts, never under-counts).
+ledger records them first: a crash after recording over-counts, never under-counts). A secure sum's release is
+recorded at the calibration's worst case (``shares`` honest noise shares); when parties are gone and fewer honest
+shares are in the sum the coordinator asks it to help unmask, the party hands the weaker release to
+``on_amend(t, releases)`` before it answers (its ledger replaces the round's record), so its ledger never counts less
+than the coordinator's accountant.
 
 :meth:`RemoteParty.handle` answers one call ``(method, args)``; :func:`serve_link` answers calls on a link until the
 coordinator says ``close`` or the link ends.
@@ -52,13 +56,28 @@ class RemoteParty:
             (:attr:`estimate_`, owner-only).
     """
 
-    def __init__(self, algorithm, problem, network, party: int, *, on_release=None, share_estimate: bool = True):
+    def __init__(self, algorithm, problem, network, party: int, *, on_release=None, share_estimate: bool = True,
+                 on_amend=None):
         K = network.n_agents
         if not 0 <= int(party) < K:
             raise ValidationError(f"party must be in [0, {K}), got {party}")
         self.algorithm, self.problem, self.network, self.party = algorithm, problem, network, int(party)
-        self.on_release, self.share_estimate = on_release, bool(share_estimate)
+        self.on_release, self.share_estimate, self.on_amend = on_release, bool(share_estimate), on_amend
         self.worker, self.closed, self.estimate_ = None, False, None
+
+    def _amend(self, t: int, present) -> None:
+        """Before this party helps unmask round ``t``'s secure sum (module docstring): a sum of the parties
+        ``present`` holding fewer honest shares than the calibration's worst case is a weaker release than the one
+        recorded when its vector left; it goes to ``on_amend`` first."""
+        need = getattr(self.algorithm, "calibrated_honest", None)
+        if self.on_amend is None or need is None:
+            return
+        in_sum = _in_sum(present)
+        honest = max(1, int(in_sum.sum()) - int(getattr(self.algorithm, "colluding", 0)))
+        if honest < int(need(self.network.n_agents)) and in_sum[self.party]:
+            release = self.algorithm.secure_events(t, in_sum, self.problem)[self.party]
+            if release is not None:
+                self.on_amend(t, [release])
 
     def _block(self) -> AgentBlock:
         degrees = getattr(self.network, "degrees", None)
@@ -104,6 +123,8 @@ class RemoteParty:
             return w.secure_setup(specs, self.network.n_agents, args["session"], bool(args["secure"]))
         if method == "secure_agree":
             return w.secure_agree(args["table"])
+        if method in ("secure_answer", "secure_remask", "secure_reveal"):
+            self._amend(int(args["t"]), args["present"])
         if method in ("secure_answer", "secure_remask"):
             return getattr(w, method)(int(args["t"]), int(args["attempt"]), args["present"])
         if method == "secure_prepare":
@@ -113,6 +134,17 @@ class RemoteParty:
         if method == "secure_receive":
             return w.secure_receive(int(args["t"]), args["table"], args["sealed"])
         return w.secure_reveal(int(args["t"]), args["present"])
+
+
+def _in_sum(present) -> np.ndarray:
+    """The parties in a secure sum from a call's ``present``: a bool (K,), or the sparse protocol's states (in, or
+    pending in its first phase)."""
+    p = np.asarray(present)
+    if p.dtype == bool:
+        return p
+    from ..secure.secagg_plus import IN, PENDING
+
+    return (p == IN) | (p == PENDING)
 
 
 def serve_link(party: RemoteParty, link) -> None:

@@ -136,16 +136,24 @@ class CoordinatorServer:
     def start(self) -> int:
         """Start listening; returns the port."""
         workers = 8 + (len(self.parties) if self.parties is not None else 64)
+        if not 0 <= self.port <= 65535:
+            raise ValidationError(f"port must be in [0, 65535] (0: any free port), got {self.port}")
+        # no SO_REUSEPORT (gRPC's default): a second coordinator on a port in use would share it, and parties
+        # dialling it would join either job
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="privdist-link"),
-                             options=_options(self._max))
+                             options=_options(self._max) + [("grpc.so_reuseport", 0)])
         handler = grpc.stream_stream_rpc_method_handler(self._exchange)  # no (de)serialisers: raw bytes
         service, method = METHOD.strip("/").split("/")
         server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, {method: handler}),))
         creds = grpc.ssl_server_credentials([(self.identity.key_pem(), self.identity.cert_pem())],
                                             root_certificates=self.identity.ca_pem(), require_client_auth=True)
-        port = server.add_secure_port(f"{self.host}:{self.port}", creds)
+        try:
+            port = server.add_secure_port(f"{self.host}:{self.port}", creds)
+        except RuntimeError:  # grpcio >= 1.60 raises where older versions returned 0
+            port = 0
         if port == 0:
-            raise TransportError(f"cannot listen on {self.host}:{self.port}")
+            raise TransportError(f"cannot listen on {self.host}:{self.port}: the port is in use (another coordinator?) "
+                                 "or the host is not an address of this machine")
         server.start()
         self._server, self.port = server, port
         return port
