@@ -1,6 +1,6 @@
 """``privdist party``: a data holder's side of a job across organisations (issue 38), run on its own machine.
 
-``privdist party DATA.csv --target y --classes NEG,POS --key me.key --cert me.crt --ca ca.crt --coordinator
+``privdist party DATA.csv --target y --classes A,B --key me.key --cert me.crt --ca ca.crt --coordinator
 HOST:PORT --coordinator-name NAME [--policy policy.toml] [--ledger-dir DIR]`` dials out to the coordinator (the party
 opens no port) with mutual TLS, states its public facts (row count and columns, read from the file's lines and
 header; the class names it states with ``--classes``), receives the job's privacy plan, checks it against its policy
@@ -38,8 +38,9 @@ def register(sub) -> None:
                                      "data without it leaving this machine")
     p.add_argument("data", nargs="?", metavar="DATA.csv", help="the party's own data (a CSV with a header)")
     p.add_argument("--target", help="the label column (not with --vertical)")
-    p.add_argument("--classes", metavar="NEG,POS", help="PUBLIC class names of the label (negative, positive; not "
-                                                         "with --vertical)")
+    p.add_argument("--classes", metavar="A,B", help="PUBLIC class names of the label (the job orders them "
+                                                     "sorted: the later one is the positive class; not with "
+                                                     "--vertical)")
     p.add_argument("--categories", action="append", metavar="COL=a,b,c|FILE",
                    help="PUBLIC categories of a text column, one-hot encoded (as privdist fit --categories)")
     p.add_argument("--vertical", action="store_true", help="a vertical job: the file holds some columns of every "
