@@ -108,10 +108,11 @@ class SecureSum(SecureAggregation):
         """One party's release of a secure sum of ``dim`` coordinates that ``honest`` parties' shares protect."""
         return self.mechanism.releases([0], uses=uses, dim=dim, honest=honest, shares=self.shares(n_agents))[0]
 
-    def calibrated_honest(self, n_agents: int) -> int:
-        """The honest shares each party's declared release of a secure sum assumes (:meth:`shares`, the worst case
-        of the calibration): a sum with fewer is a weaker release than the one declared."""
-        return self.shares(n_agents)
+    def weaker_sum(self, present) -> bool:
+        """Whether a secure sum of the parties ``present`` (bool (K,)) holds fewer honest noise shares than each
+        party's declared release assumes (:meth:`shares`, the calibration's worst case): a weaker release."""
+        present = np.asarray(present, dtype=bool)
+        return self._honest(present) < self.shares(present.size)
 
     def _honest(self, present) -> int:
         """Honest parties in a sum of the parties ``present`` (bool (K,)): all but the colluding ones (at least 1)."""

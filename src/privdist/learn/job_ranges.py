@@ -103,9 +103,12 @@ class RangeHistograms(AlgorithmBase):
     def dp_events(self, state, t):
         return [self.plan.mechanism(state["party"]).release() if t == 1 else None]
 
-    def calibrated_honest(self, n_agents: int) -> int:
-        """The honest shares each party's declared release assumes (the plan's): a sum with fewer is weaker."""
-        return int(self.plan.mechanism(0).honest)
+    def _honest(self, present) -> int:
+        return max(1, int(np.asarray(present, dtype=bool).sum()) - self.colluding)
+
+    def weaker_sum(self, present) -> bool:
+        """Whether a sum of the parties ``present`` holds fewer honest shares than the plan's release assumes."""
+        return self._honest(present) < int(self.plan.mechanism(0).honest)
 
     def secure_events(self, t: int, present, problem) -> list:
         from dataclasses import replace
@@ -113,8 +116,7 @@ class RangeHistograms(AlgorithmBase):
         present = np.asarray(present, dtype=bool)
         if t != 1:
             return [None] * present.size
-        honest = max(1, int(present.sum()) - self.colluding)
-        release = replace(self.plan.mechanism(0), honest=honest).release()
+        release = replace(self.plan.mechanism(0), honest=self._honest(present)).release()
         return [release if p else None for p in present]
 
     def estimate(self, state):

@@ -69,12 +69,11 @@ class RemoteParty:
         """Before this party helps unmask round ``t``'s secure sum (module docstring): a sum of the parties
         ``present`` holding fewer honest shares than the calibration's worst case is a weaker release than the one
         recorded when its vector left; it goes to ``on_amend`` first."""
-        need = getattr(self.algorithm, "calibrated_honest", None)
-        if self.on_amend is None or need is None:
+        weaker = getattr(self.algorithm, "weaker_sum", None)
+        if self.on_amend is None or weaker is None:
             return
         in_sum = _in_sum(present)
-        honest = max(1, int(in_sum.sum()) - int(getattr(self.algorithm, "colluding", 0)))
-        if honest < int(need(self.network.n_agents)) and in_sum[self.party]:
+        if in_sum[self.party] and weaker(in_sum):
             release = self.algorithm.secure_events(t, in_sum, self.problem)[self.party]
             if release is not None:
                 self.on_amend(t, [release])
