@@ -25,8 +25,9 @@ epsilon, delta and ``random_state`` = the seed, in this process, fitted ``REPEAT
 evaluates its training objective after every round, which the coordinator, holding no data, does not).
 
 Both models are scored on adult.test; the same seed gives the same transcript, so the coefficients are compared
-too. Run: ``python benchmarks/bench_remote.py [--sizes 10,50]`` or ``python benchmarks/run.py remote``; writes
-``benchmarks/results/remote.json`` (the full sizes only). Not part of the test suite.
+too. Run: ``python benchmarks/bench_remote.py [--sizes 10,50] [--trust local]`` or ``python benchmarks/run.py
+remote``; writes ``benchmarks/results/remote.json`` (the full sizes and the default trust only; ``--trust local``
+runs the same job with plain rounds, what the secure rounds are compared against). Not part of the test suite.
 """
 
 from __future__ import annotations
@@ -140,7 +141,7 @@ class _Watch(threading.Thread):
             time.sleep(self.interval)
 
 
-def remote_job(d: Path, K: int, job: str) -> dict:
+def remote_job(d: Path, K: int, job: str, trust: str = "auto") -> dict:
     """(a) of the module docstring."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     out, port_file = d / f"out-{job}", d / f"{job}.port"
@@ -149,7 +150,8 @@ def remote_job(d: Path, K: int, job: str) -> dict:
                                   "--key", d / "coord/coord.key", "--cert", d / "coord/coord.crt",
                                   "--ca", d / "ca/ca.crt", "--port", 0, "--port-file", port_file, "--job-id", job,
                                   "--epsilon", EPSILON, "--delta", DELTA, "--scale", "bounds",
-                                  "--bounds", d / "bounds.json", "--seed", SEED, "--out", out, "--timeout", TIMEOUT),
+                                  "--bounds", d / "bounds.json", "--seed", SEED, "--out", out, "--timeout", TIMEOUT,
+                                  "--trust", trust),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     procs, watch = [coord], _Watch()
     watch.add(coord)
@@ -216,7 +218,7 @@ def remote_job(d: Path, K: int, job: str) -> dict:
             "model": str(out / "model.json")}
 
 
-def simulator_fit(names, bounds, Xtr, ytr, groups) -> tuple[dict, object]:
+def simulator_fit(names, bounds, Xtr, ytr, groups, trust: str = "auto") -> tuple[dict, object]:
     """(b) of the module docstring: ``REPEATS`` fits, each with its run's timings."""
     import pandas as pd
 
@@ -239,7 +241,7 @@ def simulator_fit(names, bounds, Xtr, ytr, groups) -> tuple[dict, object]:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 est = DistributedLogisticRegression(epsilon=EPSILON, delta=DELTA, scale="bounds", bounds=bounds,
-                                                    random_state=SEED).fit(df, ytr, groups=groups)
+                                                    random_state=SEED, trust=trust).fit(df, ytr, groups=groups)
             fits.append(time.perf_counter() - t0)
     finally:
         rt.run = real
@@ -250,8 +252,9 @@ def simulator_fit(names, bounds, Xtr, ytr, groups) -> tuple[dict, object]:
             "peak_rss_mb_this_process": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}, est
 
 
-def run_benchmark(sizes=SIZES) -> dict:
-    """Both parts for every K in ``sizes``; returns (and, for the full sizes, writes) the numbers."""
+def run_benchmark(sizes=SIZES, trust: str = "auto") -> dict:
+    """Both parts for every K in ``sizes``; returns (and, for the full sizes and the default trust, writes) the
+    numbers. ``trust="local"``: the same job without secure aggregation (the plain rounds it is measured against)."""
     import pandas as pd
 
     from privdist.data import make_groups
@@ -276,9 +279,9 @@ def run_benchmark(sizes=SIZES) -> dict:
                     "pki_and_csv_seconds": prep}
             print(f"K = {K}: certificates and {K} CSVs in {prep:.1f} s; running the job over processes ...",
                   flush=True)
-            case["remote"] = remote = remote_job(d, K, f"bench{K}")
+            case["remote"] = remote = remote_job(d, K, f"bench{K}", trust)
             model = load_model(remote.pop("model"))
-            sim, est = simulator_fit(names, bounds, Xtr, ytr, groups)
+            sim, est = simulator_fit(names, bounds, Xtr, ytr, groups, trust)
             case["simulator"] = sim
         remote["test_accuracy"] = float(np.mean(model.predict(Xte) == yte))
         sim["test_accuracy"] = float(est.score(pd.DataFrame(Xte, columns=names), yte))
@@ -287,7 +290,7 @@ def run_benchmark(sizes=SIZES) -> dict:
         case["per_round_ratio"] = remote["seconds_per_round"] / min(sim["seconds_per_round"])
         out["cases"].append(case)
         _print_case(case)
-    if tuple(sizes) == SIZES:
+    if tuple(sizes) == SIZES and trust == "auto":
         OUT.parent.mkdir(exist_ok=True)
         OUT.write_text(json.dumps(out, indent=1) + "\n")
         print(f"wrote {OUT.relative_to(HERE.parent)}")
@@ -317,4 +320,7 @@ if __name__ == "__main__":
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)), help="party counts (default 10,50)")
-    run_benchmark(tuple(int(x) for x in ap.parse_args().sizes.split(",")))
+    ap.add_argument("--trust", choices=("auto", "local"), default="auto",
+                    help="auto (secure aggregation, the default; writes the results file) or local (plain rounds)")
+    args = ap.parse_args()
+    run_benchmark(tuple(int(x) for x in args.sizes.split(",")), args.trust)

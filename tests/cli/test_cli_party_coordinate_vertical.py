@@ -47,14 +47,15 @@ def _cli(*args):
     return [sys.executable, "-m", "privdist", *map(str, args)]
 
 
-def _job(d: Path, tmp: Path, job_id: str, trust: str, timeout: float = 120):
+def _job(d: Path, tmp: Path, job_id: str, trust: str, timeout: float = 120, protocol: str = "auto"):
     port_file = tmp / f"{job_id}.port"
     coord = subprocess.Popen(_cli("coordinate", "--vertical", "--labels", d / "labels.csv", "--target", "label",
                                   "--parties", ",".join(f"party{k}" for k in range(K)),
                                   "--key", d / "coord/coord.key", "--cert", d / "coord/coord.crt",
                                   "--ca", d / "ca/ca.crt", "--port", 0, "--port-file", port_file, "--job-id", job_id,
                                   "--epsilon", 1, "--rounds", 6, "--trust", trust, "--bounds", d / "bounds.json",
-                                  "--seed", 9, "--out", tmp / "release", "--timeout", timeout),
+                                  "--seed", 9, "--out", tmp / "release", "--timeout", timeout,
+                                  "--vertical-protocol", protocol),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     from conftest import wait_until
 
@@ -71,14 +72,17 @@ def _job(d: Path, tmp: Path, job_id: str, trust: str, timeout: float = 120):
     return coord, coord.communicate(timeout=600), parties, outs
 
 
-@pytest.mark.parametrize("trust", ["local", "secure_aggregation"])
-def test_a_vertical_job_across_processes(pki, tmp_path, trust):
+@pytest.mark.parametrize("trust,protocol", [("local", "auto"), ("local", "admm_sharing"),
+                                            ("secure_aggregation", "auto")])
+def test_a_vertical_job_across_processes(pki, tmp_path, trust, protocol):
+    """Local trust's default is the pool (issue 39: each party fits its own block on the coordinator's labels);
+    ADMM sharing when asked and under secure aggregation."""
     import warnings
 
     from privdist.learn import SharedFeatureLogisticRegression
     from privdist.learn.model_io import load_model
 
-    coord, (cout, cerr), parties, outs = _job(pki, tmp_path, f"v-{trust}", trust)
+    coord, (cout, cerr), parties, outs = _job(pki, tmp_path, f"v-{trust}", trust, protocol=protocol)
     assert coord.returncode == 0, cerr
     assert all(p.returncode == 0 for p in parties), [o[1][-2000:] for o in outs]
     release = tmp_path / "release"
@@ -86,13 +90,14 @@ def test_a_vertical_job_across_processes(pki, tmp_path, trust):
     results = json.loads((release / "results.json").read_text())
     assert model["coef"] is None and not (release / "parties").exists()  # no party's block in the release
     assert results["plan"]["kind"] == "vertical" and results["plan"]["trust"] == trust
+    assert results["plan"]["algorithm"] == ("pool" if (trust, protocol) == ("local", "auto") else "admm_sharing")
     assert results["privacy"]["guaranteed"]
     X, y = _all()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         ref = SharedFeatureLogisticRegression(epsilon=1.0, delta=1e-5, rounds=6, feature_groups=COLUMNS,
                                               scale="bounds", bounds={c: tuple(b) for c, b in BOUNDS.items()},
-                                              trust=trust, random_state=9).fit(X, y)
+                                              trust=trust, random_state=9, protocol=protocol).fit(X, y)
     assert results["plan"] == ref.privacy_plan_.to_dict()
     (release / "parties").mkdir()
     for k in range(K):  # the data holders pool their blocks (owner-only files) to score

@@ -40,17 +40,18 @@ def _party(k: int, out=None):
     return job
 
 
-def _request(trust: str, **kw):
-    return VerticalJobRequest(epsilon=1.0, delta=1e-5, trust=trust, rounds=8, bounds=BOUNDS, seed=17, **kw)
+def _request(trust: str, protocol: str = "admm_sharing", **kw):
+    return VerticalJobRequest(epsilon=1.0, delta=1e-5, trust=trust, rounds=8, bounds=BOUNDS, seed=17,
+                              protocol=protocol, **kw)
 
 
-def _reference(trust: str):
+def _reference(trust: str, protocol: str = "admm_sharing"):
     X, y = _all()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return SharedFeatureLogisticRegression(epsilon=1.0, delta=1e-5, rounds=8, feature_groups=COLUMNS,
-                                               scale="bounds", bounds=BOUNDS, trust=trust, random_state=17
-                                               ).fit(X, y)
+                                               scale="bounds", bounds=BOUNDS, trust=trust, random_state=17,
+                                               protocol=protocol).fit(X, y)
 
 
 def _same(model, ref, K=3):
@@ -79,20 +80,21 @@ def _spawned(k: int, out: str):
     return _party(k, out)
 
 
-@pytest.mark.parametrize("trust", ["local", "secure_aggregation"])
-def test_a_vertical_job_over_party_processes_equals_the_estimator(trust, tmp_path):
+@pytest.mark.parametrize("trust,protocol", [("local", "admm_sharing"), ("secure_aggregation", "admm_sharing"),
+                                            ("local", "pool")])
+def test_a_vertical_job_over_party_processes_equals_the_estimator(trust, protocol, tmp_path):
     import json
 
     files = [tmp_path / f"party{k}" / "parties" / f"party_{k}.json" for k in range(3)]
     started = [spawn_party(_spawned, k, str(tmp_path / f"party{k}")) for k in range(3)]
     try:
-        model = coordinate_vertical(_request(trust), [link for _, link in started], _all()[1])
+        model = coordinate_vertical(_request(trust, protocol), [link for _, link in started], _all()[1])
     finally:
         for proc, _ in started:
             proc.join(timeout=60)
     assert all(proc.exitcode == 0 for proc, _ in started)
     join_party_blocks(model, [json.loads(f.read_text()) for f in files])
-    _same(model, _reference(trust))
+    _same(model, _reference(trust, protocol))
     assert model.remote_["names"] == ["party0", "party1", "party2"]
 
 
@@ -144,6 +146,87 @@ def test_a_refused_plan_stops_the_vertical_job_before_any_data_is_read():
     with pytest.raises(JobRefusedError, match="party1.*accepted_kinds"):
         coordinate_vertical(_request("local"), [LocalLink(p) for p in parties], _all()[1])
     assert parties[1].reads == [] and all(p.closed for p in parties)
+
+
+def test_a_pooled_vertical_job_is_the_estimators_pool_and_sends_no_block(tmp_path):
+    """Issue 39: the default of a private job under local trust is the pool. The coordinator sends the labels,
+    each party fits its own block and keeps it; nothing computed from its columns crosses (the calls carry the
+    labels out and an acknowledgement back); its ledger records the job finished with no release; the joined blocks
+    are the estimator's pool bit for bit."""
+    from privdist.learn.job import LifetimeGate
+    from privdist.privacy.lifetime import LifetimeLedger
+    from privdist.privacy.policy import PartyPolicy
+
+    sent = []
+
+    class Watched(LocalLink):
+        def call(self, method, args):
+            answer = super().call(method, args)
+            sent.append((method, answer))
+            return answer
+
+    parties = [_party(k) for k in range(3)]
+    ledgers = [LifetimeLedger(tmp_path / f"l{k}") for k in range(3)]
+    for k in range(3):
+        parties[k].gate = LifetimeGate(ledgers[k], PartyPolicy(seeded_allowed=True), "coord")
+    model = coordinate_vertical(VerticalJobRequest(epsilon=1.0, delta=1e-5, bounds=BOUNDS, seed=17),
+                                [Watched(p) for p in parties], _all()[1])
+    assert model.protocol_ == "pool" and model.privacy_plan_.algorithm == "pool" and model.privacy_plan_.rounds == 0
+    rep = model.privacy_report_
+    assert rep["guaranteed"] and rep["epsilon"] == 0.0 and any(e.startswith("pool: labels") for e in rep["exposures"])
+    assert [a for m, a in sent if m == "pool"] == [{"fitted": True}] * 3
+    assert all(p.closed and p.reads == [1] and not p.called_off for p in parties)
+    for ledger in ledgers:
+        (job,) = ledger.jobs()
+        assert job.status == "finished" and not job.rounds and ledger.committed(1e-5).epsilon == 0
+    join_party_blocks(model, [p.block for p in parties])
+    ref = _reference("local", "pool")
+    _same(model, ref)
+    assert ref.protocol_ == "pool" and _reference("local", "auto").protocol_ == "pool"
+
+
+def test_a_pool_that_fails_at_one_party_calls_the_job_off():
+    from privdist.runtime.remote import RemoteCallError
+
+    class Broken(LocalLink):
+        def call(self, method, args):
+            if method == "pool":
+                raise RemoteCallError("party2 went away")
+            return super().call(method, args)
+
+    parties = [_party(k) for k in range(3)]
+    with pytest.raises(RemoteCallError, match="went away"):
+        coordinate_vertical(_request("local", "pool"), [LocalLink(parties[0]), LocalLink(parties[1]),
+                                                        Broken(parties[2])], _all()[1])
+    assert all(p.closed for p in parties) and parties[2].called_off and parties[2].block is None
+    assert not parties[0].called_off and parties[0].block is not None
+
+
+def test_a_pooled_party_checks_the_labels_and_fits_once():
+    from privdist.runtime.remote import RemoteCallError
+
+    job = _party(1)
+    links = LocalLink(job)
+    plan_offer = {}
+
+    class Capture(LocalLink):  # the coordinator's offer to party 1, replayed by hand below
+        def call(self, method, args):
+            if method == "offer" and args["party"] == 1:
+                plan_offer.update(args)
+            return super().call(method, args)
+
+    coordinate_vertical(_request("local", "pool"), [Capture(_party(k)) for k in range(3)], _all()[1])
+    assert links.call("offer", plan_offer)["accepted"]
+    with pytest.raises(RemoteCallError, match="-1 and \\+1"):
+        links.call("pool", {"labels": [1.0] * N, "prior": 0.0, "weight": 0.5})
+    with pytest.raises(RemoteCallError, match="-1 and \\+1"):
+        links.call("pool", {"labels": [1.0, -1.0], "prior": 0.0, "weight": 0.5})
+    y = np.where(_all()[1] == "yes", 1.0, -1.0)
+    assert links.call("pool", {"labels": y.tolist(), "prior": 0.0, "weight": 0.5}) == {"fitted": True}
+    with pytest.raises(RemoteCallError, match="twice"):
+        links.call("pool", {"labels": y.tolist(), "prior": 0.0, "weight": 0.5})
+    links.call("close", {})
+    assert job.closed and not job.called_off and job.block["party"] == 1
 
 
 def test_a_party_refuses_to_send_its_block():

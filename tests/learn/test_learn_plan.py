@@ -32,6 +32,8 @@ def _fit(est, X, y):
 def _declared(m):
     """The plan's declaration, from the plan alone: the factories its estimator builds from it (no data)."""
     plan = m.privacy_plan_
+    if plan.kind == "vertical" and plan.algorithm == "pool":  # no training release: the range step's only
+        return declared_ledger(plan, [], {"blocks": [len(g) for g in m.feature_groups_], "bias": m.fit_intercept})
     if plan.kind == "vertical":
         from privdist.algorithms.sharing import ADMMSharing
         from privdist.learn.budget import total_budget_params
@@ -112,8 +114,9 @@ def test_declared_events_equal_the_ledger_with_a_weighted_target(kw):
     assert PrivacyPlan.from_json(m.privacy_plan_.to_json()) == m.privacy_plan_
 
 
-@pytest.mark.parametrize("kw", [dict(), dict(trust="secure_aggregation"), dict(epsilon=None),
-                                dict(bounds={"x0": (0, 200)}), dict(scale="none")])
+@pytest.mark.parametrize("kw", [dict(), dict(protocol="admm_sharing"), dict(trust="secure_aggregation"),
+                                dict(epsilon=None), dict(bounds={"x0": (0, 200)}),
+                                dict(bounds={"x0": (0, 200)}, protocol="admm_sharing"), dict(scale="none")])
 def test_declared_events_equal_the_ledger_vertical(kw):
     X, y, _, _ = _data()
     m = _fit(SharedFeatureLogisticRegression(n_parties=3, rounds=8, random_state=1, **kw), X, y)

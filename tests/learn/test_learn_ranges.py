@@ -107,7 +107,7 @@ def test_ridge_target_is_scaled_and_mapped_back():
 
 def test_vertical_dp_scale_is_the_requested_total():
     X, y = load_breast_cancer(return_X_y=True)
-    m = _quiet(SharedFeatureLogisticRegression(epsilon=1.0, n_parties=3, rounds=10,
+    m = _quiet(SharedFeatureLogisticRegression(epsilon=1.0, n_parties=3, rounds=10, protocol="admm_sharing",
                                                bounds={f"x{j}": (0, 50) for j in range(10)}, random_state=0), X, y)
     rep = m.privacy_report_
     for a in rep["per_agent"]:

@@ -26,7 +26,8 @@ def test_total_budget_is_the_pld_guarantee_per_party():
     X, y = _data()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResearchModeWarning)
-        m = SharedFeatureLogisticRegression(epsilon=0.6, delta=1e-5, n_parties=2, rounds=15, random_state=0).fit(X, y)
+        m = SharedFeatureLogisticRegression(epsilon=0.6, delta=1e-5, n_parties=2, rounds=15, random_state=0,
+                                            protocol="admm_sharing").fit(X, y)
     rep = m.privacy_report_
     assert rep["guaranteed"] and len(rep["per_agent"]) == 2
     for party in rep["per_agent"]:
@@ -113,7 +114,7 @@ def test_cli_vertical_csv_end_to_end(tmp_path, capsys):
     out = tmp_path / "out"
     rc = main(["fit", str(tmp_path / "v.csv"), "--target", "label", "--feature-groups", "age,income;visits,score",
                "--classes", "no,yes", "--epsilon", "0.9", "--delta", "1e-5", "--rounds", "10", "--curve", "",
-               "--out", str(out)])
+               "--vertical-protocol", "admm_sharing", "--out", str(out)])
     assert rc == 0
     text = capsys.readouterr().out
     assert "guarantee epsilon = 0.9000 (PLD" in text and "labels exposed" in text

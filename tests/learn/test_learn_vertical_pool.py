@@ -61,7 +61,8 @@ def test_pool_training_records_no_dp_event():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         pool = SharedFeatureLogisticRegression(epsilon=1.0, n_parties=3, protocol="pool", random_state=0).fit(X, y)
-        admm = SharedFeatureLogisticRegression(epsilon=1.0, n_parties=3, rounds=3, random_state=0).fit(X, y)
+        admm = SharedFeatureLogisticRegression(epsilon=1.0, n_parties=3, rounds=3, random_state=0,
+                                               protocol="admm_sharing").fit(X, y)
     for k in range(3):  # the DP range step's releases only: those ADMM sharing also makes before its shares
         key = pool.ledger_.entry_key(k)
         assert key and key == admm.ledger_.entry_key(k)[:len(key)]

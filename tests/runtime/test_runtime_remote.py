@@ -68,7 +68,18 @@ def _coordinator_problem():
 
 @pytest.mark.parametrize("trust", ["secure_aggregation", "local"])
 def test_local_links_give_the_simulators_transcript(files, trust):
-    links = [LocalLink(_party(k, files[k], trust)) for k in range(K)]
+    """... and a party sends only what the algorithm's public schedule sends (dpmm's Gram in round 1 only, nothing
+    in the last round): the messages it declares silent hold zeros and never cross the wire (issue 41)."""
+    sent = []
+
+    class Watched(LocalLink):
+        def call(self, method, args):
+            answer = super().call(method, args)
+            if method == "step":
+                sent.append((int(args["t"]), sorted(answer["out"])))
+            return answer
+
+    links = [Watched(_party(k, files[k], trust)) for k in range(K)]
     remote = run(_algorithm(trust), _coordinator_problem(), complete(K), ROUNDS, seed=7,
                  backend=RemoteBackend(links))
     sim = _simulated(files, trust)
@@ -76,6 +87,12 @@ def test_local_links_give_the_simulators_transcript(files, trust):
     np.testing.assert_array_equal(remote.estimates, sim.estimates)
     assert all(remote.ledger.entries(k) == sim.ledger.entries(k) for k in range(K))
     assert remote.final_state is None  # the parties' states never leave them
+    algo = _algorithm(trust)
+    names = {n for _, out in sent for n in out}
+    assert "h" in names
+    for t, out in sent:
+        assert out == sorted(n for n in names if not algo.silent(n, t)), (t, out)
+    assert all(out == [] for t, out in sent if t == ROUNDS) and all("h" not in out for t, out in sent if t > 1)
 
 
 def test_local_links_give_the_simulators_transcript_with_the_sparse_graph(files):

@@ -8,11 +8,12 @@ parties' sums through secure aggregation by default), then writes ``DIR/model.js
 same release as ``privdist fit`` (the model, each party's guarantee, the plan). A party that refuses stops the job
 with its reasons; a party that goes silent or away during the rounds is a dropout of the secure sums.
 
-``privdist coordinate --vertical --labels LABELS.csv --target COL ...`` runs a vertical job (ADMM sharing): the
-parties (``privdist party --vertical``) hold columns of the same rows, the coordinator holds the labels (column COL
-of its own file, rows in the parties' order) and nothing else. Trust ``auto`` is ``local`` there (or
-``secure_aggregation``: the sum of the shares through secure aggregation). ``model.json`` then holds no coefficients:
-each party keeps its own block (:mod:`privdist.learn.job_vertical`).
+``privdist coordinate --vertical --labels LABELS.csv --target COL ...`` runs a vertical job: the parties (``privdist
+party --vertical``) hold columns of the same rows, the coordinator holds the labels (column COL of its own file, rows
+in the parties' order) and nothing else. Trust ``auto`` is ``local`` there, and ``--vertical-protocol auto`` the pool
+(each party fits its block on the labels; or ADMM sharing, also with ``--trust secure_aggregation``: the sum of the
+shares through secure aggregation). ``model.json`` then holds no coefficients: each party keeps its own block
+(:mod:`privdist.learn.job_vertical`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ __all__ = ["register"]
 
 
 def register(sub) -> None:
+    from .fit_trust import add_vertical_protocol
+
     p = sub.add_parser("coordinate", help="coordinate a job across organisations: offer the plan, run the rounds, "
                                           "write the model (holds no data)")
     p.add_argument("--parties", required=True, metavar="A,B,C", help="the parties' names (their certificates' CNs)")
@@ -54,6 +57,7 @@ def register(sub) -> None:
                                                             "rows, the coordinator the labels (--labels, --target)")
     p.add_argument("--labels", metavar="FILE", help="--vertical: the coordinator's CSV holding the label column")
     p.add_argument("--target", help="--vertical: the label column of --labels")
+    add_vertical_protocol(p)
     p.add_argument("--rho", type=float, default=1.0, help="--vertical: ADMM penalty (default 1)")
     p.add_argument("--b1", type=float, default=1.0, help="--vertical: PUBLIC clip bound of the shares (default 1)")
     p.add_argument("--seed", type=int, help="research mode: seeded noise (parties' policies must allow it)")
@@ -96,7 +100,8 @@ def coordinate_main(args) -> int:
         params.shares(len(names))  # an honest party left in every sum
     labels = None
     if args.vertical and args.algorithm:
-        raise ValidationError("--algorithm is the optimiser of a horizontal job; a vertical job runs ADMM sharing")
+        raise ValidationError("--algorithm is the optimiser of a horizontal job; a vertical job runs the pool or "
+                              "ADMM sharing (--vertical-protocol)")
     if args.vertical:
         if not args.labels or not args.target:
             raise ValidationError("--vertical needs --labels FILE and --target COL (the coordinator holds the labels)")
@@ -119,7 +124,7 @@ def coordinate_main(args) -> int:
         from ..learn.job_vertical import VerticalJobRequest, vertical_job_estimator
 
         request = VerticalJobRequest(epsilon=args.epsilon, delta=args.delta, trust=args.trust,
-                                     secure_aggregation=secure or None, rho=args.rho, b1=args.b1, scale=args.scale,
+                                     secure_aggregation=secure or None, protocol=args.vertical_protocol, rho=args.rho, b1=args.b1, scale=args.scale,
                                      bounds=bounds, job_id=args.job_id, seed=args.seed,
                                      **({"rounds": args.rounds} if args.rounds is not None else {}))
         vertical_job_estimator(request.settings(), len(names))  # its parameters checked before listening

@@ -33,6 +33,8 @@ PARTY_ROWS = 10
 
 def register(sub) -> None:
     """Add the ``fit`` sub-command."""
+    from .fit_trust import add_vertical_protocol
+
     p = sub.add_parser(
         "fit", help="train a private distributed model on your own CSV/Parquet/svmlight/numpy data",
         description="Fit a differentially private distributed linear model on DATA (one file, or one file per "
@@ -53,11 +55,7 @@ def register(sub) -> None:
                      help="vertical with chosen columns: 'a,b;c,d' = party 0 holds a and b, party 1 c and d "
                      "(';' separates parties; an attribute name takes its one-hot columns 'name=...'; integers are "
                      "column indices); every column in exactly one group")
-    p.add_argument("--vertical-protocol", choices=("admm_sharing", "pool"), default="admm_sharing",
-                   help="vertical: admm_sharing (default; S2, noisy shares every round) or pool (each party fits its "
-                   "own block on its columns and the labels, the coordinator pools their log-odds with the public "
-                   "weight 1/sqrt(N); nothing computed from a party's columns leaves it while training; --trust "
-                   "local only)")
+    add_vertical_protocol(p)
     p.add_argument("--agents-count", type=int, default=10, help="parties of --dirichlet (default 10)")
     p.add_argument("--algorithm", default="dpmm", help="dpmm (default; a coordinator, no network), ssp (one-shot "
                    "sufficient statistics, a coordinator), dpsgd, dpadmm, pvp, laadmm (horizontal; vertical runs "
@@ -243,8 +241,7 @@ def _fit(args, store=None) -> int:
             from .fit_vertical import fit_vertical
 
             fitted = fit_vertical(args, ds, X, y, seed, scale, bounds, progress=progress)
-            what = (f"{fitted.n_parties} parties holding column groups (vertical), "
-                    f"{getattr(args, 'vertical_protocol', 'admm_sharing')}")
+            what = f"{fitted.n_parties} parties holding column groups (vertical), {fitted.private.protocol_}"
         else:
             from .fit_horizontal import fit_horizontal
 

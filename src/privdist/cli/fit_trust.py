@@ -5,7 +5,17 @@ parameters are resolved and validated by the privacy plan (:func:`privdist.priva
 
 from __future__ import annotations
 
-__all__ = ["trust_options"]
+__all__ = ["trust_options", "add_vertical_protocol"]
+
+
+def add_vertical_protocol(p) -> None:
+    """``--vertical-protocol``, as ``privdist fit --vertical`` and ``privdist coordinate --vertical`` take it
+    (:func:`privdist.learn.vertical.resolve_protocol`)."""
+    p.add_argument("--vertical-protocol", choices=("auto", "admm_sharing", "pool"), default="auto",
+                   help="vertical: auto (default: pool, or admm_sharing with --trust secure_aggregation), pool (each "
+                   "party fits its own block on its columns and the labels, the coordinator pools their log-odds "
+                   "with the public weight 1/sqrt(N): nothing computed from a party's columns leaves it while "
+                   "training; not with secure aggregation) or admm_sharing (S2, noisy shares every round)")
 
 
 def trust_options(args) -> dict:

@@ -1,5 +1,13 @@
 """A vertical job across organisations (issue 38): parties hold COLUMNS of the same rows, the coordinator holds the
-labels, and the fit is DP ADMM sharing (:mod:`privdist.algorithms.sharing`), each party in its own process.
+labels, and the fit is DP ADMM sharing (:mod:`privdist.algorithms.sharing`) or the pool
+(:mod:`privdist.learn.vertical_pool`; the default of a private job under local trust, issue 39), each party in its
+own process.
+
+**The pool** (plan algorithm ``"pool"``): after every party accepted the plan, the coordinator sends each one the
+labels (the pool's named exposure), their prior log-odds and the public weight ``1/sqrt(M)`` (``pool``); each party
+fits its expert on its own block, keeps it (its block file holds the pooled block and its intercept share) and
+answers only that it has; ``close`` ends its job finished. Its ledger records the job with no release: nothing
+computed from its columns leaves it. A party that had not fitted when the job stopped ends it called off.
 
 The rows are aligned by position: every party's file has the same number of rows, in the same order (the
 consortium aligned them before the job; the coordinator checks the counts it is told, not the order). Each party
@@ -37,7 +45,7 @@ import numpy as np
 
 from ..errors import ValidationError
 from ..runtime.party import VerticalParties
-from .job import JobRefusedError, PartyJob, _amender
+from .job import _CALLED_OFF, JobRefusedError, PartyJob, _amender
 
 __all__ = ["VerticalJobRequest", "VerticalPartyJob", "coordinate_vertical", "vertical_job_estimator",
            "sharing_algorithm", "join_party_blocks"]
@@ -52,6 +60,7 @@ class VerticalJobRequest:
     delta: float = 1e-5
     trust: str = "auto"
     secure_aggregation: dict | None = None
+    protocol: str = "auto"
     rounds: int = 50
     rho: float = 1.0
     b1: float = 1.0
@@ -79,7 +88,8 @@ def vertical_job_estimator(settings: dict, parties: int):
         epsilon=settings["epsilon"], delta=settings["delta"], n_parties=parties, rounds=settings["rounds"],
         rho=settings["rho"], b1=settings["b1"], alpha=settings["alpha"], fit_intercept=settings["fit_intercept"],
         scale=settings["scale"], bounds=_bounds(settings["bounds"]), secure=settings["seed"] is None,
-        random_state=settings["seed"], trust=settings["trust"], secure_aggregation=settings["secure_aggregation"])
+        random_state=settings["seed"], trust=settings["trust"], secure_aggregation=settings["secure_aggregation"],
+        protocol=settings["protocol"])
     est._check_params()
     return est
 
@@ -168,9 +178,39 @@ class VerticalPartyJob(PartyJob):
         self._layout = None
 
     def handle(self, method: str, args: dict):
+        if self.phase in ("pool", "pooled") and method in ("pool", "close"):
+            return self._pool_step(method, args)
         if method == "close" and self.party is not None and self.party.estimate_ is not None and self.block is None:
             self._keep_block()
         return super().handle(method, args)
+
+    def _pool_step(self, method: str, args: dict):
+        """The pool (plan algorithm ``"pool"``, :mod:`privdist.learn.vertical_pool`): ``pool`` brings the
+        coordinator's labels (its named exposure), the prior log-odds and the public weight; the party fits its
+        expert on its own block and keeps it (:func:`~privdist.learn.vertical_pool.pool_block`). It sends nothing
+        computed from its columns, and its ledger records no release. ``close`` ends the job: finished after the
+        fit, called off before it."""
+        from ..runtime.remote import RemoteCallError
+        from .vertical_pool import pool_block
+
+        if method == "close":
+            pooled = self.phase == "pooled"
+            self.called_off = not pooled
+            self._end(pooled, None if pooled else _CALLED_OFF)
+            self.closed, self.phase = True, "closed"
+            return None
+        if self.phase == "pooled":
+            raise RemoteCallError(f"{self.name}: 'pool' twice in one job")
+        k, columns, Z, settings = self._pool
+        y_pm = np.asarray(args["labels"], dtype=float)
+        if y_pm.shape != (Z.shape[0],) or not np.all(np.isin(y_pm, (-1.0, 1.0))) or np.unique(y_pm).size != 2:
+            raise RemoteCallError(f"{self.name}: the pool's labels must be {Z.shape[0]} values of -1 and +1, both "
+                                  "present")
+        coef, share = pool_block(Z, y_pm, float(settings["alpha"]), bool(settings["fit_intercept"]),
+                                 float(args["weight"]), float(args["prior"]), k == 0)
+        self.trained, self.phase = True, "pooled"
+        self._write_block(k, columns, coef, share)
+        return {"fitted": True}
 
     def _keep_block(self) -> None:
         """Party ``k``'s block of its last estimate (its columns, and the intercept for party 0), kept here and in
@@ -180,8 +220,12 @@ class VerticalPartyJob(PartyJob):
         k, offset, columns, bias = self._layout
         x = np.asarray(self.party.estimate_).ravel()
         lead = 1 if bias else 0
-        self.block = party_block_dict(k, columns, x[offset + lead:offset + lead + len(columns)],
-                                      float(x[0]) if bias else 0.0)
+        self._write_block(k, columns, x[offset + lead:offset + lead + len(columns)], float(x[0]) if bias else 0.0)
+
+    def _write_block(self, k: int, columns, coef, intercept: float) -> None:
+        from .model_io import party_block_dict
+
+        self.block = party_block_dict(k, columns, coef, intercept)
         if self.out is not None:
             from pathlib import Path
 
@@ -207,8 +251,10 @@ class VerticalPartyJob(PartyJob):
             raise JobRefusedError(f"{self.name}: the offer does not match the facts it stated ({dims[k]} columns of "
                                   f"{plan.rows} rows offered, {len(self.facts['columns'])} of {self.facts['rows']} "
                                   "stated)")
-        algo = sharing_algorithm(plan, settings)
-        declared = declared_ledger(plan, [algo], {"blocks": dims, "bias": bool(settings["fit_intercept"])}).entries(k)
+        pooled = plan.algorithm == "pool"  # no rounds: the party fits its own block (handle "pool")
+        algo = None if pooled else sharing_algorithm(plan, settings)
+        declared = declared_ledger(plan, [] if pooled else [algo],
+                                   {"blocks": dims, "bias": bool(settings["fit_intercept"])}).entries(k)
         accepted, reasons = (plan.private, [] if plan.private else ["the plan adds no noise"]) \
             if self.gate is None else self.gate.admit(plan, declared, str(settings["job_id"]), k)
         self.decision = (bool(accepted), list(reasons))
@@ -224,6 +270,9 @@ class VerticalPartyJob(PartyJob):
             return self._unreadable(exc)
         self.data_read = True
         Z = _preprocessor(settings["scale"], _bounds(settings["bounds"]), names, columns).transform(X)
+        if pooled:
+            self.phase, self._pool = "pool", (k, columns, Z, settings)
+            return {"accepted": True, "reasons": []}
         handle = _handle(settings, dims, plan.rows, [f"held-by-party-{j}" for j in range(plan.parties)])
         handle._local[(k,)] = _own_block(handle, k, Z)  # its own block; no other source is ever resolved
         self._layout = (k, handle.offsets[k], columns, k == 0 and handle.bias)
@@ -297,12 +346,14 @@ def coordinate_vertical(request: VerticalJobRequest, links, labels):
         for link in links:  # the job is off: every party forgets it
             link.call("close", {})
         raise JobRefusedError(f"refused by {sorted(refused)}: {refused}")
+    est.classes_, est.n_features_in_, est.feature_names_in_ = classes, len(names), np.array(names, dtype=object)
+    est.preprocessor_, est.feature_groups_, est.n_parties_, est.protocol_ = pre, groups, K, plan.algorithm
+    if plan.algorithm == "pool":
+        return _coordinate_pool(est, plan, links, facts, y_pm)
     handle = _handle(settings, dims, y.shape[0], [f"held-by-{f['name']}" for f in facts], labels=y_pm)
     algo = sharing_algorithm(plan, settings)
     result = run(algo, handle, complete(K), plan.rounds, seed=seed % 2**63, secure=request.seed is None,
                  ledger=PrivacyLedger(K), backend=RemoteBackend(links))
-    est.classes_, est.n_features_in_, est.feature_names_in_ = classes, len(names), np.array(names, dtype=object)
-    est.preprocessor_, est.feature_groups_, est.n_parties_ = pre, groups, K
     est.ledger_, est.privacy_plan_ = result.ledger, plan
     est.history_ = {"rounds": plan.rounds, "note": "no training objective: it needs the parties' blocks, which stay "
                                                    "with them"}
@@ -313,6 +364,38 @@ def coordinate_vertical(request: VerticalJobRequest, links, labels):
                    "columns": {f["name"]: list(f["columns"]) for f in facts},
                    "secure_aggregation": result.config.get("secure_aggregation"),
                    "party_blocks": "each party keeps its coefficient block (parties/party_<m>.json on its machine)"}
+    return est
+
+
+def _coordinate_pool(est, plan, links, facts, y_pm):
+    """The pool across processes (:mod:`privdist.learn.vertical_pool`): the coordinator sends every party the labels
+    (the pool's named exposure), the prior log-odds and the public weight ``1/sqrt(M)``; each party fits its expert
+    on its own block and keeps it; nothing computed from a party's columns comes back. The ledger holds no
+    release (no range step across processes), the report says so."""
+    from ..privacy import PrivacyLedger
+    from .vertical import pool_report
+    from .vertical_pool import POOL_SCOPE, pool_weight, prior_log_odds
+
+    weight, prior = pool_weight(len(links)), prior_log_odds(y_pm, bool(est.fit_intercept))
+    try:
+        for link in links:
+            link.call("pool", {"labels": y_pm.tolist(), "prior": prior, "weight": weight})
+    except BaseException:
+        for link in links:  # the job is off: called off for the parties that had not fitted
+            try:
+                link.call("close", {})
+            except Exception:  # noqa: BLE001 - a party already gone; the first error is the one to raise
+                pass
+        raise
+    for link in links:  # each party's job ends finished
+        link.call("close", {})
+    est.ledger_, est.privacy_plan_ = PrivacyLedger(len(links)), plan
+    est.history_ = {"rounds": 0, "pool_weight": weight, "note": "pool: no rounds; each party fitted its own block"}
+    est.privacy_report_ = pool_report(est, plan, est.ledger_, POOL_SCOPE, weight, stacklevel=4)
+    est.remote_ = {"names": [f["name"] for f in facts], "rows": int(y_pm.size),
+                   "columns": {f["name"]: list(f["columns"]) for f in facts}, "secure_aggregation": None,
+                   "party_blocks": "each party keeps its coefficient block and intercept share "
+                                   "(parties/party_<m>.json on its machine)"}
     return est
 
 

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import UnknownNameError, ValidationError
 from ..privacy.plan import PrivacyPlan, TrainingPlan, check_plan_keys, resolve_trust, secure_section
 from ..privacy.range_plan import plan_range, plan_range_vertical, training_budget
 
-__all__ = ["horizontal_plan", "vertical_plan", "declared_ledger", "algorithm_overrides", "class_budgets"]
+__all__ = ["horizontal_plan", "vertical_plan", "resolve_protocol", "PROTOCOLS", "declared_ledger", "algorithm_overrides", "class_budgets"]
 
 
 def algorithm_overrides(est) -> dict:
@@ -51,8 +52,6 @@ def _exact(est) -> bool:
 
 def _check_per_party(epsilon, parties: int) -> None:
     if isinstance(epsilon, (list, tuple)) and len(epsilon) != parties:
-        from ..errors import ValidationError
-
         raise ValidationError(f"a per-party epsilon needs one value per party ({parties}), got {len(epsilon)}")
 
 
@@ -75,8 +74,6 @@ def horizontal_plan(est, *, rows: int, columns: int, parties: int, dp_columns: t
     algorithm_overrides(est)
     secure_step = secure is not None and parties > 1  # the range step's histograms through one secure sum
     if secure_step and isinstance(eps, (list, tuple)):
-        from ..errors import ValidationError
-
         raise ValidationError("secure aggregation adds one noise to the whole sum: per-party budgets (a list of "
                               "epsilons) are not supported; give one epsilon")
     step_columns = tuple(dp_columns) + (("<target>",) if dp_target else ())
@@ -142,12 +139,37 @@ def _public(est) -> dict:
     return out
 
 
+#: The vertical protocols: S2's DP ADMM sharing, or party-local experts pooled in log-odds (issue 39).
+PROTOCOLS = ("auto", "admm_sharing", "pool")
+
+
+def resolve_protocol(protocol, trust, secure_aggregation, epsilon) -> str:
+    """The vertical protocol of a fit (:mod:`privdist.learn.vertical`, "The default protocol"): ``protocol`` checked (named
+    errors) and ``"auto"`` resolved: ``"admm_sharing"`` without noise or with secure aggregation (asked by
+    ``trust="secure_aggregation"`` or by its parameters), ``"pool"`` otherwise.
+
+    Raises:
+        UnknownNameError: ``protocol`` not one of :data:`PROTOCOLS`. ValidationError: ``"pool"`` asked with secure
+            aggregation (the pool sends no sum).
+    """
+    if not isinstance(protocol, str) or protocol not in PROTOCOLS:
+        raise UnknownNameError("protocol", str(protocol), PROTOCOLS)
+    secure = trust == "secure_aggregation" or secure_aggregation is not None
+    if protocol == "pool" and secure:
+        raise ValidationError("protocol='pool' releases nothing computed from a party's columns while training, "
+                              "so there is no sum for secure aggregation: use trust='auto' or 'local' (and no "
+                              "secure_aggregation parameters), or protocol='admm_sharing'")
+    if protocol == "auto":
+        return "admm_sharing" if secure or epsilon is None else "pool"
+    return protocol
+
+
 def vertical_plan(est, *, rows: int, columns: int, dp_columns: tuple, party_columns: tuple,
                   seeded: bool) -> PrivacyPlan:
     """The plan of a vertical fit (ADMM sharing, or the pool of :mod:`.vertical_pool`: no training rounds):
     ``party_columns[m]`` are party ``m``'s columns among ``dp_columns`` (those without public bounds)."""
     eps, delta, rounds = est.epsilon, float(est.delta), int(est.rounds)
-    algorithm = getattr(est, "protocol", "admm_sharing")
+    algorithm = resolve_protocol(getattr(est, "protocol", "admm_sharing"), est.trust, est.secure_aggregation, eps)
     if algorithm == "pool":  # no training rounds: each party fits its own block (learn.vertical_pool)
         rounds = 0
     trust = resolve_trust("admm_sharing", est.trust, eps)

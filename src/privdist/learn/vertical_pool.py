@@ -65,7 +65,7 @@ import math
 
 import numpy as np
 
-__all__ = ["pool_weight", "fit_local_pool", "POOL_SCOPE", "POOL_LABEL_EXPOSURE"]
+__all__ = ["pool_weight", "fit_local_pool", "pool_block", "prior_log_odds", "POOL_SCOPE", "POOL_LABEL_EXPOSURE"]
 
 #: The named exposure of the pool that no DP event covers (as ADMM sharing's, S2 Lemma 2).
 POOL_LABEL_EXPOSURE = ("pool: labels exposed - the coordinator gives every party the labels (each party fits its own "
@@ -87,8 +87,31 @@ def pool_weight(n_parties: int) -> float:
     return 1.0 / math.sqrt(n_parties)
 
 
+def prior_log_odds(y_pm: np.ndarray, fit_intercept: bool) -> float:
+    """``pi = log(n_+ / n_-)`` of the labels (0 without an intercept): the coordinator's, a function of the labels
+    only."""
+    y = np.asarray(y_pm)
+    n_pos = int(np.sum(y > 0))
+    return math.log(n_pos / (y.size - n_pos)) if fit_intercept else 0.0
+
+
+def pool_block(D: np.ndarray, y_pm: np.ndarray, alpha: float, fit_intercept: bool, weight: float, prior: float,
+               first: bool) -> tuple[np.ndarray, float]:
+    """One party's pooled expert (module docstring, step 2), fitted where its block ``D`` lives: its coefficient
+    block ``a x_m`` and intercept share ``a (b_m - pi)`` (plus ``pi`` for the ``first`` party)."""
+    from sklearn.linear_model import LogisticRegression
+
+    y01 = (np.asarray(y_pm) > 0).astype(int)
+    # C = 1/(2 lambda): scikit-learn's 1/2 ||w||^2 + C sum loss is the party's objective divided by 2 lambda
+    model = LogisticRegression(C=1.0 / (2.0 * alpha), max_iter=2000, fit_intercept=fit_intercept).fit(D, y01)
+    own_b = float(model.intercept_[0]) if fit_intercept else 0.0
+    share = weight * (own_b - prior) + (prior if first else 0.0)
+    return weight * np.asarray(model.coef_, dtype=float).ravel(), share
+
+
 def fit_local_pool(blocks, y_pm: np.ndarray, alpha: float, fit_intercept: bool):
-    """Fit every party's expert on its own block and pool them (module docstring, steps 2-3).
+    """Fit every party's expert on its own block and pool them (module docstring, steps 2-3; one process: the
+    estimator; across processes each party runs :func:`pool_block` on its own, :mod:`privdist.learn.job_vertical`).
 
     Args:
         blocks: party ``m``'s ``N x d_m`` columns (rows aligned).
@@ -103,19 +126,6 @@ def fit_local_pool(blocks, y_pm: np.ndarray, alpha: float, fit_intercept: bool):
         anyway), so the model's intercept is their sum and scoring a row sums the parties' shares, as ADMM
         sharing's; ``info``: ``weight`` and ``prior_log_odds`` (public weight, a function of the labels).
     """
-    from sklearn.linear_model import LogisticRegression
-
-    M = len(blocks)
-    a = pool_weight(M)
-    y01 = (np.asarray(y_pm) > 0).astype(int)
-    n_pos = int(y01.sum())
-    prior = math.log(n_pos / (y01.size - n_pos)) if fit_intercept else 0.0
-    # C = 1/(2 lambda): scikit-learn's 1/2 ||w||^2 + C sum loss is the party's objective divided by 2 lambda
-    coef, own_b = [], []
-    for D in blocks:
-        model = LogisticRegression(C=1.0 / (2.0 * alpha), max_iter=2000, fit_intercept=fit_intercept).fit(D, y01)
-        coef.append(a * np.asarray(model.coef_, dtype=float).ravel())
-        own_b.append(float(model.intercept_[0]) if fit_intercept else 0.0)
-    shares = [a * (b - prior) for b in own_b]
-    shares[0] += prior
-    return coef, shares, {"weight": a, "prior_log_odds": prior}
+    a, prior = pool_weight(len(blocks)), prior_log_odds(y_pm, fit_intercept)
+    fitted = [pool_block(D, y_pm, alpha, fit_intercept, a, prior, m == 0) for m, D in enumerate(blocks)]
+    return [c for c, _ in fitted], [b for _, b in fitted], {"weight": a, "prior_log_odds": prior}

@@ -108,6 +108,9 @@ class RemoteParty:
             out, releases, est = w.step(t, args["inbox"])
             if self.on_release is not None:
                 self.on_release(t, releases)
+            silent = getattr(self.algorithm, "silent", None)  # declared silent: zeros, not sent (the backend
+            if silent is not None:                            # puts the zeros back)
+                out = {n: v for n, v in out.items() if not silent(n, t)}
             return {"out": out, "releases": releases, "estimate": self._shared(est)}
         if method == "events":
             return w.events(int(args["t"]))
