@@ -12,12 +12,13 @@ written to its own CSV (the 105 columns and the label ``<=50K`` / ``>50K``).
 coordinator's and every party's key, signed), then one ``privdist coordinate`` process and K ``privdist party``
 processes on 127.0.0.1, gRPC with mutual TLS: dpmm, secure aggregation (``trust=auto``), total epsilon 1, delta
 1e-5 per party, research mode ``--seed`` (every party's policy file says ``seeded_allowed = true``), each party with
-a fresh lifetime ledger. Measured from this script: the coordinator's start-up (launch to its port file), the
-parties' start-up (their launch to the last party's ``joined job`` line: Python, imports, TLS connection), the
-job's wall time (the coordinator's launch to the last process's exit); from the coordinator's ``results.json``
-(``remote.timings``, :func:`privdist.run`'s clock in the coordinator): ``init`` (the parties' ``init`` calls and
-the secure-aggregation key setup) and ``rounds`` (every round, the close calls included) and their mean per round;
-each process's exit and peak RSS (polled every 0.2 s: :class:`_Watch`).
+a fresh lifetime ledger and ``--no-personal`` (the job alone: each party's personal model comes after it, and ten
+of them fitting at once on two cores measure the machine, not the job). Measured from this script: the coordinator's start-up (launch to its port file), the
+parties' start-up (their launch to the last party's ``dialling`` line, printed just before it connects: Python,
+imports, its files and ledger checked), the job's wall time (the coordinator's launch to the last process's exit);
+from the coordinator's ``results.json`` (``remote.timings``, :func:`privdist.run`'s clock in the coordinator):
+``init`` (the parties' ``init`` calls and the secure-aggregation key setup) and ``rounds`` (every round, the close
+calls included) and their mean per round; each process's exit and peak RSS (polled every 0.2 s: :class:`_Watch`).
 
 **(b) Simulator.** :class:`privdist.learn.DistributedLogisticRegression` with the same split (``groups``), bounds,
 epsilon, delta and ``random_state`` = the seed, in this process, fitted ``REPEATS`` times: the fit's wall time, and
@@ -173,12 +174,13 @@ def remote_job(d: Path, K: int, job: str, trust: str = "auto") -> dict:
                 _cli("party", d / f"party{k}.csv", "--target", "label", "--classes", ",".join(CLASSES),
                      "--key", home / f"party{k}.key", "--cert", home / f"party{k}.crt", "--ca", d / "ca/ca.crt",
                      "--coordinator", f"127.0.0.1:{port}", "--coordinator-name", "coord",
-                     "--policy", d / "seeded.toml", "--ledger-dir", d / f"ledger-{job}-{k}", "--timeout", TIMEOUT),
+                     "--policy", d / "seeded.toml", "--ledger-dir", d / f"ledger-{job}-{k}", "--timeout", TIMEOUT,
+                     "--no-personal"),
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
             parties.append(p)
             procs.append(p)
             watch.add(p)
-            readers += [_Lines(p.stdout, "joined job"), _Lines(p.stderr)]
+            readers += [_Lines(p.stdout, "dialling"), _Lines(p.stderr)]
             readers[-2].start()
             readers[-1].start()
         t_launched = time.perf_counter()
@@ -241,7 +243,8 @@ def simulator_fit(names, bounds, Xtr, ytr, groups, trust: str = "auto") -> tuple
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 est = DistributedLogisticRegression(epsilon=EPSILON, delta=DELTA, scale="bounds", bounds=bounds,
-                                                    random_state=SEED, trust=trust).fit(df, ytr, groups=groups)
+                                                    random_state=SEED, trust=trust, classes=CLASSES).fit(df, ytr,
+                                                                                                          groups=groups)
             fits.append(time.perf_counter() - t0)
     finally:
         rt.run = real

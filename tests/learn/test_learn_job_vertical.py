@@ -218,13 +218,13 @@ def test_a_pooled_party_checks_the_labels_and_fits_once():
     coordinate_vertical(_request("local", "pool"), [Capture(_party(k)) for k in range(3)], _all()[1])
     assert links.call("offer", plan_offer)["accepted"]
     with pytest.raises(RemoteCallError, match="-1 and \\+1"):
-        links.call("pool", {"labels": [1.0] * N, "prior": 0.0, "weight": 0.5})
+        links.call("pool", {"labels": [1.0] * N})
     with pytest.raises(RemoteCallError, match="-1 and \\+1"):
-        links.call("pool", {"labels": [1.0, -1.0], "prior": 0.0, "weight": 0.5})
+        links.call("pool", {"labels": [1.0, -1.0]})
     y = np.where(_all()[1] == "yes", 1.0, -1.0)
-    assert links.call("pool", {"labels": y.tolist(), "prior": 0.0, "weight": 0.5}) == {"fitted": True}
+    assert links.call("pool", {"labels": y.tolist()}) == {"fitted": True}
     with pytest.raises(RemoteCallError, match="twice"):
-        links.call("pool", {"labels": y.tolist(), "prior": 0.0, "weight": 0.5})
+        links.call("pool", {"labels": y.tolist()})
     links.call("close", {})
     assert job.closed and not job.called_off and job.block["party"] == 1
 

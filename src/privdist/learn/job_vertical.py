@@ -4,8 +4,8 @@ labels, and the fit is DP ADMM sharing (:mod:`privdist.algorithms.sharing`) or t
 own process.
 
 **The pool** (plan algorithm ``"pool"``): after every party accepted the plan, the coordinator sends each one the
-labels (the pool's named exposure), their prior log-odds and the public weight ``1/sqrt(M)`` (``pool``); each party
-fits its expert on its own block, keeps it (its block file holds the pooled block and its intercept share) and
+labels (``pool``; the pool's named exposure); each party computes their prior log-odds and the public weight
+``1/sqrt(M)`` itself, fits its expert on its own block, keeps it (its block file holds the pooled block and its intercept share) and
 answers only that it has; ``close`` ends its job finished. Its ledger records the job with no release: nothing
 computed from its columns leaves it. A party that had not fitted when the job stopped ends it called off.
 
@@ -186,12 +186,13 @@ class VerticalPartyJob(PartyJob):
 
     def _pool_step(self, method: str, args: dict):
         """The pool (plan algorithm ``"pool"``, :mod:`privdist.learn.vertical_pool`): ``pool`` brings the
-        coordinator's labels (its named exposure), the prior log-odds and the public weight; the party fits its
-        expert on its own block and keeps it (:func:`~privdist.learn.vertical_pool.pool_block`). It sends nothing
+        coordinator's labels (its named exposure); the party computes their prior log-odds and the public weight
+        ``1/sqrt(M)`` of the plan's ``M`` parties itself, fits its expert on its own block and keeps it
+        (:func:`~privdist.learn.vertical_pool.pool_block`). It sends nothing
         computed from its columns, and its ledger records no release. ``close`` ends the job: finished after the
         fit, called off before it."""
         from ..runtime.remote import RemoteCallError
-        from .vertical_pool import pool_block
+        from .vertical_pool import pool_block, pool_weight, prior_log_odds
 
         if method == "close":
             pooled = self.phase == "pooled"
@@ -201,13 +202,14 @@ class VerticalPartyJob(PartyJob):
             return None
         if self.phase == "pooled":
             raise RemoteCallError(f"{self.name}: 'pool' twice in one job")
-        k, columns, Z, settings = self._pool
+        k, columns, Z, settings, parties = self._pool
         y_pm = np.asarray(args["labels"], dtype=float)
         if y_pm.shape != (Z.shape[0],) or not np.all(np.isin(y_pm, (-1.0, 1.0))) or np.unique(y_pm).size != 2:
             raise RemoteCallError(f"{self.name}: the pool's labels must be {Z.shape[0]} values of -1 and +1, both "
                                   "present")
-        coef, share = pool_block(Z, y_pm, float(settings["alpha"]), bool(settings["fit_intercept"]),
-                                 float(args["weight"]), float(args["prior"]), k == 0)
+        intercept = bool(settings["fit_intercept"])  # the weight and the prior: the public rule, computed here
+        coef, share = pool_block(Z, y_pm, float(settings["alpha"]), intercept, pool_weight(parties),
+                                 prior_log_odds(y_pm, intercept), k == 0)
         self.trained, self.phase = True, "pooled"
         self._write_block(k, columns, coef, share)
         return {"fitted": True}
@@ -271,7 +273,7 @@ class VerticalPartyJob(PartyJob):
         self.data_read = True
         Z = _preprocessor(settings["scale"], _bounds(settings["bounds"]), names, columns).transform(X)
         if pooled:
-            self.phase, self._pool = "pool", (k, columns, Z, settings)
+            self.phase, self._pool = "pool", (k, columns, Z, settings, plan.parties)
             return {"accepted": True, "reasons": []}
         handle = _handle(settings, dims, plan.rows, [f"held-by-party-{j}" for j in range(plan.parties)])
         handle._local[(k,)] = _own_block(handle, k, Z)  # its own block; no other source is ever resolved
@@ -369,17 +371,17 @@ def coordinate_vertical(request: VerticalJobRequest, links, labels):
 
 def _coordinate_pool(est, plan, links, facts, y_pm):
     """The pool across processes (:mod:`privdist.learn.vertical_pool`): the coordinator sends every party the labels
-    (the pool's named exposure), the prior log-odds and the public weight ``1/sqrt(M)``; each party fits its expert
-    on its own block and keeps it; nothing computed from a party's columns comes back. The ledger holds no
+    (the pool's named exposure); each party computes the prior log-odds and the public weight ``1/sqrt(M)``, fits its
+    expert on its own block and keeps it; nothing computed from a party's columns comes back. The ledger holds no
     release (no range step across processes), the report says so."""
     from ..privacy import PrivacyLedger
     from .vertical import pool_report
-    from .vertical_pool import POOL_SCOPE, pool_weight, prior_log_odds
+    from .vertical_pool import POOL_SCOPE, pool_weight
 
-    weight, prior = pool_weight(len(links)), prior_log_odds(y_pm, bool(est.fit_intercept))
+    weight = pool_weight(len(links))
     try:
         for link in links:
-            link.call("pool", {"labels": y_pm.tolist(), "prior": prior, "weight": weight})
+            link.call("pool", {"labels": y_pm.tolist()})
     except BaseException:
         for link in links:  # the job is off: called off for the parties that had not fitted
             try:
