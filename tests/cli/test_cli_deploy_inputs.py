@@ -80,6 +80,7 @@ def test_a_bad_bounds_file_is_named_before_listening(consortium, tmp_path, capsy
     (("--epsilon", "-1"), "epsilon must be a finite number > 0"),
     (("--delta", "2"), r"delta must be in \(0, 1\)"),
     (("--rounds", "0"), "rounds must be an integer from 1"),
+    (("--vertical-protocol", "pool"), "protocol of a vertical job"),
 ])
 def test_the_jobs_settings_are_checked_before_listening(consortium, tmp_path, capsys, extra, message):
     """They were checked only once every party had joined (the operator waited for nothing)."""

@@ -84,13 +84,15 @@ def test_a_vertical_job_across_processes(pki, tmp_path, trust, protocol):
 
     coord, (cout, cerr), parties, outs = _job(pki, tmp_path, f"v-{trust}", trust, protocol=protocol)
     assert coord.returncode == 0, cerr
+    pooled = (trust, protocol) == ("local", "auto")
+    assert ("pool: every party was given the labels" in cout) == pooled
     assert all(p.returncode == 0 for p in parties), [o[1][-2000:] for o in outs]
     release = tmp_path / "release"
     model = json.loads((release / "model.json").read_text())
     results = json.loads((release / "results.json").read_text())
     assert model["coef"] is None and not (release / "parties").exists()  # no party's block in the release
     assert results["plan"]["kind"] == "vertical" and results["plan"]["trust"] == trust
-    assert results["plan"]["algorithm"] == ("pool" if (trust, protocol) == ("local", "auto") else "admm_sharing")
+    assert results["plan"]["algorithm"] == ("pool" if pooled else "admm_sharing")
     assert results["privacy"]["guaranteed"]
     X, y = _all()
     with warnings.catch_warnings():

@@ -150,3 +150,19 @@ def test_vertical_secure_aggregation_composes_with_the_range_step():
     assert rep["epsilon"] == pytest.approx(1.0, rel=1e-3)
     with pytest.raises(Exception, match="trust"):
         SharedFeatureLogisticRegression(trust="gossip").fit(X, y)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--vertical-protocol", "pool"], "protocol of a vertical fit"),
+    (["--vertical", "2", "--vertical-protocol", "pool", "--trust", "secure_aggregation"], "no sum to aggregate"),
+])
+def test_cli_vertical_protocol_conflicts_are_named(tmp_path, capsys, argv, message):
+    """Issue 39: --vertical-protocol without a vertical fit was ignored; the pool with secure aggregation failed
+    only inside the estimator."""
+    X, y = _data(n=60, d=4, seed=2)
+    df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    df["label"] = np.where(y > 0, "yes", "no")
+    df.to_csv(tmp_path / "v.csv", index=False)
+    assert main(["fit", str(tmp_path / "v.csv"), "--target", "label", "--epsilon", "1", "--delta", "1e-5",
+                 *argv]) == 2
+    assert message in capsys.readouterr().err

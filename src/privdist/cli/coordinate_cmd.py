@@ -132,6 +132,9 @@ def coordinate_main(args) -> int:
         if args.labels or args.target:
             raise ValidationError("--labels and --target are the labels of a vertical job (--vertical); in a "
                                   "horizontal job each party holds its own")
+        if args.vertical_protocol != "auto":
+            raise ValidationError(f"--vertical-protocol {args.vertical_protocol} is the protocol of a vertical job "
+                                  "(--vertical); a horizontal job's optimiser is --algorithm")
         request = JobRequest(epsilon=args.epsilon, delta=args.delta, trust=args.trust,
                              secure_aggregation=secure or None, rounds=args.rounds, row_norm=args.row_norm,
                              scale=args.scale, bounds=bounds, job_id=args.job_id, seed=args.seed,
@@ -162,6 +165,9 @@ def coordinate_main(args) -> int:
     gone = f" ({len(lost)} lost during the rounds: {', '.join(lost)})" if lost else ""
     console.print(f"job finished with {len(names)} parties{gone}; guarantee epsilon = {eps:.4f} per party "
                   f"(delta {args.delta:g}); wrote {', '.join(str(f) for f in files)} and {out / 'results.json'}")
+    if getattr(model, "protocol_", None) == "pool":
+        console.print("pool: every party was given the labels (the named exposure in results.json) and fitted its "
+                      "block on its own columns; nothing computed from a party's columns left it")
     return 0
 
 

@@ -172,8 +172,16 @@ def check_fit_args(args) -> None:
     if args.party_column is not None and args.party_column == args.target:
         raise ValidationError(f"--party-column {args.party_column!r} is the --target: every party would hold one "
                               "class; name the column that says which party holds each row")
+    vertical = args.vertical is not None or args.feature_groups is not None
+    if getattr(args, "vertical_protocol", "auto") != "auto" and not vertical:
+        raise ValidationError(f"--vertical-protocol {args.vertical_protocol} is the protocol of a vertical fit "
+                              "(--vertical N or --feature-groups); a horizontal fit has none")
+    if getattr(args, "vertical_protocol", "auto") == "pool" and getattr(args, "trust", "auto") == \
+            "secure_aggregation":
+        raise ValidationError("--vertical-protocol pool sends no sum to aggregate: not with --trust "
+                              "secure_aggregation (use --vertical-protocol admm_sharing, or --trust local)")
     if args.target_bounds is not None:
-        if args.vertical is not None or args.feature_groups is not None:
+        if vertical:
             raise ValidationError("--target-bounds is for a numeric target, and vertical fits are classifiers")
         parse_target_bounds(args.target_bounds)
     parse_bounds(args.bounds)
