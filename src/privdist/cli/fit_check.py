@@ -176,10 +176,6 @@ def check_fit_args(args) -> None:
     if getattr(args, "vertical_protocol", "auto") != "auto" and not vertical:
         raise ValidationError(f"--vertical-protocol {args.vertical_protocol} is the protocol of a vertical fit "
                               "(--vertical N or --feature-groups); a horizontal fit has none")
-    if getattr(args, "vertical_protocol", "auto") == "pool" and getattr(args, "trust", "auto") == \
-            "secure_aggregation":
-        raise ValidationError("--vertical-protocol pool sends no sum to aggregate: not with --trust "
-                              "secure_aggregation (use --vertical-protocol admm_sharing, or --trust local)")
     if args.target_bounds is not None:
         if vertical:
             raise ValidationError("--target-bounds is for a numeric target, and vertical fits are classifiers")

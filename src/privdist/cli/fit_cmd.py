@@ -115,7 +115,7 @@ def register(sub) -> None:
     p.add_argument("--draws", type=int, metavar="N",
                    help="noise draws of the private model for the owner-only evaluation: the table shows mean +- "
                    "std over N fits; the released model is the first (default 3 for a cheap fit, else 1; secure "
-                   "mode without --evaluation: 1)")
+                   "mode without --evaluation, or a fit that releases nothing noisy: 1)")
     p.add_argument("--seed", type=int, help="research mode: seed the split and the noise (not for release)")
     p.add_argument("--split-seed", type=int, help="seed of the random parties (--agents, --dirichlet) and of the "
                                                    "train/test split (default: --seed, else 0): the same split on "
@@ -249,6 +249,9 @@ def _fit(args, store=None) -> int:
             what = f"{fitted.n_parties} parties, {args.algorithm}" + (
                 f", one-vs-rest over {n_classes} classes" if n_classes > 2 else "")
         private, rows, local = fitted.private, fitted.rows, fitted.local
+        ledger = private.ledger_
+        if args.draws is None and not any(ledger.n_releases(k) for k in range(ledger.n_agents)):
+            draws = 1  # nothing noisy released (the pool on public bounds): every draw would be this model
         draw_metrics = [rows[next(iter(rows))]]  # draw 0 is the released model
         draw_ledgers = [private.ledger_]  # what each draw released, composed for the spread's exposure
         for i in range(1, draws):  # owner-only: further noise draws at the same budget, for the spread
