@@ -10,15 +10,16 @@ written to its own CSV (the 105 columns and the label ``<=50K`` / ``>50K``).
 
 **(a) Over processes.** Certificates made here (:mod:`privdist.runtime.remote.pki`: a consortium CA, the
 coordinator's and every party's key, signed), then one ``privdist coordinate`` process and K ``privdist party``
-processes on 127.0.0.1, gRPC with mutual TLS: dpmm, secure aggregation (``trust=auto``), total epsilon 1, delta
-1e-5 per party, research mode ``--seed`` (every party's policy file says ``seeded_allowed = true``), each party with
-a fresh lifetime ledger and ``--no-personal`` (the job alone: each party's personal model comes after it, and ten
-of them fitting at once on two cores measure the machine, not the job). Measured from this script: the coordinator's start-up (launch to its port file), the
-parties' start-up (their launch to the last party's ``dialling`` line, printed just before it connects: Python,
-imports, its files and ledger checked), the job's wall time (the coordinator's launch to the last process's exit);
-from the coordinator's ``results.json`` (``remote.timings``, :func:`privdist.run`'s clock in the coordinator):
-``init`` (the parties' ``init`` calls and the secure-aggregation key setup) and ``rounds`` (every round, the close
-calls included) and their mean per round; each process's exit and peak RSS (polled every 0.2 s: :class:`_Watch`).
+processes on 127.0.0.1, gRPC with mutual TLS: dpmm, secure aggregation (``trust=auto``), total epsilon 1, delta 1e-5
+per party, research mode ``--seed`` (every party's policy file says ``seeded_allowed = true``), each party with a
+fresh lifetime ledger and ``--no-personal`` (the job alone: each party's personal model comes after it, and ten of
+them fitting at once on two cores measure the machine, not the job). Measured from this script: the coordinator's
+start-up (launch to its port file), the parties' start-up (their launch to the last party's ``dialling`` line,
+printed just before it connects: Python, imports, its files and ledger checked), the job's wall time (the
+coordinator's launch to the last process's exit); from the coordinator's ``results.json`` (``remote.timings``,
+:func:`privdist.run`'s clock in the coordinator): ``init`` (the parties' ``init`` calls and the secure-aggregation
+key setup) and ``rounds`` (every round, the close calls included) and their mean per round; each process's exit and
+peak RSS (polled every 0.2 s: :class:`_Watch`).
 
 **(b) Simulator.** :class:`privdist.learn.DistributedLogisticRegression` with the same split (``groups``), bounds,
 epsilon, delta and ``random_state`` = the seed, in this process, fitted ``REPEATS`` times: the fit's wall time, and

@@ -124,8 +124,9 @@ def coordinate_main(args) -> int:
         from ..learn.job_vertical import VerticalJobRequest, vertical_job_estimator
 
         request = VerticalJobRequest(epsilon=args.epsilon, delta=args.delta, trust=args.trust,
-                                     secure_aggregation=secure or None, protocol=args.vertical_protocol, rho=args.rho, b1=args.b1, scale=args.scale,
-                                     bounds=bounds, job_id=args.job_id, seed=args.seed,
+                                     secure_aggregation=secure or None, protocol=args.vertical_protocol,
+                                     rho=args.rho, b1=args.b1, scale=args.scale, bounds=bounds, job_id=args.job_id,
+                                     seed=args.seed,
                                      **({"rounds": args.rounds} if args.rounds is not None else {}))
         vertical_job_estimator(request.settings(), len(names))  # its parameters checked before listening
     else:

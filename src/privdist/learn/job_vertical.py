@@ -5,9 +5,10 @@ own process.
 
 **The pool** (plan algorithm ``"pool"``): after every party accepted the plan, the coordinator sends each one the
 labels (``pool``; the pool's named exposure); each party computes their prior log-odds and the public weight
-``1/sqrt(M)`` itself, fits its expert on its own block, keeps it (its block file holds the pooled block and its intercept share) and
-answers only that it has; ``close`` ends its job finished. Its ledger records the job with no release: nothing
-computed from its columns leaves it. A party that had not fitted when the job stopped ends it called off.
+``1/sqrt(M)`` itself, fits its expert on its own block, keeps it (its block file holds the pooled block and its
+intercept share) and answers only that it has; ``close`` ends its job finished. Its ledger records the job with no
+release: nothing computed from its columns leaves it. A party that had not fitted when the job stopped ends it
+called off.
 
 The rows are aligned by position: every party's file has the same number of rows, in the same order (the
 consortium aligned them before the job; the coordinator checks the counts it is told, not the order). Each party

@@ -22,7 +22,8 @@ from ..errors import UnknownNameError, ValidationError
 from ..privacy.plan import PrivacyPlan, TrainingPlan, check_plan_keys, resolve_trust, secure_section
 from ..privacy.range_plan import plan_range, plan_range_vertical, training_budget
 
-__all__ = ["horizontal_plan", "vertical_plan", "resolve_protocol", "PROTOCOLS", "declared_ledger", "algorithm_overrides", "class_budgets"]
+__all__ = ["horizontal_plan", "vertical_plan", "resolve_protocol", "PROTOCOLS", "declared_ledger",
+           "algorithm_overrides", "class_budgets"]
 
 
 def algorithm_overrides(est) -> dict:
@@ -144,9 +145,9 @@ PROTOCOLS = ("auto", "admm_sharing", "pool")
 
 
 def resolve_protocol(protocol, trust, secure_aggregation, epsilon) -> str:
-    """The vertical protocol of a fit (:mod:`privdist.learn.vertical`, "The default protocol"): ``protocol`` checked (named
-    errors) and ``"auto"`` resolved: ``"admm_sharing"`` without noise or with secure aggregation (asked by
-    ``trust="secure_aggregation"`` or by its parameters), ``"pool"`` otherwise.
+    """The vertical protocol of a fit (:mod:`privdist.learn.vertical`, "The default protocol"): ``protocol``
+    checked (named errors) and ``"auto"`` resolved: ``"admm_sharing"`` without noise or with secure aggregation
+    (asked by ``trust="secure_aggregation"`` or by its parameters), ``"pool"`` otherwise.
 
     Raises:
         UnknownNameError: ``protocol`` not one of :data:`PROTOCOLS`. ValidationError: ``"pool"`` asked with secure

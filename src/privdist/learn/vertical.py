@@ -36,7 +36,7 @@ releases. Why: ADMM sharing's private model stays below the best party alone (ab
 noisy share can carry what a combination needs (the module docstring of the pool has the measurements).
 
 **The default protocol** (``protocol="auto"``, :func:`resolve_protocol`; issue 39, picked by the measurement of
-``docs/own-data.md``: Adult, 3 parties, pool 0.844 / 0.845 / 0.842 on three test splits against 0.839 / 0.836 /
+``docs/own-data.md``: Adult, 3 parties, pool 0.844 / 0.845 / 0.841 on three test splits against 0.839 / 0.836 /
 0.834 for the best party alone and 0.836 for ADMM sharing): the pool for a private fit under local trust; ADMM
 sharing where there is a sum to aggregate (``trust="secure_aggregation"`` or secure-aggregation parameters) and
 without noise (``epsilon=None``: the joint model, which reaches the centralised one).
@@ -127,7 +127,8 @@ class SharedFeatureLogisticRegression(ClassifierMixin, BaseEstimator):
     Attributes:
         coef_, intercept_: The model on ``X``'s columns (concatenation of the parties' blocks).
         coef_blocks_: Party ``m``'s coefficients on its own columns ``feature_groups_[m]``.
-        protocol_: the protocol run (``"auto"`` resolved). intercept_blocks_: the pool only: party ``m``'s share of the intercept (their sum is
+        protocol_: the protocol run (``"auto"`` resolved).
+        intercept_blocks_: the pool only: party ``m``'s share of the intercept (their sum is
             ``intercept_``; ADMM sharing's intercept is party 0's bias coefficient).
         feature_groups_: Column indices of each party. n_parties_: their number.
         preprocessor_: The fitted per-column maps (:class:`privdist.data.bounds.Preprocessor`, rows not clipped).
