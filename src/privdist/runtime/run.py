@@ -23,7 +23,7 @@ from .routing import Router
 from .ray_backend import RayBackend
 from .secure.secagg_plus import graph_parameters as _graph
 from .secure.secure_round import check_dropout, prepare_round, protocol_of, secure_bits, secure_specs, secure_sum
-from .simulator import SimulatorBackend
+from .simulator import SimulatorBackend, sent_messages
 from .transcript import Transcript
 
 __all__ = ["run", "run_many", "BACKENDS", "make_backend", "versions", "noise_provenance"]
@@ -72,14 +72,6 @@ def noise_provenance(secure: bool) -> dict:
                         "neither the driver nor another party can regenerate a party's noise"}
     return {"mode": "seeded", "note": "research mode: every noise draw can be regenerated from the recorded seed "
             "(and with it the noise-free iterates); these results are not for release (use secure mode)"}
-
-
-def _sent(algorithm, outbox: dict, t: int) -> dict:
-    """The agents' messages of round ``t`` that carry something: those the algorithm's public schedule
-    (``silent(name, t)``, in every trust mode) declares silent hold zeros (dpmm's Gram outside round 1, everything
-    in its last round) and are not recorded: the transcript holds what crossed the network."""
-    silent = getattr(algorithm, "silent", None)
-    return outbox if silent is None else {n: a for n, a in outbox.items() if not silent(n, t)}
 
 
 def _evaluate(fn, est: np.ndarray, t: int) -> float:
@@ -332,7 +324,7 @@ def _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, 
             for pm in party_metrics.values():
                 ledger.add_exposure(pm.exposure())
         router.check_outbox(AGENT, agent_out, K, 0)
-        record.record(0, AGENT, _sent(algorithm, agent_out, 0))
+        record.record(0, AGENT, sent_messages(algorithm, agent_out, 0))
         if secure_msgs:  # the public keys every party advertised at setup (broadcast back as one table)
             record.record(0, AGENT, {"secagg.public_keys": be.secure_keys})
         if coord_out is not None:
@@ -364,7 +356,7 @@ def _rounds(algorithm, problem, network, rounds, seed, trial, backend, metrics, 
                                                                    seed, trial, round_keys)
                 extra = keyed + extra
                 secure_rounds.append({"round": t, **info})
-            record.record(t, AGENT, _sent(algorithm, agent_out, t))
+            record.record(t, AGENT, sent_messages(algorithm, agent_out, t))
             if secure_msgs:
                 for out in extra:
                     record.record(t, AGENT, out)

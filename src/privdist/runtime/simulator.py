@@ -29,7 +29,7 @@ from .rng import COORDINATOR_DOMAIN, AgentStreams, party_keys
 from .secure.secagg import session_id
 from .secure.secure_round import PartySide, secure_specs
 
-__all__ = ["SimulatorBackend", "join_outboxes", "step_agents_many"]
+__all__ = ["SimulatorBackend", "join_outboxes", "sent_messages", "step_agents_many"]
 
 
 def join_outboxes(outs):
@@ -37,6 +37,15 @@ def join_outboxes(outs):
     if len(outs) == 1:
         return outs[0]
     return {name: np.concatenate([o[name] for o in outs]) for name in outs[0]}
+
+
+def sent_messages(algorithm, outbox: dict, t: int) -> dict:
+    """The agents' messages of round ``t`` that carry something: those the algorithm's public schedule
+    (``silent(name, t)``, in every trust mode) declares silent hold zeros (dpmm's Gram outside round 1, everything
+    in its last round): they are neither recorded (the transcript holds what crossed the network) nor sent by a
+    remote party (:mod:`privdist.runtime.remote`)."""
+    silent = getattr(algorithm, "silent", None)
+    return outbox if silent is None else {n: a for n, a in outbox.items() if not silent(n, t)}
 
 
 class SimulatorBackend(BackendBase):

@@ -30,6 +30,7 @@ import numpy as np
 from ...contract import AgentBlock
 from ...errors import PrivdistError, ValidationError
 from ..ray_common import Worker
+from ..simulator import sent_messages
 
 __all__ = ["RemoteParty", "serve_link", "PARTY_METHODS", "RemoteCallError"]
 
@@ -108,9 +109,7 @@ class RemoteParty:
             out, releases, est = w.step(t, args["inbox"])
             if self.on_release is not None:
                 self.on_release(t, releases)
-            silent = getattr(self.algorithm, "silent", None)  # declared silent: zeros, not sent (the backend
-            if silent is not None:                            # puts the zeros back)
-                out = {n: v for n, v in out.items() if not silent(n, t)}
+            out = sent_messages(self.algorithm, out, t)  # the backend puts the declared zeros back
             return {"out": out, "releases": releases, "estimate": self._shared(est)}
         if method == "events":
             return w.events(int(args["t"]))
