@@ -197,7 +197,9 @@ def test_killed_party_actor_restarts_on_its_node_and_the_run_is_unchanged(two_no
             ray.kill(be0.actors()[1], no_restart=True)
         return 0.0
 
-    with pytest.raises(AgentFailedError, match=r"agent 1 died in round 3.*max_restarts=0"):
+    # the same asynchronous ray.kill as above: the death is seen at round 3's call or, when that call got through
+    # first (seen once in CI), at round 4's
+    with pytest.raises(AgentFailedError, match=r"agent 1 died in round [34] .*max_restarts=0"):
         run(algo, _horizontal(), net, ROUNDS, seed=5, backend=be0, metrics={"k": killer0})
 
 
